@@ -1,0 +1,196 @@
+"""The nodes a resume sends, in order: the active chain as Claude Code rebuilds it.
+
+Starting from `ChainIndex.active_chain` (leaf back to the last root), two corrections
+make it the conversation Claude Code actually sends (FORMAT.md §0a, §3.2.1; the Agent
+SDK's ``_recover_orphaned_parallel_tool_results``):
+
+1. *Preserved segment* (2.1.x compaction): a compact boundary may name
+   ``compactMetadata.preservedSegment{headUuid, anchorUuid, tailUuid}``. Those messages
+   stay before the boundary in the file, with their old parents; on resume they are
+   spliced in after the anchor (the summary): boundary → anchor → head…tail → the rest.
+2. *Parallel tool calls*: one response with N tool calls is N assistant lines sharing a
+   ``message.id``; each tool result's parent is its own call's line, so the file forks
+   and the parentUuid walk keeps only one branch. The response's other lines and their
+   results are put back right after the response's last line on the chain.
+
+Works on `NodeFacts` (small per-node summaries), so the streaming validator can use it
+without holding records, and the in-memory conversation builder uses the same code.
+
+Invariants: every node appears at most once; a tool result never precedes its call's
+line when both are present. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
+
+#: The API's limit for one image (base64 data decoded), Messages API docs.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What the ordering and the API checks need to know of one conversation entry."""
+
+    message_id: str | None = None
+    tool_uses: tuple[str, ...] = ()
+    tool_results: tuple[str, ...] = ()
+    preserved: tuple[str | None, str | None, str | None] | None = None  # head, anchor, tail
+    empty: bool = False
+    plain: bool = False  # content other than tool_result blocks (a string, text, images)
+    big_images: int = 0
+    size: int = 0
+
+
+def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
+    """Extract `NodeFacts` from one record (any shape; never raises on odd values)."""
+    t = record.get("type")
+    if t == "system":
+        md = record.get("compactMetadata")
+        if isinstance(md, dict):
+            seg = md.get("preservedSegment")
+            if isinstance(seg, dict):
+                return NodeFacts(
+                    preserved=(_s(seg.get("headUuid")), _s(seg.get("anchorUuid")), _s(seg.get("tailUuid"))),
+                    size=size,
+                )
+        return NodeFacts(size=size)
+    msg = record.get("message")
+    if t not in ("user", "assistant") or not isinstance(msg, dict):
+        return NodeFacts(size=size)
+    content = msg.get("content")
+    uses: list[str] = []
+    results: list[str] = []
+    big = 0
+    empty = content == "" or content == [] or content is None
+    plain = isinstance(content, str)
+    if isinstance(content, list):
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            bt = b.get("type")
+            if bt != "tool_result":
+                plain = True
+            if bt == "tool_use" or bt == "server_tool_use":
+                i = b.get("id")
+                if isinstance(i, str) and bt == "tool_use":
+                    uses.append(i)
+            elif bt == "tool_result":
+                i = b.get("tool_use_id")
+                if isinstance(i, str):
+                    results.append(i)
+                inner = b.get("content")
+                if isinstance(inner, list):
+                    big += sum(1 for x in inner if _big_image(x))
+            elif bt == "image":
+                big += _big_image(b)
+            elif bt == "text" and b.get("text") == "" and len(content) == 1:
+                empty = True
+    mid = msg.get("id") if t == "assistant" else None
+    return NodeFacts(
+        message_id=mid if isinstance(mid, str) else None,
+        tool_uses=tuple(uses),
+        tool_results=tuple(results),
+        empty=empty,
+        plain=plain,
+        big_images=big,
+        size=size,
+    )
+
+
+def _s(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _big_image(block: Any) -> int:
+    if not isinstance(block, dict) or block.get("type") != "image":
+        return 0
+    src = block.get("source")
+    if not isinstance(src, dict) or src.get("type") != "base64":
+        return 0
+    data = src.get("data")
+    return int(isinstance(data, str) and len(data) * 3 // 4 > MAX_IMAGE_BYTES)
+
+
+def conversation_nodes(index: ChainIndex, facts: Mapping[int, NodeFacts], chain: list[int] | None = None) -> list[int]:
+    """The active chain with preserved segments spliced in and parallel calls recovered."""
+    nodes = index.active_chain() if chain is None else list(chain)
+    nodes = _splice_preserved(index, facts, nodes)
+    return _recover_parallel(index, facts, nodes)
+
+
+def _splice_preserved(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: list[int]) -> list[int]:
+    if not nodes or not index.flags[nodes[0]] & BOUNDARY:
+        return nodes
+    f = facts.get(nodes[0])
+    if f is None or f.preserved is None:
+        return nodes
+    head, anchor, tail = f.preserved
+    if head is None or tail is None:
+        return nodes
+    h, t = index.find(head), index.find(tail)
+    a = index.find(anchor) if anchor is not None else None
+    if h is None or t is None:
+        return nodes
+    segment: list[int] = []
+    for i in index.walk_up(t):
+        segment.append(i)
+        if i == h:
+            break
+    else:
+        return nodes  # head is not above tail: the metadata is stale; keep the plain chain
+    segment.reverse()
+    on = set(nodes)
+    segment = [i for i in segment if i not in on]
+    pos = nodes.index(a) + 1 if a is not None and a in on else 1
+    return nodes[:pos] + segment + nodes[pos:]
+
+
+def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: list[int]) -> list[int]:
+    on = set(nodes)
+    by_msg: dict[str, list[int]] = {}
+    results_by_parent: dict[int, list[int]] = {}
+    for i, f in facts.items():
+        fl = index.flags[i]
+        if fl & ASSISTANT and f.message_id:
+            by_msg.setdefault(f.message_id, []).append(i)
+        elif fl & USER and f.tool_results:
+            p = index.parent[i]
+            if p >= 0:
+                results_by_parent.setdefault(p, []).append(i)
+    if not any(len(v) > 1 for v in by_msg.values()) and not any(
+        r not in on for v in results_by_parent.values() for r in v
+    ):
+        return nodes
+    position = {n: k for k, n in enumerate(nodes)}
+    inserts: dict[int, list[int]] = {}
+    done: set[str] = set()
+    for i in nodes:
+        f = facts.get(i)
+        if f is None or not f.message_id or f.message_id in done or not index.flags[i] & ASSISTANT:
+            continue
+        done.add(f.message_id)
+        group = sorted(by_msg.get(f.message_id, [i]))
+        anchor = max((g for g in group if g in position), key=position.__getitem__, default=i)
+        extra = [g for g in group if g not in on]
+        results = [r for g in group for r in results_by_parent.get(g, ()) if r not in on]
+        if extra or results:
+            # Keep each call before its result: file order within the response.
+            add = sorted(set(extra) | set(results))
+            inserts[anchor] = add
+            on.update(add)
+    if not inserts:
+        return nodes
+    out: list[int] = []
+    for i in nodes:
+        out.append(i)
+        out.extend(inserts.get(i, ()))
+    return out
+
+
+def messages_only(index: ChainIndex, nodes: Iterable[int]) -> list[int]:
+    return [i for i in nodes if index.flags[i] & (USER | ASSISTANT)]

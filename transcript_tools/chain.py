@@ -1,0 +1,247 @@
+"""The parentUuid graph of a transcript: roots, leaves, the active chain, dead branches.
+
+Conversation entries (`user`, `assistant`, `system`, `progress`, `attachment` with a
+``uuid``, FORMAT.md §2) form a forest through ``parentUuid``. `ChainIndex` is built
+incrementally in file order, one entry at a time, so the streaming validator can build it
+over files of any size: it keeps per node only a compact key, the parent's index, the line
+number and a byte of flags (about 100 bytes a node), never the records.
+
+The *active leaf* is the one ``claude --resume`` continues, chosen as the Agent SDK's
+``_build_conversation_chain`` does (FORMAT.md §4): from every terminal (a node nobody
+names as parent) walk up to the nearest user/assistant node; prefer those that are not
+sidechain, ``teamName`` or ``isMeta``; take the latest in file order. The *active chain*
+is the walk from that leaf up ``parentUuid`` to its root (a compact boundary, whose
+``parentUuid`` is null, ends it: ``logicalParentUuid`` is never followed, as in Claude
+Code and the SDK).
+
+Invariants:
+- Every walk terminates: cycles are detected and reported, never followed twice.
+- The first occurrence of a uuid owns it; later ones are recorded as duplicates.
+- Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+
+# Node flags (one byte per node).
+USER = 1
+ASSISTANT = 2
+SIDECHAIN = 4
+META = 8  # isMeta or teamName: not a candidate for the main leaf
+BOUNDARY = 16  # system/compact_boundary
+SUMMARY = 32  # isCompactSummary (1.0.x roots have no boundary before them)
+OTHER_SESSION = 64  # sessionId differs from the file's session
+
+NO_PARENT = -1
+UNRESOLVED = -2
+
+
+def uuid_key(u: str) -> bytes:
+    """A compact dict key for a uuid string: 16 bytes for canonical lowercase UUIDs."""
+    if len(u) == 36 and u[8] == "-" and u[13] == "-" and u[18] == "-" and u[23] == "-":
+        h = u.replace("-", "")
+        if h.islower() or h.isdigit():
+            try:
+                return bytes.fromhex(h)
+            except ValueError:
+                pass
+    return b"\x00" + u.encode("utf-8", "surrogatepass")
+
+
+def key_uuid(k: bytes) -> str:
+    if len(k) == 16:
+        h = k.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return k[1:].decode("utf-8", "surrogatepass")
+
+
+def node_flags(record: dict[str, Any], session_id: str | None = None) -> int:
+    t = record.get("type")
+    f = USER if t == "user" else ASSISTANT if t == "assistant" else 0
+    if record.get("isSidechain") is True:
+        f |= SIDECHAIN
+    if record.get("isMeta") is True or record.get("teamName"):
+        f |= META
+    if t == "system" and record.get("subtype") == "compact_boundary":
+        f |= BOUNDARY
+    if record.get("isCompactSummary") is True:
+        f |= SUMMARY
+    if session_id is not None:
+        sid = record.get("sessionId")
+        if isinstance(sid, str) and sid != session_id:
+            f |= OTHER_SESSION
+    return f
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    uuid: str
+    line: int
+    first_line: int
+
+
+class ChainIndex:
+    """The uuid graph, built one entry at a time in file order."""
+
+    def __init__(self) -> None:
+        self._index: dict[bytes, int] = {}
+        self._keys: list[bytes] = []
+        self.parent = array("q")  # index of the parent, NO_PARENT or UNRESOLVED
+        self.line = array("q")
+        self.flags = bytearray()
+        # Parents not yet seen when their child was added (rare: out-of-order writes).
+        self._pending: dict[int, bytes] = {}
+        self.logical: dict[int, str] = {}  # boundary node -> logicalParentUuid
+        self.duplicates: list[Duplicate] = []
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, uuid: str, parent: str | None, line: int, flags: int, logical_parent: str | None = None) -> int:
+        """Add a node; returns its index, or -1 when the uuid was seen before (a duplicate)."""
+        k = uuid_key(uuid)
+        first = self._index.get(k)
+        if first is not None:
+            self.duplicates.append(Duplicate(uuid, line, self.line[first]))
+            return -1
+        i = len(self._keys)
+        self._index[k] = i
+        self._keys.append(k)
+        if parent is None:
+            self.parent.append(NO_PARENT)
+        else:
+            pk = uuid_key(parent)
+            p = self._index.get(pk)
+            if p is None:
+                self.parent.append(UNRESOLVED)
+                self._pending[i] = pk
+            else:
+                self.parent.append(p)
+        self.line.append(line)
+        self.flags.append(flags)
+        if logical_parent is not None:
+            self.logical[i] = logical_parent
+        return i
+
+    def finish(self) -> None:
+        """Resolve parents that came later in the file than their children."""
+        still: dict[int, bytes] = {}
+        for i, pk in self._pending.items():
+            p = self._index.get(pk)
+            if p is None:
+                still[i] = pk
+            else:
+                self.parent[i] = p
+        self._pending = still
+
+    # --- lookups -------------------------------------------------------------
+
+    def uuid(self, i: int) -> str:
+        return key_uuid(self._keys[i])
+
+    def find(self, uuid: str) -> int | None:
+        return self._index.get(uuid_key(uuid))
+
+    def __contains__(self, uuid: str) -> bool:
+        return uuid_key(uuid) in self._index
+
+    def dangling(self) -> Iterator[tuple[int, str]]:
+        """Nodes whose parentUuid names no node: (index, the missing parent uuid)."""
+        for i, pk in sorted(self._pending.items()):
+            yield i, key_uuid(pk)
+
+    def dangling_logical(self) -> Iterator[tuple[int, str]]:
+        for i, lp in sorted(self.logical.items()):
+            if lp not in self:
+                yield i, lp
+
+    def has_children(self) -> bytearray:
+        out = bytearray(len(self._keys))
+        for p in self.parent:
+            if p >= 0:
+                out[p] = 1
+        return out
+
+    def cycles(self) -> list[list[int]]:
+        """Every parentUuid loop, each as the list of its nodes (first found first)."""
+        state = bytearray(len(self._keys))  # 0 new, 1 on the current walk, 2 done
+        found: list[list[int]] = []
+        parent = self.parent
+        for start in range(len(state)):
+            if state[start]:
+                continue
+            path: list[int] = []
+            i = start
+            while i >= 0 and state[i] == 0:
+                state[i] = 1
+                path.append(i)
+                i = parent[i]
+            if i >= 0 and state[i] == 1:
+                found.append(path[path.index(i) :])
+            for j in path:
+                state[j] = 2
+        return found
+
+    def walk_up(self, i: int) -> Iterator[int]:
+        """From node i to its root, each node once (a cycle ends the walk)."""
+        seen: set[int] = set()
+        parent = self.parent
+        while i >= 0 and i not in seen:
+            seen.add(i)
+            yield i
+            i = parent[i]
+
+    def root_of(self, i: int) -> int:
+        last = i
+        for last in self.walk_up(i):
+            pass
+        return last
+
+    def roots(self) -> list[int]:
+        return [i for i, p in enumerate(self.parent) if p == NO_PARENT]
+
+    def terminals(self) -> list[int]:
+        kids = self.has_children()
+        return [i for i in range(len(kids)) if not kids[i]]
+
+    def leaf_candidates(self) -> list[int]:
+        """For each terminal, the nearest user/assistant node at or above it (deduplicated)."""
+        out: dict[int, None] = {}
+        for t in self.terminals():
+            for i in self.walk_up(t):
+                if self.flags[i] & (USER | ASSISTANT):
+                    out[i] = None
+                    break
+        return list(out)
+
+    def active_leaf(self) -> int | None:
+        """The leaf `claude --resume` continues (see module docstring), or None."""
+        cands = self.leaf_candidates()
+        if not cands:
+            return None
+        main = [i for i in cands if not self.flags[i] & (SIDECHAIN | META)]
+        # Node indexes grow in file order, so max() is "latest in the file".
+        return max(main) if main else max(cands)
+
+    def active_chain(self) -> list[int]:
+        """Root → active leaf, in conversation order."""
+        leaf = self.active_leaf()
+        if leaf is None:
+            return []
+        chain = list(self.walk_up(leaf))
+        chain.reverse()
+        return chain
+
+    def dead_branches(self, chain: list[int] | None = None) -> list[int]:
+        """Main-chain user/assistant leaves that are not on the active chain (rewinds, edits)."""
+        on = set(self.active_chain() if chain is None else chain)
+        return [i for i in self.leaf_candidates() if i not in on and not self.flags[i] & (SIDECHAIN | META)]
+
+    def boundaries(self) -> list[int]:
+        return [i for i, f in enumerate(self.flags) if f & BOUNDARY]

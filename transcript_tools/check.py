@@ -1,0 +1,45 @@
+"""Validating transcripts on disk: the reader fed into the `validate.Validator`.
+
+Invariants:
+- Streams: memory does not grow with the file (the second pass, for files past the cap,
+  re-reads only what follows the last compact boundary).
+- Never writes; never raises for damage (that is what Diagnostics are for), only for
+  files that cannot be read at all (`NotFound`, `Unreadable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines
+from .validate import Report, Validator, session_id_from_name
+
+
+def _schema_check() -> Callable[[dict], list]:  # type: ignore[type-arg]
+    from .schema import default_checker
+
+    return default_checker().check
+
+
+def is_subagent_path(path: Path) -> bool:
+    return path.name.startswith("agent-")
+
+
+def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: bool = True) -> Report:
+    size = file_size(path)
+    sub = is_subagent_path(path)
+    v = Validator(
+        str(path),
+        size=size,
+        cap=cap,
+        schema_check=_schema_check() if schema else None,
+        expected_session=None if sub else session_id_from_name(path.name),
+        is_subagent=sub,
+    )
+    for ln in iter_lines(path):
+        v.feed(ln)
+    start = v.need_second_pass()
+    if start is not None:
+        v.feed_facts(iter_lines(path, start))
+    return v.finish()

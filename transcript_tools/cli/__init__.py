@@ -1,0 +1,111 @@
+"""The ``tt`` command line: a thin layer over the library.
+
+Each command lives in its own module under ``cli/`` and is imported only when it runs
+(`LazyGroup`), so ``tt ls`` does not pay for anthropic or tiktoken.
+
+The one boundary between errors and exit codes is `main`: a `TTError` becomes one
+line on stderr and its class's exit code; click's usage errors exit 2. No traceback
+for bad input; a traceback means a bug.
+
+Exit codes: 0 ok, 1 findings, 2 usage, 3 not found, 4 unreadable or too large,
+5 API or credentials, 6 write failed (130 when interrupted).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import TTError
+
+#: command name -> "module:attribute" (relative to this package)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("validate", "Check transcripts: schema, chain and what the API rejects."),
+    "repair": ("repair", "Recover a crash-damaged transcript, losing nothing."),
+    "compact": ("compact", "Summarise and truncate a session to a token budget."),
+    "fork": ("fork", "Branch a session, optionally at a message, with fresh ids."),
+    "resume": ("resume", "Continue a session headlessly through the Anthropic API."),
+    "ls": ("ls", "List sessions, newest first."),
+    "show": ("show", "Show a session's conversation."),
+    "stats": ("stats", "Tokens, cost, tools and turns of sessions."),
+    "search": ("search", "Search the text of sessions."),
+    "rename": ("manage", "Set a session's title."),
+    "tag": ("manage", "Tag a session (an empty tag clears it)."),
+    "delete": ("manage", "Delete a session with its subagents and file history."),
+    "redact": ("redact", "Find and replace secrets in a session."),
+    "export": ("bundle", "Pack a session into a portable archive."),
+    "import": ("bundle", "Unpack a session archive into this machine's config dir."),
+    "rewind": ("rewind", "Restore files (and optionally the conversation) to a message."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n in COMMANDS if self._available(n)]
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        mod = COMMANDS[name][0]
+        return importlib.util.find_spec(f"{__name__}.{mod}") is not None
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS or not self._available(cmd_name):
+            return None
+        mod = importlib.import_module(f"{__name__}.{COMMANDS[cmd_name][0]}")
+        cmd = getattr(mod, cmd_name.replace("-", "_") + "_command")
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="transcript-tools", prog_name="tt")
+def cli() -> None:
+    """tt: read, check, repair, shrink, branch and continue Claude Code sessions.
+
+    Sessions are named by path, by id, or by an unambiguous id prefix; they are looked
+    up under $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects).
+
+    Exit codes: 0 ok, 1 findings, 2 usage, 3 not found, 4 unreadable or too large,
+    5 API or credentials, 6 write failed.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn errors into exit codes (the only place that exits)."""
+    code: Any
+    try:
+        code = cli.main(args=argv, prog_name="tt", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    except click.UsageError as e:
+        e.show()
+        code = 2
+    except click.Abort:
+        click.echo("tt: aborted", err=True)
+        code = 130
+    except click.ClickException as e:
+        e.show()
+        code = e.exit_code
+    except TTError as e:
+        click.echo(f"tt: {e}", err=True)
+        code = e.exit_code
+    except KeyboardInterrupt:
+        click.echo("tt: interrupted", err=True)
+        code = 130
+    except BrokenPipeError:
+        # The reader of our stdout went away (tt ls | head): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 0
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,44 @@
+"""Options and small pieces shared by the commands (no command logic here)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+import orjson
+
+from ..reader import MAX_TRANSCRIPT_READ_BYTES
+
+
+def json_option(f: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)
+
+
+def max_bytes_option(f: Any) -> Any:
+    return click.option(
+        "--max-bytes",
+        type=click.IntRange(min=1),
+        default=MAX_TRANSCRIPT_READ_BYTES,
+        show_default=True,
+        help="Cap for loading a conversation into memory.",
+    )(f)
+
+
+def continue_option(f: Any) -> Any:
+    return click.option("-c", "--continue", "latest", is_flag=True, help="The latest session of this directory's project.")(f)
+
+
+def emit_json(value: Any) -> None:
+    """Write one JSON document to stdout."""
+    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.flush()
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console honouring NO_COLOR (rich does) and TT_WIDTH for tests."""
+    from rich.console import Console
+
+    width = os.environ.get("TT_WIDTH")
+    return Console(stderr=stderr, width=int(width) if width else None, highlight=False, soft_wrap=False)

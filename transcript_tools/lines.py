@@ -1,0 +1,343 @@
+"""Decoding one physical line of a transcript into records and damaged pieces.
+
+Claude Code appends one JSON object per line (``JSON.stringify`` + ``\\n``). Crashes,
+full disks and parallel writers leave lines that are not that: a torn record with the
+next record fused onto it, runs of NUL bytes, invalid UTF-8, lone surrogate escapes
+(Claude Code 2.1.132 changelog), CRLF from editors, a BOM.
+
+`decode_line` turns the bytes of one line into
+
+- ``entries``: whole records, each with the exact bytes it came from, and
+- ``pieces``: the byte ranges that are not a whole record, each with a diagnostic code.
+
+Invariants:
+- Every byte of the line belongs to exactly one entry or one piece, in order
+  (``accounted_bytes`` checks it); the terminator is separate.
+- A line that ``orjson`` parses to a dict is one entry and nothing else (the fast path).
+- Records decoded leniently (invalid UTF-8 bytes, lone surrogates) have those characters
+  replaced with U+FFFD in ``Entry.record`` and carry the code in ``Entry.lenient``;
+  ``Entry.raw`` keeps the original bytes untouched.
+- Pure: no I/O. The reader (`reader`) feeds it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+BOM = b"\xef\xbb\xbf"
+
+#: Keys of which a real top-level record has at least one; content blocks have none.
+#: Used to tell a fused record from an object nested in a torn one.
+_RECORD_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId", "parentUuid", "agentId")
+
+_decoder = json.JSONDecoder(parse_constant=lambda name: _reject_constant(name))
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _reject_constant(name: str) -> Any:
+    # JavaScript's JSON.stringify never writes NaN/Infinity; treat them as damage.
+    raise ValueError(f"JSON constant {name} is not allowed")
+
+
+class Entry:
+    """One record of a transcript, with the bytes it came from.
+
+    ``raw`` is the exact byte string of the record (the whole line without its terminator
+    in the normal case). ``line`` is 1-based; ``offset`` is the byte offset of ``raw`` in
+    the file.
+    """
+
+    __slots__ = ("line", "offset", "raw", "record", "lenient")
+
+    def __init__(
+        self, line: int, offset: int, raw: bytes, record: dict[str, Any], lenient: tuple[str, ...] = ()
+    ) -> None:
+        self.line = line
+        self.offset = offset
+        self.raw = raw
+        self.record = record
+        self.lenient = lenient
+
+    # Common fields, read on demand. Records are dicts of the wire format (see `records`).
+    @property
+    def type(self) -> str | None:
+        t = self.record.get("type")
+        return t if isinstance(t, str) else None
+
+    @property
+    def uuid(self) -> str | None:
+        u = self.record.get("uuid")
+        return u if isinstance(u, str) else None
+
+    @property
+    def parent_uuid(self) -> str | None:
+        p = self.record.get("parentUuid")
+        return p if isinstance(p, str) else None
+
+    @property
+    def is_sidechain(self) -> bool:
+        return self.record.get("isSidechain") is True
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        m = self.record.get("message")
+        return m if isinstance(m, dict) else None
+
+    @property
+    def message_id(self) -> str | None:
+        m = self.message
+        if m is None:
+            return None
+        i = m.get("id")
+        return i if isinstance(i, str) else None
+
+    @property
+    def content(self) -> list[Any] | str | None:
+        m = self.message
+        if m is None:
+            return None
+        c = m.get("content")
+        return c if isinstance(c, (list, str)) else None
+
+    @property
+    def subtype(self) -> str | None:
+        s = self.record.get("subtype")
+        return s if isinstance(s, str) else None
+
+    @property
+    def is_compact_boundary(self) -> bool:
+        return self.type == "system" and self.subtype == "compact_boundary"
+
+    def __repr__(self) -> str:
+        return f"Entry(line={self.line}, type={self.type!r}, uuid={self.uuid!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Bytes of a line that are not a whole record. ``start``/``end`` index the line's data."""
+
+    start: int
+    end: int
+    code: str  # a diagnostic code of the line family
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class DecodedLine:
+    line: int
+    offset: int  # byte offset of the line in the file
+    data: bytes  # the line without its terminator
+    terminator: bytes  # b"\n", b"\r\n" or b"" (last line without newline)
+    entries: list[Entry] = field(default_factory=list)
+    pieces: list[Piece] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        """One whole record, nothing else, LF-terminated or final."""
+        return not self.pieces and len(self.entries) == 1 and not self.entries[0].lenient and self.terminator != b"\r\n"
+
+    def accounted_bytes(self) -> int:
+        return sum(len(e.raw) for e in self.entries) + sum(p.end - p.start for p in self.pieces)
+
+
+def decode_line(
+    number: int, offset: int, data: bytes, terminator: bytes, *, is_last: bool
+) -> DecodedLine:
+    """Decode one physical line. Never raises on any input bytes."""
+    out = DecodedLine(number, offset, data, terminator)
+    try:
+        rec = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if isinstance(rec, dict):
+            out.entries.append(Entry(number, offset, data, rec))
+            return out
+    _salvage(out, is_last=is_last)
+    return out
+
+
+def _salvage(out: DecodedLine, *, is_last: bool) -> None:
+    data = out.data
+    start = 0
+    if not data.strip(b" \t"):
+        out.pieces.append(Piece(0, len(data), "blank-line"))
+        return
+    if out.line == 1 and data.startswith(BOM):
+        out.pieces.append(Piece(0, 3, "bom"))
+        start = 3
+    text = data[start:].decode("utf-8", "surrogateescape")
+    whole = _whole_object(text)
+    if whole is not None:
+        # One object after all: orjson refused it for a lone surrogate, invalid UTF-8
+        # inside a string, a number past 64 bits, or a BOM.
+        raw = data[start:]
+        record, lenient = _clean_record(whole, raw)
+        out.entries.append(Entry(out.line, out.offset + start, raw, record, lenient))
+        return
+    # Byte offset of each char boundary we report, computed lazily: only damaged lines
+    # come here, so the cost does not matter.
+    spans: list[tuple[int, int, str | None, Any]] = []  # (char_start, char_end, code|None, record)
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch == "\x00":
+            j = i
+            while j < n and text[j] == "\x00":
+                j += 1
+            spans.append((i, j, "nul-run", None))
+            i = j
+            continue
+        if ch == "{":
+            got = _try_record(text, i)
+            if got is not None:
+                rec, end = got
+                spans.append((i, end, None, rec))
+                i = end
+                continue
+        j = _next_start(text, i + 1)
+        if ch == "{":
+            code = "truncated-record"
+        else:
+            # Valid JSON that is not an object ([] / null / 42) is its own kind.
+            code = "not-object" if _is_json(text[i:j]) else "garbage"
+        spans.append((i, j, code, None))
+        i = j
+    # Name torn pieces for what they are, now that we know their neighbours.
+    named: list[tuple[int, int, str | None, Any]] = []
+    for k, (a, b, code, rec) in enumerate(spans):
+        if code == "truncated-record":
+            if any(s[2] is None for s in spans[k + 1 :]):
+                code = "fused-records"
+            elif b == n and is_last and out.terminator == b"":
+                code = "torn-tail"
+        named.append((a, b, code, rec))
+    pos_bytes = start
+    for a, b, code, rec in named:  # spans are contiguous: each starts where the last ended
+        length = len(text[a:b].encode("utf-8", "surrogateescape"))
+        bstart, bend = pos_bytes, pos_bytes + length
+        if code is None:
+            raw = data[bstart:bend]
+            record, lenient = _clean_record(rec, raw)
+            out.entries.append(Entry(out.line, out.offset + bstart, raw, record, lenient))
+        else:
+            out.pieces.append(Piece(bstart, bend, code))
+        pos_bytes = bend
+
+
+def _try_record(text: str, i: int) -> tuple[dict[str, Any], int] | None:
+    try:
+        rec, end = _decoder.raw_decode(text, i)
+    except (ValueError, RecursionError):
+        return None
+    # Every real record has a string `type` and one of _RECORD_KEYS (all fixtures, 1.0.51
+    # to 2.1.332); content blocks nested in a torn record have `type` but none of those.
+    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+        return None
+    if not any(k in rec for k in _RECORD_KEYS):
+        return None
+    # A whole record ends the line or is followed by another record start (fused) or NULs.
+    j = end
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j < len(text) and text[j] not in "{\x00":
+        return None
+    return rec, j
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    try:
+        rec = _decoder.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _next_start(text: str, i: int) -> int:
+    """The next position at or after ``i`` where a NUL run or a whole record begins."""
+    attempts = 0
+    n = len(text)
+    while i < n:
+        nul = text.find("\x00", i)
+        brace = text.find("{", i)
+        cands = [p for p in (nul, brace) if p != -1]
+        if not cands:
+            return n
+        p = min(cands)
+        if text[p] == "\x00":
+            return p
+        attempts += 1
+        if attempts > 512:
+            return n
+        if _try_record(text, p) is not None:
+            return p
+        i = p + 1
+    return n
+
+
+def _is_json(s: str) -> bool:
+    try:
+        _decoder.decode(s)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _clean_record(rec: dict[str, Any], raw: bytes) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Replace surrogates (from invalid bytes or lone escapes) with U+FFFD."""
+    codes: list[str] = []
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        codes.append("invalid-utf8")
+    found = [False]
+    cleaned = _replace_surrogates(rec, found)
+    if found[0] and (not codes or _has_lone_escape(raw)):
+        codes.append("lone-surrogate")
+    return cleaned, tuple(codes)
+
+
+_ESCAPE = re.compile(rb"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _has_lone_escape(raw: bytes) -> bool:
+    """True when a \\uD800-\\uDFFF escape in ``raw`` is not a high+low pair."""
+    found = list(_ESCAPE.finditer(raw))
+    i = 0
+    while i < len(found):
+        v = int(found[i].group(1), 16)
+        if (
+            v <= 0xDBFF
+            and i + 1 < len(found)
+            and found[i + 1].start() == found[i].end()
+            and int(found[i + 1].group(1), 16) >= 0xDC00
+        ):
+            i += 2
+            continue
+        return True
+    return False
+
+
+def _replace_surrogates(value: Any, found: list[bool]) -> Any:
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            found[0] = True
+            return _SURROGATE.sub("\ufffd", value)
+        return value
+    if isinstance(value, dict):
+        return {_replace_surrogates(k, found): _replace_surrogates(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v, found) for v in value]
+    return value
+
+
+def has_surrogates(value: Any) -> bool:
+    found = [False]
+    _replace_surrogates(value, found)
+    return found[0]

@@ -1,0 +1,206 @@
+"""Finding sessions under the Claude config dir (the edge between tt and ``~/.claude``).
+
+Layout (FORMAT.md §1): ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``) holds
+``projects/<sanitized cwd>/<session-id>.jsonl``; subagents live in
+``<session-id>/subagents/**/agent-*.jsonl`` (2.1.x) or beside the sessions as
+``agent-<hex>.jsonl`` (2.0.x); file-history backups in ``file-history/<session-id>/``.
+
+The project folder name follows Claude Code's rule (the Agent SDK's ``_sanitize_path``):
+every character outside ``[A-Za-z0-9]`` becomes ``-``; past 200 characters the name is
+cut and a hash appended. The CLI hashes with ``Bun.hash`` and the SDK with a JS
+``simpleHash``, so long names are matched by their 200-character prefix.
+
+Invariants:
+- A session *id* never resolves to a path outside the config dir: ids are checked
+  against ``[0-9A-Za-z-]`` before any path is built from them.
+- Paths given by the user are taken as they are (that is what a path means).
+- Reads directory listings and stats only; never opens transcripts (see `reader`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import AmbiguousSession, NotFound, UsageError
+
+MAX_SANITIZED_LENGTH = 200
+_SANITIZE = re.compile(r"[^a-zA-Z0-9]")
+_ID_CHARS = re.compile(r"^[0-9A-Za-z-]{1,64}$")
+_SESSION_FILE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$", re.I)
+
+
+def config_dir(env: dict[str, str] | None = None) -> Path:
+    e = os.environ if env is None else env
+    d = e.get("CLAUDE_CONFIG_DIR")
+    if d:
+        return Path(unicodedata.normalize("NFC", d))
+    return Path(unicodedata.normalize("NFC", str(Path.home() / ".claude")))
+
+
+def projects_dir(env: dict[str, str] | None = None) -> Path:
+    return config_dir(env) / "projects"
+
+
+def simple_hash(s: str) -> str:
+    """The JS ``simpleHash`` (int32 ``h*31 + c``, abs, base 36) used for long folder names."""
+    h = 0
+    for ch in s:
+        h = ((h << 5) - h + ord(ch)) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        out = digits[h % 36] + out
+        h //= 36
+        if not h:
+            return out
+
+
+def project_dir_name(cwd: str) -> str:
+    """The folder name Claude Code gives a project, from its launch directory."""
+    s = _SANITIZE.sub("-", cwd)
+    if len(s) <= MAX_SANITIZED_LENGTH:
+        return s
+    return f"{s[:MAX_SANITIZED_LENGTH]}-{simple_hash(cwd)}"
+
+
+def canonical_cwd(cwd: str | Path) -> str:
+    return unicodedata.normalize("NFC", os.path.realpath(str(cwd)))
+
+
+def find_project_dir(cwd: str | Path, root: Path | None = None) -> Path | None:
+    root = projects_dir() if root is None else root
+    name = project_dir_name(canonical_cwd(cwd))
+    exact = root / name
+    if exact.is_dir():
+        return exact
+    if len(name) <= MAX_SANITIZED_LENGTH:
+        return None
+    prefix = name[:MAX_SANITIZED_LENGTH] + "-"
+    for d in _listdir(root):
+        if d.is_dir() and d.name.startswith(prefix):
+            return d
+    return None
+
+
+def _listdir(d: Path) -> list[Path]:
+    try:
+        return sorted(d.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError:
+        return []
+
+
+def is_session_file(p: Path) -> bool:
+    return _SESSION_FILE.match(p.name) is not None
+
+
+def session_files(project: Path) -> list[Path]:
+    """Main transcripts of one project folder (``<uuid>.jsonl``), any order."""
+    return [p for p in _listdir(project) if is_session_file(p) and p.is_file()]
+
+
+def all_projects(root: Path | None = None) -> list[Path]:
+    root = projects_dir() if root is None else root
+    return [d for d in _listdir(root) if d.is_dir()]
+
+
+def all_session_files(root: Path | None = None) -> Iterator[Path]:
+    for proj in all_projects(root):
+        yield from session_files(proj)
+
+
+def subagent_files(session_path: Path) -> list[Path]:
+    """Subagent transcripts of a session: ``<id>/subagents/**/agent-*.jsonl`` (2.1.x).
+
+    2.0.x ``agent-*.jsonl`` files beside the sessions name their parent only inside
+    (``sessionId``); `legacy_agent_files` lists those for callers that read heads.
+    """
+    d = session_path.with_suffix("") / "subagents"
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.rglob("agent-*.jsonl") if p.is_file())
+
+
+def legacy_agent_files(project: Path) -> list[Path]:
+    return [p for p in _listdir(project) if p.name.startswith("agent-") and p.suffix == ".jsonl"]
+
+
+def file_history_dir(session_id: str, root: Path | None = None) -> Path:
+    _check_id(session_id)
+    return (config_dir() if root is None else root) / "file-history" / session_id
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    path: Path
+    session_id: str | None  # None when the file name is not a session id
+
+    @property
+    def project_dir(self) -> Path:
+        return self.path.parent
+
+
+def _check_id(spec: str) -> None:
+    if not _ID_CHARS.match(spec):
+        raise UsageError(f"{spec!r} is neither an existing file nor a session id")
+
+
+def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = False, root: Path | None = None) -> SessionRef:
+    """Resolve what the user named: a path, a session id, an id prefix, or the latest session.
+
+    ``latest`` (``-c/--continue``) picks the most recently modified session of the
+    current directory's project.
+    """
+    from .validate import session_id_from_name
+
+    root = projects_dir() if root is None else root
+    if spec is None or latest:
+        if spec is not None:
+            raise UsageError("give a session or --continue, not both")
+        here = canonical_cwd(cwd or os.getcwd())
+        proj = find_project_dir(here, root)
+        files = session_files(proj) if proj is not None else []
+        if not files:
+            raise NotFound(f"no sessions for {here} under {root}", hint="name a session or a file, or use --all")
+        best = max(files, key=lambda p: p.stat().st_mtime)
+        return SessionRef(best, session_id_from_name(best.name))
+    p = Path(spec).expanduser()
+    if p.is_file():
+        return SessionRef(p, session_id_from_name(p.name))
+    if p.exists():
+        if p.is_dir():
+            raise UsageError(f"{spec}: is a directory; name a transcript file or a session id")
+        raise NotFound(f"{spec}: not a regular file")
+    if "/" in spec or spec.endswith(".jsonl") or os.sep in spec:
+        raise NotFound(f"{spec}: no such file")
+    _check_id(spec)
+    want = spec.lower()
+    exact: list[Path] = []
+    prefix: list[Path] = []
+    for f in all_session_files(root):
+        stem = f.name[:-6].lower()
+        if stem == want:
+            exact.append(f)
+        elif stem.startswith(want):
+            prefix.append(f)
+    found = exact or prefix
+    if not found:
+        raise NotFound(f"no session {spec!r} under {root}", hint="`tt ls --all` lists the sessions")
+    if len(found) > 1:
+        ids = ", ".join(sorted({f.name[:-6] for f in found})[:5])
+        if len({f.name for f in found}) > 1:
+            raise AmbiguousSession(f"{spec!r} matches {len(found)} sessions: {ids}", hint="give more of the id")
+        raise AmbiguousSession(
+            f"session {spec!r} exists in {len(found)} projects: " + ", ".join(str(f.parent.name) for f in found),
+            hint="name the file by its path",
+        )
+    return SessionRef(found[0], session_id_from_name(found[0].name))
