@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         code = e.exit_code
     except click.UsageError as e:
-        e.show()
+        # One line, not click's four: what is wrong, then where the usage is.
+        where = e.ctx.command_path if e.ctx is not None else "tt"
+        click.echo(f"tt: {e.format_message()}  (see '{where} --help')", err=True)
         code = 2
     except click.Abort:
         click.echo("tt: aborted", err=True)

@@ -1,0 +1,90 @@
+"""The chain model: active leaf as the Agent SDK picks it, cycles, dead branches."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_tools.chain import ASSISTANT, BOUNDARY, META, SIDECHAIN, USER, ChainIndex, key_uuid, uuid_key
+
+
+def u(n: int) -> str:
+    return f"{n:08x}-0000-4000-8000-000000000000"
+
+
+def build(edges: list[tuple[int, int | None, int]]) -> ChainIndex:
+    ix = ChainIndex()
+    for n, p, flags in edges:
+        ix.add(u(n), None if p is None else u(p), n, flags)
+    ix.finish()
+    return ix
+
+
+def test_uuid_keys_round_trip() -> None:
+    for s in [u(5), "edge_010", "[trimmed for fixture]", "ABCDEF00-0000-4000-8000-000000000000"]:
+        assert key_uuid(uuid_key(s)) == s
+    assert len(uuid_key(u(1))) == 16
+
+
+def test_active_leaf_is_latest_main_leaf_and_walk_stops_at_boundary() -> None:
+    ix = build(
+        [
+            (1, None, USER),
+            (2, 1, ASSISTANT),
+            (3, 2, USER),  # rewound: dead branch
+            (4, 2, USER | META),  # a meta leaf is never chosen over a main one
+            (5, None, BOUNDARY),
+            (6, 5, USER),
+            (7, 6, ASSISTANT),
+            (8, None, USER | SIDECHAIN),  # a later sidechain leaf loses too
+        ]
+    )
+    assert ix.uuid(ix.active_leaf()) == u(7)
+    assert [ix.uuid(i) for i in ix.active_chain()] == [u(5), u(6), u(7)]
+    dead = {ix.uuid(i) for i in ix.dead_branches()}
+    assert dead == {u(3)}
+
+
+def test_terminal_progress_walks_up_to_its_message() -> None:
+    ix = build([(1, None, USER), (2, 1, ASSISTANT), (3, 2, 0), (4, 3, 0)])
+    assert ix.uuid(ix.active_leaf()) == u(2)
+
+
+def test_cycle_is_found_and_walks_end() -> None:
+    ix = ChainIndex()
+    ix.add(u(1), u(3), 1, USER)
+    ix.add(u(2), u(1), 2, ASSISTANT)
+    ix.add(u(3), u(2), 3, USER)
+    ix.add(u(4), None, 4, USER)
+    ix.finish()
+    cyc = ix.cycles()
+    assert len(cyc) == 1 and sorted(cyc[0]) == [0, 1, 2]
+    assert len(list(ix.walk_up(0))) == 3
+
+
+def test_duplicates_and_dangling() -> None:
+    ix = ChainIndex()
+    assert ix.add(u(1), None, 1, USER) == 0
+    assert ix.add(u(1), None, 2, USER) == -1
+    ix.add(u(2), u(99), 3, ASSISTANT)
+    ix.add(u(3), u(4), 4, USER)  # parent written later: resolves
+    ix.add(u(4), u(1), 5, ASSISTANT)
+    ix.finish()
+    assert [(d.uuid, d.line, d.first_line) for d in ix.duplicates] == [(u(1), 2, 1)]
+    assert list(ix.dangling()) == [(1, u(99))]
+    assert ix.parent[2] == 3
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.one_of(st.none(), st.integers(0, 30)), st.sampled_from([USER, ASSISTANT, 0, USER | SIDECHAIN])), max_size=40))
+def test_walks_end_on_any_graph(edges: list[tuple[int, int | None, int]]) -> None:
+    ix = ChainIndex()
+    for line, (n, p, f) in enumerate(edges):
+        ix.add(u(n), None if p is None else u(p), line, f)
+    ix.finish()
+    for i in range(len(ix)):
+        walk = list(ix.walk_up(i))
+        assert len(walk) == len(set(walk)) <= len(ix)
+    chain = ix.active_chain()
+    assert len(chain) == len(set(chain))
+    ix.cycles()

@@ -1,0 +1,107 @@
+"""`tt validate` wiring: exit codes, --json shape, one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "fixtures" / "real"
+DAMAGED = ROOT / "fixtures" / "damaged"
+S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+
+
+def tt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=120)
+
+
+def test_clean_session_exits_0() -> None:
+    r = tt("validate", str(S332))
+    assert r.returncode == 0, r.stderr
+    assert "0 error(s)" in r.stdout
+
+
+def test_damaged_exits_1_with_codes_and_lines() -> None:
+    r = tt("validate", str(DAMAGED / "torn-tail+fused-records+nul-run+dangling-parent.jsonl"))
+    assert r.returncode == 1
+    for code in ("torn-tail", "fused-records", "nul-run", "dangling-parent"):
+        assert code in r.stdout
+    assert r.stderr == ""
+
+
+def test_json_shape() -> None:
+    r = tt("validate", "--json", str(DAMAGED / "nul-run.jsonl"))
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["errors"] == 1
+    (f,) = doc["files"]
+    (d,) = f["diagnostics"]
+    assert d == {
+        "code": "nul-run",
+        "family": "line",
+        "severity": "error",
+        "path": str(DAMAGED / "nul-run.jsonl"),
+        "line": 65,
+        "offset": d["offset"],
+        "uuid": None,
+        "message": "a run of 300 NUL bytes",
+        "fix": "quarantine-bytes",
+    }
+
+
+@pytest.mark.parametrize(
+    "setup,code,needle",
+    [
+        ("missing", 3, "no such file"),
+        ("empty", 4, "empty file"),
+        ("random", 4, "not a transcript"),
+        ("emptydir", 3, "no .jsonl transcripts"),
+        ("noargs", 2, "name a file"),
+        ("badid", 3, "no session"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path: Path, setup: str, code: int, needle: str) -> None:
+    args: list[str]
+    if setup == "missing":
+        args = [str(tmp_path / "nope.jsonl")]
+    elif setup == "empty":
+        (tmp_path / "e.jsonl").write_bytes(b"")
+        args = [str(tmp_path / "e.jsonl")]
+    elif setup == "random":
+        (tmp_path / "r.jsonl").write_bytes(os.urandom(5000).replace(b"{", b"x"))
+        args = [str(tmp_path / "r.jsonl")]
+    elif setup == "emptydir":
+        (tmp_path / "d").mkdir()
+        args = [str(tmp_path / "d")]
+    elif setup == "noargs":
+        args = []
+    else:
+        args = ["deadbeef"]
+    r = tt("validate", *args, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert r.returncode == code, (r.stdout, r.stderr)
+    assert needle in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 3
+
+
+def test_session_id_validates_main_and_subagents_and_all(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    r = tt("validate", "--json", "4cd0c8e6", env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert r.returncode == 0, r.stderr
+    names = [Path(f["path"]).name for f in json.loads(r.stdout)["files"]]
+    assert names == ["4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl", "agent-a57f9afd470043d69.jsonl"]
+    r = tt("validate", "--all", env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert r.returncode == 0 and "2 file(s) checked" in r.stdout
+
+
+def test_python_m_works_like_tt() -> None:
+    r = tt("--help")
+    assert r.returncode == 0 and "validate" in r.stdout

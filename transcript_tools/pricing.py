@@ -1,0 +1,123 @@
+"""Model prices in USD per million tokens, with the date they were read.
+
+Used by ``tt stats`` and by the QueryEngine's budget. Prices come from Anthropic's
+public pricing page; cache writes cost 1.25× input (5-minute TTL) or 2× input (1-hour
+TTL) and cache reads 0.1× input. A model not in the table has no price: costs for it
+are reported as unknown, never guessed.
+
+Invariants: pure data and arithmetic; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: When the table below was last checked against the public pricing page.
+PRICES_READ_ON = "2026-11-29"
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    input: float
+    output: float
+
+    @property
+    def cache_write_5m(self) -> float:
+        return self.input * 1.25
+
+    @property
+    def cache_write_1h(self) -> float:
+        return self.input * 2.0
+
+    @property
+    def cache_read(self) -> float:
+        return self.input * 0.1
+
+
+# Keys are model-name prefixes; the longest matching prefix wins, so dated ids
+# (claude-opus-4-5-20251101) find their family.
+TABLE: dict[str, Price] = {
+    "claude-opus-4-6": Price(5.0, 25.0),
+    "claude-opus-4-5": Price(5.0, 25.0),
+    "claude-opus-4-1": Price(15.0, 75.0),
+    "claude-opus-4-2": Price(15.0, 75.0),  # claude-opus-4-20250514
+    "claude-opus-4": Price(15.0, 75.0),
+    "claude-sonnet-4-6": Price(3.0, 15.0),
+    "claude-sonnet-4-5": Price(3.0, 15.0),
+    "claude-sonnet-4": Price(3.0, 15.0),
+    "claude-3-7-sonnet": Price(3.0, 15.0),
+    "claude-3-5-sonnet": Price(3.0, 15.0),
+    "claude-3-sonnet": Price(3.0, 15.0),
+    "claude-haiku-4-5": Price(1.0, 5.0),
+    "claude-3-5-haiku": Price(0.8, 4.0),
+    "claude-3-haiku": Price(0.25, 1.25),
+    "claude-3-opus": Price(15.0, 75.0),
+}
+
+
+def price_for(model: str | None) -> Price | None:
+    if not model:
+        return None
+    best: str | None = None
+    for k in TABLE:
+        if model.startswith(k) and (best is None or len(k) > len(best)):
+            best = k
+    return TABLE[best] if best is not None else None
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    cache_write_1h: int = 0  # the part of cache_write with a 1-hour TTL
+
+    @classmethod
+    def from_usage(cls, usage: Mapping[str, Any] | None) -> Tokens:
+        if not isinstance(usage, Mapping):
+            return cls()
+        cw = _int(usage.get("cache_creation_input_tokens"))
+        cc = usage.get("cache_creation")
+        h1 = 0
+        if isinstance(cc, Mapping):
+            h1 = _int(cc.get("ephemeral_1h_input_tokens"))
+            nested = _int(cc.get("ephemeral_5m_input_tokens")) + h1
+            # 2.1.152 changelog: cache writes were sometimes reported only in the nested
+            # breakdown, with cache_creation_input_tokens 0.
+            cw = max(cw, nested)
+        return cls(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")), cw, _int(usage.get("cache_read_input_tokens")), h1)
+
+    def __add__(self, o: Tokens) -> Tokens:
+        return Tokens(
+            self.input + o.input,
+            self.output + o.output,
+            self.cache_write + o.cache_write,
+            self.cache_read + o.cache_read,
+            self.cache_write_1h + o.cache_write_1h,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_write + self.cache_read
+
+
+def cost_usd(model: str | None, t: Tokens) -> float | None:
+    """USD for these tokens on this model, or None when the model has no known price."""
+    p = price_for(model)
+    if p is None:
+        return None
+    w5 = t.cache_write - t.cache_write_1h
+    return (
+        t.input * p.input
+        + t.output * p.output
+        + w5 * p.cache_write_5m
+        + t.cache_write_1h * p.cache_write_1h
+        + t.cache_read * p.cache_read
+    ) / 1_000_000
