@@ -36,7 +36,9 @@ def grow(src: Path, out: Path, target_bytes: int) -> int:
     copy = 0
     last_uuid: bytes | None = None
     with open(out, "wb") as f:
-        while written < target_bytes:
+        # Stop before a copy would pass the target, so a "50 MB" file stays under it.
+        one = sum(len(r) + 1 for r in records)
+        while written + one <= target_bytes or copy == 0:
             mapping: dict[bytes, bytes] = {}
 
             def remap(m: re.Match[bytes]) -> bytes:

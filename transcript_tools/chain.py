@@ -43,14 +43,17 @@ UNRESOLVED = -2
 
 
 def uuid_key(u: str) -> bytes:
-    """A compact dict key for a uuid string: 16 bytes for canonical lowercase UUIDs."""
-    if len(u) == 36 and u[8] == "-" and u[13] == "-" and u[18] == "-" and u[23] == "-":
-        h = u.replace("-", "")
-        if h.islower() or h.isdigit():
-            try:
-                return bytes.fromhex(h)
-            except ValueError:
-                pass
+    """A compact dict key for a uuid string: 16 bytes for UUIDs, the text otherwise.
+
+    UUIDs are compared by their 32 hex digits (case and dash placement are not
+    significant; Claude Code writes lowercase v4 UUIDs). Other ids (hand-made fixtures,
+    ``edge_010``) keep their exact text behind a NUL byte, so the two kinds never collide.
+    """
+    if len(u) == 36:
+        try:
+            return bytes.fromhex(u.replace("-", ""))
+        except ValueError:
+            pass
     return b"\x00" + u.encode("utf-8", "surrogatepass")
 
 

@@ -37,8 +37,7 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         expected_session=None if sub else session_id_from_name(path.name),
         is_subagent=sub,
     )
-    for ln in iter_lines(path):
-        v.feed(ln)
+    v.feed_all(iter_lines(path))
     start = v.need_second_pass()
     if start is not None:
         v.feed_facts(iter_lines(path, start))

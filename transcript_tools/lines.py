@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -127,14 +127,26 @@ class Piece:
     detail: str = ""
 
 
-@dataclass(slots=True)
 class DecodedLine:
-    line: int
-    offset: int  # byte offset of the line in the file
-    data: bytes  # the line without its terminator
-    terminator: bytes  # b"\n", b"\r\n" or b"" (last line without newline)
-    entries: list[Entry] = field(default_factory=list)
-    pieces: list[Piece] = field(default_factory=list)
+    """One physical line: its whole records (``entries``) and its damaged ``pieces``."""
+
+    __slots__ = ("line", "offset", "data", "terminator", "entries", "pieces")
+
+    def __init__(
+        self,
+        line: int,
+        offset: int,
+        data: bytes,
+        terminator: bytes,
+        entries: list[Entry] | None = None,
+        pieces: list[Piece] | None = None,
+    ) -> None:
+        self.line = line  # 1-based
+        self.offset = offset  # byte offset of the line in the file
+        self.data = data  # the line without its terminator
+        self.terminator = terminator  # b"\n", b"\r\n" or b"" (last line without newline)
+        self.entries: list[Entry] = [] if entries is None else entries
+        self.pieces: list[Piece] = [] if pieces is None else pieces
 
     @property
     def clean(self) -> bool:
@@ -144,22 +156,28 @@ class DecodedLine:
     def accounted_bytes(self) -> int:
         return sum(len(e.raw) for e in self.entries) + sum(p.end - p.start for p in self.pieces)
 
+    def __repr__(self) -> str:
+        return f"DecodedLine({self.line}, entries={len(self.entries)}, pieces={self.pieces!r})"
+
 
 def decode_line(
     number: int, offset: int, data: bytes, terminator: bytes, *, is_last: bool
 ) -> DecodedLine:
     """Decode one physical line. Never raises on any input bytes."""
-    out = DecodedLine(number, offset, data, terminator)
     try:
-        rec = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        rec = _loads(data)
+    except _JSONDecodeError:
         pass
     else:
-        if isinstance(rec, dict):
-            out.entries.append(Entry(number, offset, data, rec))
-            return out
+        if type(rec) is dict:
+            return DecodedLine(number, offset, data, terminator, [Entry(number, offset, data, rec)])
+    out = DecodedLine(number, offset, data, terminator)
     _salvage(out, is_last=is_last)
     return out
+
+
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
 
 
 def _salvage(out: DecodedLine, *, is_last: bool) -> None:

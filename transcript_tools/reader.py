@@ -86,9 +86,33 @@ def _split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
 
 
 def iter_lines(path: Path, start: int = 0) -> Iterator[DecodedLine]:
-    """Stream decoded lines. Any size, bounded memory."""
-    for number, offset, data, term, last in iter_raw(path, start):
-        yield decode_line(number, offset, data, term, is_last=last)
+    """Stream decoded lines. Any size, bounded memory.
+
+    The hot loop of validate/repair/compact: kept flat on purpose (one generator, local
+    names) since it runs once per line of multi-gigabyte files.
+    """
+    decode = decode_line
+    with _open(path) as f:
+        if start:
+            f.seek(start)
+        offset = start
+        number = 0
+        prev: bytes | None = None
+        try:
+            for chunk in f:
+                if prev is not None:
+                    number += 1
+                    if prev[-2:] == b"\r\n":
+                        yield decode(number, offset, prev[:-2], b"\r\n", is_last=False)
+                    else:
+                        yield decode(number, offset, prev[:-1], b"\n", is_last=False)
+                    offset += len(prev)
+                prev = chunk
+        except OSError as e:
+            raise Unreadable(f"{path}: read failed at byte {offset} ({e.strerror})") from e
+        if prev is not None:
+            data, term = _split_terminator(prev)
+            yield decode(number + 1, offset, data, term, is_last=True)
 
 
 @dataclass(slots=True)

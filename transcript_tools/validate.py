@@ -30,7 +30,7 @@ from typing import Any
 from .active import NodeFacts, conversation_nodes, facts_of
 from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, node_flags
 from .diagnostics import Diagnostic, Severity
-from .lines import DecodedLine
+from .lines import DecodedLine, Entry
 
 #: The Messages API's request size limit (32 MB), Anthropic API docs "Request size limits".
 MAX_REQUEST_BYTES = 32 * 1000 * 1000
@@ -111,7 +111,7 @@ class Validator:
         self.facts: dict[int, NodeFacts] = {}
         self._collect = not self.report.past_cap
         self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
-        self._leaf_refs: list[tuple[int, str]] = []
+        self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
         self._boundary_offsets: list[int] = []
         self._d = self.report.diagnostics
         self._line_diags: list[Diagnostic] = []
@@ -121,67 +121,92 @@ class Validator:
     # --- pass 1 ---------------------------------------------------------------
 
     def feed(self, ln: DecodedLine) -> None:
+        self.feed_all((ln,))
+
+    def feed_all(self, lines: Iterable[DecodedLine]) -> None:
+        """The hot loop: once per line of files of any size, so names are bound locally."""
         r = self.report
-        r.lines += 1
         path = r.path
-        if ln.pieces or ln.terminator != b"\n":
-            self._line_findings(ln)
-        for e in ln.entries:
-            r.entries += 1
-            rec = e.record
-            if e.lenient:
-                for code in e.lenient:
-                    self._line_diags.append(
-                        Diagnostic(code, _LENIENT_MSG[code], path, e.line, e.offset, _str(rec.get("uuid")))
-                    )
-            if self._check is not None:
-                for p in self._check(rec):
-                    if p.code == "unknown-type":
-                        t = str(rec.get("type"))
-                        first, n = self._unknown_types.get(t, (e.line, 0))
-                        self._unknown_types[t] = (first, n + 1)
-                    else:
-                        self._schema_diags.append(
-                            Diagnostic(p.code, p.message, path, e.line, e.offset, _str(rec.get("uuid")))
+        check = self._check
+        index_add = self.index.add
+        hashes = self._hashes
+        facts = self.facts
+        collect = self._collect
+        chain_types = CHAIN_TYPES
+        n_lines = n_entries = 0
+        for ln in lines:
+            n_lines += 1
+            if ln.pieces or ln.terminator != b"\n":
+                self._line_findings(ln)
+            for e in ln.entries:
+                n_entries += 1
+                rec = e.record
+                if e.lenient:
+                    for code in e.lenient:
+                        self._line_diags.append(
+                            Diagnostic(code, _LENIENT_MSG[code], path, e.line, e.offset, _str(rec.get("uuid")))
                         )
-            t = rec.get("type")
-            sid = rec.get("sessionId")
-            if isinstance(sid, str):
-                if self._expected is None:
-                    self._expected = sid
-                    r.session_id = sid
-                elif sid != self._expected:
-                    first, n = self._mismatch.get(sid, (e.line, 0))
-                    self._mismatch[sid] = (first, n + 1)
-            if t == "last-prompt":
-                leaf = rec.get("leafUuid")
-                if isinstance(leaf, str):
-                    self._leaf_refs.append((e.line, leaf))
-            uuid = rec.get("uuid")
-            if t not in CHAIN_TYPES or not isinstance(uuid, str):
-                continue
-            parent = rec.get("parentUuid")
-            flags = node_flags(rec)
-            logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
-            i = self.index.add(uuid, parent if isinstance(parent, str) else None, e.line, flags, _str(logical))
-            if i < 0:
-                first = self.index.find(uuid)
-                assert first is not None
-                same = self._hashes[first] == hash(e.raw)
-                self._d.append(
-                    Diagnostic(
-                        "duplicate-line" if same else "duplicate-uuid",
-                        f"uuid {uuid} was first written at line {self.index.line[first]}"
-                        + ("" if same else " with different content"),
-                        path, e.line, e.offset, uuid,
-                    )
-                )
-                continue
-            self._hashes.append(hash(e.raw))
-            if flags & BOUNDARY:
-                self._boundary_offsets.append(e.offset)
-            if self._collect:
-                self.facts[i] = facts_of(rec, len(e.raw))
+                if check is not None:
+                    problems = check(rec)
+                    if problems:
+                        self._schema_findings(e, problems)
+                t = rec.get("type")
+                sid = rec.get("sessionId")
+                if sid is not None and sid != self._expected:
+                    self._session_id(e.line, sid)
+                uuid = rec.get("uuid")
+                if t not in chain_types or type(uuid) is not str:
+                    if t == "last-prompt":
+                        leaf = rec.get("leafUuid")
+                        if isinstance(leaf, str) and leaf not in self._leaf_refs:
+                            self._leaf_refs[leaf] = e.line
+                    continue
+                parent = rec.get("parentUuid")
+                flags = node_flags(rec)
+                logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
+                i = index_add(uuid, parent if type(parent) is str else None, e.line, flags, _str(logical))
+                if i < 0:
+                    self._duplicate(e, uuid)
+                    continue
+                hashes.append(hash(e.raw))
+                if flags & BOUNDARY:
+                    self._boundary_offsets.append(e.offset)
+                if collect:
+                    facts[i] = facts_of(rec, len(e.raw))
+        r.lines += n_lines
+        r.entries += n_entries
+
+    def _schema_findings(self, e: Entry, problems: list[Any]) -> None:
+        rec = e.record
+        for p in problems:
+            if p.code == "unknown-type":
+                t = str(rec.get("type"))
+                first, n = self._unknown_types.get(t, (e.line, 0))
+                self._unknown_types[t] = (first, n + 1)
+            else:
+                self._schema_diags.append(Diagnostic(p.code, p.message, self.report.path, e.line, e.offset, _str(rec.get("uuid"))))
+
+    def _session_id(self, line: int, sid: Any) -> None:
+        if not isinstance(sid, str):
+            return
+        if self._expected is None:
+            self._expected = sid
+            self.report.session_id = sid
+            return
+        first, n = self._mismatch.get(sid, (line, 0))
+        self._mismatch[sid] = (first, n + 1)
+
+    def _duplicate(self, e: Entry, uuid: str) -> None:
+        first = self.index.find(uuid)
+        assert first is not None
+        same = self._hashes[first] == hash(e.raw)
+        self._d.append(
+            Diagnostic(
+                "duplicate-line" if same else "duplicate-uuid",
+                f"uuid {uuid} was first written at line {self.index.line[first]}" + ("" if same else " with different content"),
+                self.report.path, e.line, e.offset, uuid,
+            )
+        )
 
     def _line_findings(self, ln: DecodedLine) -> None:
         path = self.report.path
@@ -238,7 +263,7 @@ class Validator:
                     path, ix.line[i], None, ix.uuid(i),
                 )
             )
-        for line, leaf in self._leaf_refs:
+        for leaf, line in self._leaf_refs.items():
             if leaf not in ix:
                 d.append(Diagnostic("dangling-leaf", f"leafUuid {leaf} names no entry in this file", path, line))
         for cyc in ix.cycles():
