@@ -26,8 +26,12 @@ def require_cli(version: str) -> ClaudeCLI:
     cli = find_cli(version)
     if cli is None:
         if version == BUNDLED_VERSION:
-            pytest.skip(f"Claude Code {version} not found: install claude-agent-sdk==0.2.189 (pip install -e '.[test]')")
-        pytest.skip(f"Claude Code {version} not installed in {npm_cache_dir()}: run tests/support/install_claude_197.sh")
+            pytest.skip(
+                f"Claude Code {version} not found: install claude-agent-sdk==0.2.189 (pip install -e '.[test]')"
+            )
+        pytest.skip(
+            f"Claude Code {version} not installed in {npm_cache_dir()}: run tests/support/install_claude_197.sh"
+        )
     return cli
 
 
@@ -58,7 +62,7 @@ class _SessionCache:
     def get(self, version: str) -> GeneratedSession:
         if version not in self._made:
             cli = require_cli(version)
-            root = self._factory.mktemp(f"real-session-{version}")
+            root = self._factory.mktemp(f"real-session-{version}-")
             self._made[version] = generate_session(cli, root)
         return self._made[version]
 

@@ -22,7 +22,7 @@ from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, Blocks, RecordedRequest, StandIn, Text, ToolUse
 
 MODEL = "claude-standin-1"
-HELLO = [{"role": "user", "content": "Hello"}]
+HELLO: list[Any] = [{"role": "user", "content": "Hello"}]  # list[Any]: the client wants its TypedDicts
 FIXTURES = Path("/work/shared/fixtures/real")
 REPO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
@@ -101,7 +101,10 @@ def test_tool_use_reply_json_and_streamed_input_json_delta(standin: StandIn, cli
 
 
 def test_blocks_reply_is_sent_as_given(standin: StandIn, client: anthropic.Anthropic) -> None:
-    blocks = [{"type": "text", "text": "one"}, {"type": "tool_use", "id": "toolu_x", "name": "t", "input": {}}]
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": "one"},
+        {"type": "tool_use", "id": "toolu_x", "name": "t", "input": {}},
+    ]
     standin.script(Blocks(blocks, stop_reason="tool_use"))
     message = client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
     assert [b.model_dump(exclude_none=True) for b in message.content] == blocks
@@ -131,9 +134,7 @@ def test_client_retries_429_then_succeeds(standin: StandIn) -> None:
     [(ApiError.server_error(), 500, "api_error"), (ApiError.overloaded(), 529, "overloaded_error")],
     ids=["500", "529-overloaded"],
 )
-def test_server_errors(
-    standin: StandIn, client: anthropic.Anthropic, error: ApiError, status: int, kind: str
-) -> None:
+def test_server_errors(standin: StandIn, client: anthropic.Anthropic, error: ApiError, status: int, kind: str) -> None:
     standin.script(error)
     with pytest.raises(anthropic.InternalServerError) as caught:
         client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
@@ -185,7 +186,7 @@ def test_scripted_reply_with_matcher_skips_other_requests(standin: StandIn, clie
     standin.script(Text("for the main turn"), match=is_main_turn)
     side = client.messages.create(model=MODEL, max_tokens=10, messages=HELLO)  # no tools: a side call
     main = client.messages.create(model=MODEL, max_tokens=10, messages=HELLO, tools=tools)  # type: ignore[arg-type]
-    assert side.content[0].text == "stand-in"  # type: ignore[union-attr]
+    assert side.content[0].text == "ACK n=1 last=Hello"  # type: ignore[union-attr]
     assert main.content[0].text == "for the main turn"  # type: ignore[union-attr]
 
 
@@ -206,23 +207,43 @@ def test_policy_plays_the_recorded_protocol() -> None:
         "Read", {"file_path": "/x/app.py"}
     )
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}
-    assert claude_code_policy(_request([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, result])) == Text(
-        "TOOL-RESULT-SEEN n=3"
+    assert claude_code_policy(
+        _request([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, result])
+    ) == Text("TOOL-RESULT-SEEN n=3")
+    assert claude_code_policy(_request([{"role": "user", "content": "plain\nsecond line"}])) == Text(
+        "ACK n=1 last=plain"
     )
-    assert claude_code_policy(_request([{"role": "user", "content": "plain\nsecond line"}])) == Text("ACK n=1 last=plain")
-    compact = {"role": "user", "content": "CRITICAL: ...\nYour task is to create a detailed summary of the conversation"}
-    reply = claude_code_policy(_request([{"role": "user", "content": "kickoff"}, {"role": "assistant", "content": "ok"}, compact]))
+    compact = {
+        "role": "user",
+        "content": "CRITICAL: ...\nYour task is to create a detailed summary of the conversation",
+    }
+    reply = claude_code_policy(
+        _request([{"role": "user", "content": "kickoff"}, {"role": "assistant", "content": "ok"}, compact])
+    )
     assert isinstance(reply, Text) and reply.text.startswith("<summary>") and "last=kickoff" in reply.text
-    assert isinstance(claude_code_policy(_request(HELLO, tools=False)), Text)
+    no_tools = [{"role": "user", "content": 'TOOL:Read {"file_path": "/x"}'}]
+    assert claude_code_policy(_request(no_tools, tools=False)) == Text('ACK n=1 last=TOOL:Read {"file_path": "/x"}')
+    titled = _request(HELLO, tools=False)
+    schema = {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "new": {"type": "boolean"}},
+        "required": ["title", "new"],
+    }
+    titled.body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    assert claude_code_policy(titled) == Text('{"title": "Stand-in", "new": false}')
 
 
 def test_conversation_blocks_drop_runtime_renderings() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {
             "role": "user",
             "content": [
                 {"type": "text", "text": "<system-reminder>\nAs you answer...\n</system-reminder>"},
-                {"type": "text", "text": "Summary: <system-reminder>\ntools\n</system-reminder>\nkept", "cache_control": {"type": "ephemeral"}},
+                {
+                    "type": "text",
+                    "text": "Summary: <system-reminder>\ntools\n</system-reminder>\nkept",
+                    "cache_control": {"type": "ephemeral"},
+                },
             ],
         },
         {"role": "system", "content": [{"type": "text", "text": "# Environment ..."}]},
@@ -236,7 +257,12 @@ def test_conversation_blocks_drop_runtime_renderings() -> None:
         Block("assistant", "tool_use", "toolu_1 Read"),
         Block("user", "tool_result", "toolu_1"),
     ]
-    merged = [{"role": "user", "content": [{"type": "text", "text": "Summary: \nkept"}, {"type": "text", "text": "second prompt"}]}]
+    merged: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Summary: \nkept"}, {"type": "text", "text": "second prompt"}],
+        }
+    ]
     assert compare_histories(messages[:3], merged) == ""
     diff = compare_histories(messages, messages[:3], labels=("tt", "claude"))
     assert "--- tt" in diff and "-assistant tool_use    'toolu_1 Read'" in diff
@@ -268,13 +294,15 @@ def test_generated_session_has_the_expected_shape(generated_session: GeneratedSe
     assert len(boundaries) == 1
     after = records[boundaries[0] + 1 :]
     assert any(r.get("isCompactSummary") for r in after)
-    prompts = [r["message"]["content"] for r in after if r.get("type") == "user" and isinstance(r["message"]["content"], str)]
+    prompts = [
+        r["message"]["content"] for r in after if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+    ]
     assert "After compaction, turn 1" in prompts and "After compaction, turn 2" in prompts
     agents = sorted((s.session_dir / "subagents").glob("agent-*.jsonl"))
     assert agents and all(a.with_suffix(".meta.json").is_file() for a in agents)
-    assert all(json.loads(line)["isSidechain"] for line in agents[0].read_text().splitlines())
+    entries = [json.loads(line) for line in agents[0].read_text().splitlines()]
+    assert all(e["isSidechain"] for e in entries if "uuid" in e)  # 2.1.332 adds uuid-less api-request records
     assert (s.config_dir / "file-history" / s.session_id).is_dir()
-    assert s.seconds < 120
 
 
 @pytest.mark.claude
@@ -304,7 +332,9 @@ def test_resume_of_shipped_2_1_332_fixture(claude_332: ClaudeCLI, tmp_path: Path
     before = (config / "projects").rglob("4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl")
     transcript = next(before)
     size = transcript.stat().st_size
-    messages = resume_with_cli(claude_332, config, "4cd0c8e6-36cd-4af9-9a2d-9191b504fada", cwd.resolve(), probe="probe 1")
+    messages = resume_with_cli(
+        claude_332, config, "4cd0c8e6-36cd-4af9-9a2d-9191b504fada", cwd.resolve(), probe="probe 1"
+    )
     assert transcript.stat().st_size == size  # the oracle resumed a copy
     blocks = conversation_blocks(messages)
     texts = [b.value for b in blocks if b.kind == "text"]
@@ -314,7 +344,11 @@ def test_resume_of_shipped_2_1_332_fixture(claude_332: ClaudeCLI, tmp_path: Path
     assert blocks[1] == Block("assistant", "text", "ACK n=30 last=")
     assert not any("Project kickoff" in t for t in texts)
     after = [t for t in texts if t.startswith("After compaction")]
-    assert after == ["After compaction, turn 1 (25758)", "After compaction, turn 2 (20963)", "After compaction, turn 3 (5695)"]
+    assert after == [
+        "After compaction, turn 1 (25758)",
+        "After compaction, turn 2 (20963)",
+        "After compaction, turn 3 (5695)",
+    ]
     tool_ids = [b.value for b in blocks if b.kind in ("tool_use", "tool_result")]
     assert tool_ids == [
         "toolu_733c23016d2f4acea4ee6bbb Bash",
@@ -329,12 +363,17 @@ def test_resume_of_shipped_2_1_332_fixture(claude_332: ClaudeCLI, tmp_path: Path
 
 @pytest.mark.claude
 def test_resume_of_shipped_2_1_197_fixture(claude_197: ClaudeCLI, tmp_path: Path) -> None:
-    cwd = (tmp_path / "demo-app")
+    cwd = tmp_path / "demo-app"
     cwd.mkdir()
-    config = stage_config(_fixture_config("2.1.197"), tmp_path / "config", recorded_cwd="/home/dev/demo-app", cwd=cwd.resolve())
-    blocks = conversation_blocks(resume_with_cli(claude_197, config, "8c2f9135-4610-4218-97b1-bc3e03643255", cwd.resolve()))
+    config = stage_config(
+        _fixture_config("2.1.197"), tmp_path / "config", recorded_cwd="/home/dev/demo-app", cwd=cwd.resolve()
+    )
+    blocks = conversation_blocks(
+        resume_with_cli(claude_197, config, "8c2f9135-4610-4218-97b1-bc3e03643255", cwd.resolve())
+    )
     assert blocks[0].value.startswith("This session is being continued")
-    # 2.1.197 rebuilds an interrupted turn after the /compact command lines with filler.
+    # When the turn after /compact resumed, 2.1.197 took the session for interrupted and
+    # wrote this filler pair into the file; it is part of the history from then on.
     texts = [b.value for b in blocks if b.kind == "text"]
     assert "Continue from where you left off." in texts and "No response requested." in texts
     assert [b.value.split()[0] for b in blocks if b.kind == "tool_use"] == [

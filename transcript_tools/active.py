@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
 
 #: The API's limit for one image (base64 data decoded), Messages API docs.
@@ -43,7 +45,7 @@ class NodeFacts:
     empty: bool = False
     plain: bool = False  # content other than tool_result blocks (a string, text, images)
     big_images: int = 0
-    size: int = 0
+    size: int = 0  # bytes of the API message (for user/assistant), else of the line
 
 
 def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
@@ -91,6 +93,11 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
             elif bt == "text" and b.get("text") == "" and len(content) == 1:
                 empty = True
     mid = msg.get("id") if t == "assistant" else None
+    # What the request carries is the message, not the line: toolUseResult and the
+    # envelope stay home (they often double a Read's file contents). Measured only for
+    # big lines with a toolUseResult; for the rest the line length is close enough.
+    if size > 4096 and "toolUseResult" in record:
+        size = len(orjson.dumps(msg))
     return NodeFacts(
         message_id=mid if isinstance(mid, str) else None,
         tool_uses=tuple(uses),

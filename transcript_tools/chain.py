@@ -102,6 +102,9 @@ class ChainIndex:
         self._pending: dict[int, bytes] = {}
         self.logical: dict[int, str] = {}  # boundary node -> logicalParentUuid
         self.duplicates: list[Duplicate] = []
+        # Most entries' parent is the entry written just before them: remember it to
+        # skip a key computation and a lookup (the validator's hot path).
+        self._last_uuid: str | None = None
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -118,6 +121,8 @@ class ChainIndex:
         self._keys.append(k)
         if parent is None:
             self.parent.append(NO_PARENT)
+        elif parent == self._last_uuid:
+            self.parent.append(i - 1)
         else:
             pk = uuid_key(parent)
             p = self._index.get(pk)
@@ -130,6 +135,7 @@ class ChainIndex:
         self.flags.append(flags)
         if logical_parent is not None:
             self.logical[i] = logical_parent
+        self._last_uuid = uuid
         return i
 
     def finish(self) -> None:

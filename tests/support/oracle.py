@@ -59,6 +59,8 @@ def resume_request(
         with StandIn() as api:
             run_claude(cli, probe, sandbox=sandbox, cwd=cwd, base_url=api.base_url, resume=session_id, timeout=timeout)
             requests = api.message_requests
+            if api.errors:
+                raise OracleError(f"the stand-in failed while serving {cli}: {api.errors!r}")
     for request in requests:
         if _is_probe_turn(request, probe):
             return request

@@ -7,11 +7,18 @@ recorded with, so a test can drive the real CLI with prompts alone:
 - its text has a line ``TOOL:<Name> <json input>``  -> a ``tool_use`` of that tool
 - anything else                                      -> text ``ACK n=<len(messages)> last=<first line>``
 
+A ``TOOL:`` line only becomes a tool call when the request offers tools; otherwise (a
+plain ``anthropic`` client call) it is ACKed like any text.
+
 Claude Code also makes calls of its own; they get answers that let it go on:
-- compaction ("Your task is to create a detailed summary ...") -> a ``<summary>`` block
-  ``SUMMARY n=<len(messages)> last=<last real prompt>``;
-- title / topic / quota / any request that offers no tools -> a short plain text
-  (a JSON title object when the request asks for one).
+- compaction ("Your task is to create a detailed summary ...", sent *with* the tools
+  offered in 2.1.197 and 2.1.332) -> ``<summary>SUMMARY n=<len> last=<last prompt></summary>``,
+  which CC stores as "Summary:\nSUMMARY n=.." in the ``isCompactSummary`` entry;
+- calls asking for structured output (``output_format``/``output_config.format`` of type
+  ``json_schema``, e.g. session titles) -> JSON with the schema's required properties;
+- anything else (quota checks, ...) -> the ACK text above.
+With ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` neither 2.1.197 nor 2.1.332 made any
+such side call in ``-p`` mode here; only 2.1.197 sends a ``HEAD /`` first (404 is fine).
 
 ``is_main_turn(request)`` tells the real conversation turn from those side calls; tests
 use it to match scripted replies and the oracle uses it to pick the resume request.
@@ -23,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.support.standin import JSON, RecordedRequest, Reply, Text, ToolUse
+from tests.support.wire import JSON, RecordedRequest, Reply, Text, ToolUse
 
 TOOL_LINE = re.compile(r"^TOOL:(?P<name>[A-Za-z_][\w-]*)\s+(?P<input>\{.*\})\s*$", re.MULTILINE | re.DOTALL)
 COMPACT_MARKER = "Your task is to create a detailed summary"
@@ -67,8 +74,9 @@ def is_compaction(request: RecordedRequest) -> bool:
 
 
 def is_main_turn(request: RecordedRequest) -> bool:
-    """A request of the conversation itself (main agent or a subagent): it offers
-    tools and is not the compaction summarizer. Title, topic and quota calls offer none."""
+    """A request of the conversation itself (main agent or a subagent): it offers tools
+    and is not the compaction summarizer. Side calls such as titles or quota checks are
+    expected to offer none (none were seen here with non-essential traffic off)."""
     return request.is_messages and bool(request.tool_names) and not is_compaction(request)
 
 
@@ -79,29 +87,42 @@ def claude_code_policy(request: RecordedRequest) -> Reply:
         return Text(f"ACK n={n} last=")
     if is_compaction(request):
         return Text(f"<summary>\nSUMMARY n={n} last={_first_line(_last_prompt(request))}\n</summary>")
-    if not request.tool_names:
-        return _side_answer(request)
+    schema = _output_schema(request)
+    if schema is not None:
+        # Structured side calls (session titles and the like) must get parseable JSON.
+        return Text(json.dumps(_instance_of(schema)))
     if has_tool_result(last):
         return Text(f"TOOL-RESULT-SEEN n={n}")
     prompt = prompt_text(last)
     match = TOOL_LINE.search(prompt)
-    if match is not None:
+    if match is not None and request.tool_names:
         return ToolUse(match["name"], json.loads(match["input"]))
     return Text(f"ACK n={n} last={_first_line(prompt)}")
 
 
-def _side_answer(request: RecordedRequest) -> Reply:
-    # Title generation asks for JSON ({"title": ...}); others accept any short text.
-    wants_json = "json" in request.system_text.lower() or _asks_for_json_output(request)
-    if wants_json:
-        return Text(json.dumps({"title": "Stand-in session", "isNewTopic": False}))
-    return Text("stand-in")
-
-
-def _asks_for_json_output(request: RecordedRequest) -> bool:
+def _output_schema(request: RecordedRequest) -> dict[str, JSON] | None:
     body = request.body if isinstance(request.body, dict) else {}
-    output = body.get("output_format") or body.get("output_config", {}).get("format")
-    return isinstance(output, dict) and output.get("type") == "json_schema"
+    config = body.get("output_config")
+    output = body.get("output_format") or (config.get("format") if isinstance(config, dict) else None)
+    schema = output.get("schema") if isinstance(output, dict) and output.get("type") == "json_schema" else None
+    return schema if isinstance(schema, dict) else None
+
+
+def _instance_of(schema: dict[str, JSON]) -> JSON:
+    """A small value that satisfies a simple JSON schema (required properties only)."""
+    kind = schema.get("type")
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        return {name: _instance_of(properties.get(name, {})) for name in schema.get("required", [])}
+    if kind == "array":
+        return []
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return 0
+    return "Stand-in"
 
 
 def _last_prompt(request: RecordedRequest) -> str:

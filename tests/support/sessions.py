@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
+from tests.support.claude_cli import ClaudeCLI, ClaudeRunError, Sandbox, run_claude
 from tests.support.standin import RecordedRequest, StandIn
 
 # {cwd} is replaced by the session's working directory.
@@ -136,6 +136,8 @@ def generate_session(
                 timeout=timeout,
             )
         requests = tuple(api.requests)
+        if api.errors:
+            raise ClaudeRunError(f"the stand-in failed while serving {cli}: {api.errors!r}")
     return GeneratedSession(
         cli=cli,
         home=sandbox.home,
