@@ -1,0 +1,55 @@
+"""`tt validate` against what real Claude Code writes today (the compatibility bench).
+
+Pins tt's model of the current format to the real writer: a session the pinned CLIs
+just wrote — tools, a subagent, /compact and turns after it — validates with no error
+and no warning, main file and subagent files alike, through the library and the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from transcript_tools import store
+from transcript_tools.check import validate_path
+from transcript_tools.session import Session
+from transcript_tools.reader import load
+
+pytestmark = pytest.mark.claude
+
+
+def test_generated_session_validates_clean(generated_session) -> None:  # type: ignore[no-untyped-def]
+    s = generated_session
+    files = [s.transcript, *store.subagent_files(s.transcript)]
+    assert len(files) >= 2, "the script spawns a subagent"
+    for f in files:
+        r = validate_path(f)
+        assert [d.to_dict() for d in r.diagnostics] == [], f
+        assert r.entries > 0
+
+
+def test_generated_session_chain_has_the_compaction_and_the_turns_after_it(generated_session) -> None:  # type: ignore[no-untyped-def]
+    sess = Session.from_entries(load(generated_session.transcript).entries)
+    conv = sess.conversation()
+    assert conv[0].is_compact_boundary
+    assert conv[1].record.get("isCompactSummary") is True
+    # The active leaf is the last main-chain message of the file.
+    last_msg = [e for e in load(generated_session.transcript).entries if e.type in ("user", "assistant") and not e.is_sidechain][-1]
+    assert conv[-1].uuid == last_msg.uuid
+
+
+def test_cli_validates_the_session_by_id(generated_session) -> None:  # type: ignore[no-untyped-def]
+    s = generated_session
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(s.config_dir), "NO_COLOR": "1"}
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "validate", "--json", s.session_id],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["errors"] == 0 and doc["warnings"] == 0
+    assert len(doc["files"]) >= 2
