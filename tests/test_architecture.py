@@ -19,16 +19,23 @@ PKG = Path(transcript_tools.__file__).parent
 
 CORE = [
     "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
-    "repair", "fork", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
+    "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}
 
 
 def _tree(name: str) -> ast.Module | None:
+    """The module's AST; for a package, all its modules' bodies in one tree."""
     p = PKG / f"{name}.py"
-    if not p.exists():
-        return None
-    return ast.parse(p.read_text(), str(p))
+    if p.exists():
+        return ast.parse(p.read_text(), str(p))
+    d = PKG / name
+    if d.is_dir():
+        body: list[ast.stmt] = []
+        for f in sorted(d.rglob("*.py")):
+            body.extend(ast.parse(f.read_text(), str(f)).body)
+        return ast.Module(body=body, type_ignores=[])
+    return None
 
 
 def _imports(tree: ast.Module) -> set[str]:
