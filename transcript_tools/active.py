@@ -160,19 +160,32 @@ def _splice_preserved(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
 def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: list[int]) -> list[int]:
     on = set(nodes)
     by_msg: dict[str, list[int]] = {}
-    results_by_parent: dict[int, list[int]] = {}
+    call_owner: dict[str, int] = {}  # tool_use id -> the assistant line that made the call
+    result_nodes: list[int] = []
     for i, f in facts.items():
         fl = index.flags[i]
         if fl & ASSISTANT and f.message_id:
             by_msg.setdefault(f.message_id, []).append(i)
+            for u in f.tool_uses:
+                call_owner.setdefault(u, i)
         elif fl & USER and f.tool_results:
-            p = index.parent[i]
-            if p >= 0:
-                results_by_parent.setdefault(p, []).append(i)
-    if not any(len(v) > 1 for v in by_msg.values()) and not any(
-        r not in on for v in results_by_parent.values() for r in v
-    ):
+            result_nodes.append(i)
+    # A result belongs under its parent and under the line that made its call: the
+    # second finds results whose parent is a progress line hanging off the call
+    # (as the Agent SDK's _recover_orphaned_parallel_tool_results does).
+    results_by_owner: dict[int, list[int]] = {}
+    for r in result_nodes:
+        owners = {index.parent[r]}
+        for t in facts[r].tool_results:
+            o = call_owner.get(t)
+            if o is not None:
+                owners.add(o)
+        for o in owners:
+            if o >= 0:
+                results_by_owner.setdefault(o, []).append(r)
+    if not any(len(v) > 1 for v in by_msg.values()) and all(r in on for r in result_nodes):
         return nodes
+    answered = {t for i in nodes for t in (facts[i].tool_results if i in facts else ())}
     position = {n: k for k, n in enumerate(nodes)}
     inserts: dict[int, list[int]] = {}
     done: set[str] = set()
@@ -182,14 +195,25 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
             continue
         done.add(f.message_id)
         group = sorted(by_msg.get(f.message_id, [i]))
+        members = set(group)
         anchor = max((g for g in group if g in position), key=position.__getitem__, default=i)
         extra = [g for g in group if g not in on]
-        results = [r for g in group for r in results_by_parent.get(g, ()) if r not in on]
+        results: list[int] = []
+        for g in group:
+            for r in results_by_owner.get(g, ()):
+                if r in on or r in results:
+                    continue
+                # A result hung elsewhere (a stray) comes back only to answer a call
+                # the chain left unanswered.
+                if index.parent[r] in members or any(t not in answered for t in facts[r].tool_results):
+                    results.append(r)
         if extra or results:
             # Keep each call before its result: file order within the response.
             add = sorted(set(extra) | set(results))
             inserts[anchor] = add
             on.update(add)
+            for r in results:
+                answered.update(facts[r].tool_results)
     if not inserts:
         return nodes
     out: list[int] = []
