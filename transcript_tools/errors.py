@@ -61,7 +61,7 @@ class TranscriptTooLarge(Unreadable):
     def __init__(self, path: str, size: int, cap: int) -> None:
         mib = 1024 * 1024
         super().__init__(
-            f"{path}: {size / mib:.1f} MiB is past the {cap / mib:.0f} MiB cap for loading a "
+            f"{path}: {size / mib:.1f} MiB is past the {cap / mib:.{0 if cap % mib == 0 else 1}f} MiB cap for loading a "
             "conversation into memory",
             hint="raise it with --max-bytes N, or shrink the session first with `tt compact`",
         )

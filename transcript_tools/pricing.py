@@ -39,6 +39,10 @@ class Price:
 # Keys are model-name prefixes; the longest matching prefix wins, so dated ids
 # (claude-opus-4-5-20251101) find their family.
 TABLE: dict[str, Price] = {
+    # Opus 4.5 and later are priced at $5/$25 (LiteLLM's table, which ccusage uses, agrees
+    # for 4-7 and 4-8); models named only in the future (claude-opus-5 ...) stay unpriced.
+    "claude-opus-4-8": Price(5.0, 25.0),
+    "claude-opus-4-7": Price(5.0, 25.0),
     "claude-opus-4-6": Price(5.0, 25.0),
     "claude-opus-4-5": Price(5.0, 25.0),
     "claude-opus-4-1": Price(15.0, 75.0),

@@ -1,0 +1,169 @@
+"""`tt ls`, `tt show`, `tt stats`, `tt search`: wiring, exit codes, --json shapes, damage.
+
+Each test runs the real command line in a subprocess on a temp config dir holding real
+fixtures (and damaged copies of one), as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests import damage
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "fixtures" / "real"
+S332_DIR = REAL / "claude-config-2.1.332"
+S332_ID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+REWIND_DIR = REAL / "claude-config-2.1.332-rewind-resume-session-at"
+
+
+def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "160", "CLAUDE_CONFIG_DIR": str(config)}
+    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=180)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """Two real config dirs merged, plus a project of damaged copies of one session."""
+    cfg = tmp_path / "claude"
+    shutil.copytree(S332_DIR / "projects", cfg / "projects")
+    shutil.copytree(REWIND_DIR / "projects", cfg / "projects", dirs_exist_ok=True)
+    bad = cfg / "projects" / "-home-dev-damaged"
+    bad.mkdir()
+    src = (S332_DIR / "projects/-home-dev-demo-app" / f"{S332_ID}.jsonl").read_bytes()
+    for kind in ("torn-tail", "fused-records", "nul-run", "garbage", "not-object", "invalid-utf8", "cycle", "dangling-parent"):
+        (bad / f"{uuid.uuid5(uuid.NAMESPACE_URL, kind)}.jsonl").write_bytes(damage.KINDS[kind](src).data)
+    return cfg
+
+
+def test_ls_json_shape_and_order(config: Path) -> None:
+    r = tt("ls", "--all", "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = doc["sessions"]
+    assert len(rows) == 10 and doc["checked"] is False
+    assert [x["modified_ms"] for x in rows] == sorted((x["modified_ms"] for x in rows), reverse=True)
+    one = next(x for x in rows if x["session_id"] == S332_ID)
+    assert one["title"] and one["title_source"] == "last-prompt"
+    assert one["subagents"] == 1 and one["model"] == "claude-opus-5-5" and one["health"] is None
+    assert {"messages", "compactions", "counts_exact", "size", "path", "project", "skipped", "hidden"} <= one.keys()
+    torn = next(x for x in rows if x["session_id"] == str(uuid.uuid5(uuid.NAMESPACE_URL, "torn-tail")))
+    assert [s["code"] for s in torn["skipped"]] == ["torn-tail"]
+
+
+def test_ls_check_gives_health_and_exit_1_on_damage(config: Path) -> None:
+    r = tt("ls", "--all", "--check", "--json", config=config)
+    assert r.returncode == 1, r.stderr
+    rows = {x["session_id"]: x for x in json.loads(r.stdout)["sessions"]}
+    assert rows[S332_ID]["health"] == "clean" and rows[S332_ID]["counts_exact"]
+    assert rows[str(uuid.uuid5(uuid.NAMESPACE_URL, "fused-records"))]["health"] == "repairable"
+    assert "fused-records" in rows[str(uuid.uuid5(uuid.NAMESPACE_URL, "fused-records"))]["error_codes"]
+    r = tt("ls", "--project", str(config / "projects/-home-dev-demo-app"), "--check", config=config)
+    assert r.returncode == 0 and "clean" in r.stdout
+
+
+def test_ls_project_of_the_current_directory(config: Path, tmp_path: Path) -> None:
+    r = tt("ls", config=config, cwd=tmp_path)
+    assert r.returncode == 3 and "tt: no sessions for" in r.stderr and "--all" in r.stderr
+    r = tt("ls", "--project", "-home-dev-demo-app", config=config)
+    assert r.returncode == 0 and S332_ID[:8] in r.stdout
+
+
+def test_show_text_markdown_json(config: Path) -> None:
+    r = tt("show", S332_ID[:8], "--full", "--no-pager", config=config)
+    assert r.returncode == 0, r.stderr
+    assert "Project kickoff" in r.stdout and "▶ Agent" in r.stdout and "subagent agent-" in r.stdout
+    assert "compacted" in r.stdout
+    r = tt("show", S332_ID, "--markdown", config=config)
+    assert r.returncode == 0 and r.stdout.startswith(f"# {S332_ID}") and "### User" in r.stdout
+    r = tt("show", S332_ID, "--json", config=config)
+    doc = json.loads(r.stdout)
+    assert doc["session"] == S332_ID and doc["items"][0]["kind"] == "earlier" and doc["repaired_in_memory"] == []
+    assert tt("show", "--json", "--markdown", S332_ID, config=config).returncode == 2
+    assert tt("show", "ffffffff", config=config).returncode == 3
+
+
+def test_show_tree_shows_the_dead_branch(config: Path) -> None:
+    sid = next((REWIND_DIR / "projects").rglob("*.jsonl")).stem
+    r = tt("show", sid, "--tree", config=config)
+    assert r.returncode == 0, r.stderr
+    assert "dead branch" in r.stdout and "Second idea, later abandoned" in r.stdout
+    doc = json.loads(tt("show", sid, "--tree", "--json", config=config).stdout)
+    (d,) = doc["dead_branches"]
+    assert d["fork_line"] < d["lines"][0] <= d["leaf_line"]
+
+
+def test_stats_json_for_one_and_all(config: Path) -> None:
+    r = tt("stats", S332_ID, "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    one = json.loads(r.stdout)
+    assert one["totals"]["calls"] > 0 and one["prices_read_on"] and one["turns"] > 0
+    assert one["subagents"]["files"] == 1 and one["compactions"] == 1 and "Agent" in one["tools"]
+    r = tt("stats", "--all", "--json", config=config)
+    doc = json.loads(r.stdout)
+    assert len(doc["sessions"]) == 10
+    assert doc["total"]["totals"]["total_tokens"] <= sum(s["totals"]["total_tokens"] for s in doc["sessions"])
+    # The damaged copies share the original's calls: the total counts them once.
+    assert doc["total"]["totals"]["calls"] < sum(s["totals"]["calls"] for s in doc["sessions"])
+    r = tt("stats", config=config)
+    assert r.returncode == 3
+    assert tt("stats", S332_ID, "--all", config=config).returncode == 2
+
+
+def test_search_json_hits_and_exit_codes(config: Path) -> None:
+    r = tt("search", "After compaction", "--all", "--json", "-n", "2", config=config)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ignore_case"] is False
+    for s in doc["sessions"]:
+        assert len(s["hits"]) <= 2
+        for h in s["hits"]:
+            a, b = h["snippet_spans"][0]
+            assert h["snippet"][a:b] == "After compaction"
+    damaged = [s for s in doc["sessions"] if s["skipped"]]
+    assert damaged  # a torn or fused line that could have matched is said so
+    assert tt("search", "zzqqxx-nothing", "--all", config=config).returncode == 1
+    assert tt("search", "(", "--regex", "--all", config=config).returncode == 2
+
+
+@pytest.mark.parametrize("command", [["ls", "--all"], ["stats", "--all"], ["search", "def", "--all"]])
+def test_damaged_files_do_not_crash_and_are_named(config: Path, command: list[str]) -> None:
+    r = tt(*command, config=config)
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    assert "skipped" in r.stdout
+
+
+def test_show_every_damaged_copy(config: Path) -> None:
+    for f in sorted((config / "projects/-home-dev-damaged").iterdir()):
+        for extra in ([], ["--tree"]):
+            r = tt("show", str(f), "--no-pager", *extra, config=config)
+            assert r.returncode == 0, (f.name, r.stderr)
+            assert "Traceback" not in r.stderr
+
+
+HEAVY_PROBE = """
+import sys
+from transcript_tools.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in ("anthropic", "tiktoken", "httpx") if m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("command", [["ls", "--all"], ["show", S332_ID], ["stats", S332_ID], ["search", "x", "--all"]])
+def test_no_heavy_imports(config: Path, command: list[str]) -> None:
+    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(config)}
+    r = subprocess.run([sys.executable, "-c", HEAVY_PROBE, *command, "--no-pager"] if command[0] == "show" else [sys.executable, "-c", HEAVY_PROBE, *command],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr

@@ -1,0 +1,38 @@
+"""``tt ls``: the sessions of a project (or all), newest first, from a lite read."""
+
+from __future__ import annotations
+
+import click
+
+from ..catalog import list_sessions, project_dirs
+from ..views.ls import render_rows
+from .common import console, emit_json, json_option, max_bytes_option
+
+
+@click.command("ls")
+@click.option("-p", "--project", metavar="DIR", help="A project: its working directory, or its folder (or folder name) under projects/.")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
+@click.option("--check", is_flag=True, help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).")
+@click.option("--hidden", is_flag=True, help="Also list files the /resume picker leaves out (sidechain-only, no title).")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
+@max_bytes_option
+@json_option
+def ls_command(project: str | None, all_: bool, check: bool, hidden: bool, limit: int | None, max_bytes: int, as_json: bool) -> int:
+    """List sessions, newest first: id, title, modified, size, messages, compactions,
+    subagents, model and health.
+
+    Titles are the ones the /resume picker shows (custom title, AI title, last prompt,
+    summary, first prompt). Only the first and last 64 KiB of each file are read, so
+    counts of larger files are lower bounds (N+) unless --check reads them whole;
+    --check also gives each file's health and exits 1 when one has errors.
+    """
+    dirs = project_dirs(project, all_=all_)
+    rows = list_sessions(dirs, check=check, cap=max_bytes)
+    shown = [r for r in rows if hidden or r.lite.hidden is None][:limit]
+    left_out = 0 if hidden else sum(1 for r in rows if r.lite.hidden is not None)
+    if as_json:
+        emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
+    else:
+        render_rows(console(), shown, hidden=left_out, show_project=all_, checked=check)
+    # With --check, damage is a finding (exit 1), as for `tt validate`.
+    return 1 if any(r.errors for r in shown) else 0

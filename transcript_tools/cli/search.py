@@ -1,0 +1,66 @@
+"""``tt search``: find text across sessions (prompts, replies, tool inputs and outputs)."""
+
+from __future__ import annotations
+
+import click
+
+from ..catalog import project_dirs, search_files
+from ..errors import UsageError
+from ..search import make_matcher
+from ..views.search import render_session_hits
+from .common import console, emit_json, json_option
+
+
+@click.command("search")
+@click.argument("pattern")
+@click.option("-e", "--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax).")
+@click.option("-i", "--ignore-case", "case", flag_value="insensitive", help="Ignore case.")
+@click.option("-s", "--case-sensitive", "case", flag_value="sensitive", help="Match case.")
+@click.option("-p", "--project", metavar="DIR", help="A project (its working directory or its folder); default: this directory's.")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
+@click.option("-n", "--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
+@click.option("--limit", type=click.IntRange(min=1), help="Stop after N sessions with hits.")
+@click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
+@json_option
+def search_command(
+    pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, per_session: int,
+    limit: int | None, no_subagents: bool, as_json: bool,
+) -> int:
+    """Search the text of sessions, newest first: the session, its title, the time and
+    the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).
+
+    Exit 0 when something matched, 1 when nothing did.
+    """
+    try:
+        matcher = make_matcher(pattern, regex=regex, case=case or "smart")
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    found = search_files(project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents)
+    sessions = []
+    con = console()
+    hits = 0
+    for k, sh in enumerate(found):
+        if limit is not None and k >= limit:
+            break
+        hits += len(sh.hits) + sh.more
+        if as_json:
+            sessions.append(sh)
+        else:
+            render_session_hits(con, sh)
+    if as_json:
+        emit_json({
+            "pattern": pattern,
+            "regex": regex,
+            "ignore_case": matcher.ignore_case,
+            "sessions": [
+                {
+                    "session_id": s.session_id, "path": str(s.path), "title": s.title, "modified_ms": s.mtime_ms,
+                    "hits": [h.to_dict() | {"subagent": agent} for agent, h in s.hits], "more": s.more,
+                    "skipped": [{"path": p, "line": x.line, "code": x.code} for p, x in s.skipped],
+                }
+                for s in sessions
+            ],
+        })
+    elif not hits:
+        console(stderr=True).print("[dim]no matches[/]")
+    return 0 if hits else 1

@@ -1,0 +1,149 @@
+"""``tt show``: a session's conversation, its tree, or an export of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import store
+from ..errors import UsageError
+from ..render import build
+from ..render_text import to_json, to_markdown
+from ..tree import build_forest, describe
+from ..viewing import Shown, load_for_show
+from ..views.show import page_or_print, render_items, render_tree
+from .common import console, continue_option, emit_json, json_option, max_bytes_option
+
+
+@click.command("show")
+@click.argument("session", required=False)
+@continue_option
+@click.option("--tree", is_flag=True, help="Draw the parentUuid forest: the active chain, dead branches (rewinds), compactions.")
+@click.option("--full", is_flag=True, help="Follow compactions back through the whole history.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the conversation as Markdown.")
+@click.option("--fold", "fold_lines", type=click.IntRange(min=0), default=6, show_default=True, help="Lines of tool input/output and thinking to show (0: all).")
+@click.option("-v", "--verbose", is_flag=True, help="Also show meta lines, attachments and system records.")
+@click.option("--no-subagents", is_flag=True, help="Do not show subagent conversations under their calls.")
+@click.option("--pager/--no-pager", default=None, help="Page the output (default: when it is taller than the terminal).")
+@max_bytes_option
+@json_option
+def show_command(
+    session: str | None, latest: bool, tree: bool, full: bool, as_markdown: bool, fold_lines: int,
+    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool,
+) -> int:
+    """Show a session's conversation: SESSION is a path, an id or an id prefix (or -c).
+
+    By default what a resume would send (from the last compaction on); --full goes
+    back through every compaction. Damaged lines are repaired in memory, as a resume
+    would, and listed at the end; the file is not touched.
+    """
+    if as_json and as_markdown:
+        raise UsageError("give --json or --markdown, not both")
+    if session is None and not latest:
+        raise UsageError("name a session (a path, an id or an id prefix), or -c for the latest")
+    ref = store.resolve(session, latest=latest)
+    shown = load_for_show(ref.path, max_bytes=max_bytes, full=full or tree, subagents=not no_subagents and not tree)
+    con = console()
+    if tree:
+        forest = build_forest(shown.session)
+        if as_json:
+            emit_json(_tree_json(shown, forest))
+            return 0
+        label = _labeller(forest)
+        def draw_tree(c: Any) -> None:
+            render_tree(c, forest, label)
+            _footer(c, shown, forest)
+
+        page_or_print(con, draw_tree, pager=pager)
+        return 0
+    items = build(shown.session, full=full, verbose=verbose, subagents=shown.subagents)
+    if as_json:
+        emit_json({"session": ref.session_id, "path": str(ref.path), "items": to_json(items), **_damage_json(shown)})
+        return 0
+    if as_markdown:
+        click.echo(to_markdown(items, fold_lines=fold_lines, title=ref.session_id or ref.path.name), nl=False)
+        _notes(console(stderr=True), shown)
+        return 0
+    def draw(c: Any) -> None:
+        render_items(c, items, fold_lines=fold_lines)
+        _notes(c, shown)
+
+    page_or_print(con, draw, pager=pager)
+    return 0
+
+
+def _labeller(forest: Any):  # type: ignore[no-untyped-def]
+    from rich.markup import escape
+
+    from ..views.show import Clock
+
+    clock = Clock()
+
+    def label(g: Any) -> str:
+        d = describe(forest, g)
+        extra = []
+        if d.replies and d.role == "user":
+            extra.append(f"{d.replies} repl{'y' if d.replies == 1 else 'ies'}")
+        if d.tool_calls:
+            extra.append(f"{d.tool_calls} tool call(s)")
+        lines = f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
+        return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join(extra + [lines])})[/]"
+
+    return label
+
+
+def _footer(con: Any, shown: Shown, forest: Any) -> None:
+    dead = forest.dead_branches()
+    lines = shown.session.index.line
+    if dead:
+        con.print(f"\n[red]{len(dead)} dead branch(es)[/] (left by rewinds or edits; a resume never sends them):")
+        for d in dead:
+            at = f"after line {lines[d.fork]}" if d.fork is not None else "on a root of its own"
+            con.print(f"  [red]✗[/] {len(d.nodes)} message line(s), lines {lines[d.nodes[0]]}-{lines[d.leaf]}, forked {at}")
+    else:
+        con.print("\n[green]no dead branches[/]")
+    _notes(con, shown)
+
+
+def _notes(con: Any, shown: Shown) -> None:
+    for name, s in shown.unlinked:
+        n = sum(1 for e in s.entries if e.type in ("user", "assistant"))
+        what = "the compaction summarizer" if "acompact" in name else "not linked to a call"
+        con.print(f"[dim]subagent {name}: {n} message line(s), {what}[/]")
+    for note in shown.notes:
+        con.print(f"[yellow]{note}[/]")
+    for path, a in shown.actions:
+        where = f"{Path(path).name}:{a.line}" if a.line is not None else Path(path).name
+        con.print(f"[yellow]{where}: {a.code or a.fix} — {a.fix} in memory ({a.detail})[/]")
+
+
+def _damage_json(shown: Shown) -> dict[str, Any]:
+    return {
+        "repaired_in_memory": [{"path": p} | a.to_dict() for p, a in shown.actions],
+        "notes": shown.notes,
+        "unlinked_subagents": [name for name, _ in shown.unlinked],
+    }
+
+
+def _tree_json(shown: Shown, forest: Any) -> dict[str, Any]:
+    lines = shown.session.index.line
+
+    def branch(b: Any) -> dict[str, Any]:
+        return {
+            "status": b.status,
+            "link": b.link or None,
+            "groups": [{"status": g.status, **describe(forest, g).to_dict()} for g in b.groups],
+            "forks": [branch(f) for f in b.forks],
+        }
+
+    return {
+        "path": str(shown.path),
+        "trees": [branch(b) for b in forest.branches()],
+        "dead_branches": [
+            {"fork_line": lines[d.fork] if d.fork is not None else None, "lines": [lines[n] for n in d.nodes], "leaf_line": lines[d.leaf]}
+            for d in forest.dead_branches()
+        ],
+        **_damage_json(shown),
+    }

@@ -1,0 +1,56 @@
+"""``tt stats``: tokens, cost, turns, tools, errors and time of sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import store
+from ..catalog import project_dirs, read_row
+from ..errors import NotFound, UsageError
+from ..usage import many_stats, session_stats
+from ..views.stats import render_many, render_one
+from .common import console, continue_option, emit_json, json_option
+
+
+@click.command("stats")
+@click.argument("session", required=False)
+@continue_option
+@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory or its folder).")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
+@click.option("--no-subagents", is_flag=True, help="Leave the subagent files out.")
+@json_option
+def stats_command(session: str | None, latest: bool, project: str | None, all_: bool, no_subagents: bool, as_json: bool) -> int:
+    """Tokens by model, cost, turns, tool calls, errors, duration and compactions.
+
+    SESSION is a path, a session id or an id prefix; without one, every session of the
+    current directory's project (or --project, --all). Each API call is counted once
+    (split lines, subagent copies), as ccusage counts them.
+    """
+    if session is not None or latest:
+        if project is not None or all_:
+            raise UsageError("give a session, or --project/--all, not both")
+        ref = store.resolve(session, latest=latest)
+        one = session_stats(ref.path, subagents=not no_subagents)
+        row = read_row(ref.path)
+        title = row.lite.title if row is not None else None
+        if as_json:
+            emit_json(one.to_dict() | {"path": str(ref.path), "title": title})
+        else:
+            render_one(console(), one, ref.path, title)
+        return 0
+    paths = _sessions(project_dirs(project, all_=all_))
+    each, total = many_stats(paths, subagents=not no_subagents)
+    if as_json:
+        emit_json({"sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)], "total": total.to_dict()})
+    else:
+        render_many(console(), each, paths, total)
+    return 0
+
+
+def _sessions(dirs: list[Path]) -> list[Path]:
+    paths = [p for d in dirs for p in store.session_files(d)]
+    if not paths:
+        raise NotFound("no sessions in " + ", ".join(str(d) for d in dirs))
+    return sorted(paths, key=lambda p: p.stat().st_mtime)

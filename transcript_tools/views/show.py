@@ -1,0 +1,198 @@
+"""Rendering `tt show` with rich: the conversation, the ``--tree`` forest, and the pager.
+
+Roles in colour, times in local time, assistant text as markdown, thinking dimmed, tool
+calls with their input and result folded to a few lines, images as placeholders,
+compactions as rules with the summary in a dim panel, subagents indented under the call
+that spawned them. Output taller than the terminal goes through the pager.
+"""
+
+from __future__ import annotations
+
+import os
+import pydoc
+import re
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.text import Text
+
+from ..render import Block, Item, Marker
+from ..render_text import fold, tool_input_text
+from ..tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
+
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold magenta"}
+STATUS_STYLE = {ACTIVE: "green", HISTORY: "default", DEAD: "red", DETACHED: "yellow"}
+
+
+class Clock:
+    """Local times, with the date only when it changes."""
+
+    def __init__(self) -> None:
+        self.day: str | None = None
+
+    def __call__(self, ts: str | None) -> str:
+        if not ts:
+            return ""
+        try:
+            dt = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts).astimezone()
+        except ValueError:
+            return ts
+        day = dt.strftime("%Y-%m-%d")
+        if day != self.day:
+            self.day = day
+            return dt.strftime("%Y-%m-%d %H:%M:%S")
+        return dt.strftime("%H:%M:%S")
+
+
+def render_items(con: Any, items: Iterable[Item], *, fold_lines: int = 6, clock: Clock | None = None) -> None:
+    clock = clock or Clock()
+    for it in items:
+        for r in item_renderables(it, fold_lines, clock):
+            con.print(Padding(r, (0, 0, 0, 4 * it.depth), expand=False) if it.depth else r)
+
+
+def item_renderables(it: Item, n: int, clock: Clock) -> list[Any]:
+    if isinstance(it, Marker):
+        return _marker(it, n, clock)
+    out: list[Any] = []
+    when = clock(it.time)
+    meta = " · ".join(x for x in (when, it.model or "", f"line {it.line}") if x)
+    head = Text.assemble(("User" if it.role == "user" else "Assistant", ROLE_STYLE[it.role]), ("  " + meta, "dim"))
+    out.append(Text(""))
+    out.append(head)
+    for b in it.blocks:
+        out.extend(_block(b, n, clock, it.role))
+    return out
+
+
+def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
+    if b.kind == "text":
+        if role == "assistant":
+            return [Markdown(b.text)]
+        text, cut = fold(b.text, max(n * 4, 0) if n else 0)
+        return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
+    if b.kind == "thinking":
+        text, cut = fold(b.text, n)
+        return [Text("✻ " + text + (f"\n… {cut} more lines" if cut else ""), style="dim italic")]
+    if b.kind == "image":
+        return [Text(f"[image: {b.text}]", style="yellow")]
+    if b.kind == "tool_use":
+        out: list[Any] = []
+        body, cut = fold(tool_input_text(b.name, b.input), n)
+        first, _, rest = body.partition("\n")
+        shown = Text(first)
+        if rest:
+            shown.append("\n" + rest, style="dim")
+        if cut:
+            shown.append(f"\n… {cut} more lines of input", style="dim")
+        out.append(_hanging(Text(f"▶ {b.name}  ", style="bold blue"), shown))
+        if b.children:
+            sub = Clock()
+            sub.day = clock.day
+            out.append(Text(f"  ┌ subagent {b.agent}".rstrip(), style="dim"))
+            for child in b.children:
+                out.extend(Padding(r, (0, 0, 0, 4), expand=False) for r in item_renderables(child, n, sub))
+            out.append(Text("  └ end of subagent", style="dim"))
+        if b.result is not None:
+            out.extend(_result(b.result.text, b.result.is_error, b.result.images, n))
+        return out
+    if b.kind == "tool_result":
+        return _result(b.text, b.result.is_error if b.result else False, b.result.images if b.result else 0, n, orphan=True)
+    return [Text(f"[{b.kind}]", style="dim")]
+
+
+def _result(text: str, is_error: bool, images: int, n: int, orphan: bool = False) -> list[Any]:
+    body, cut = fold(text.rstrip(), n)
+    style = "red" if is_error else "dim"
+    label = ("error" if is_error else "result") + (" (its call is not shown)" if orphan else "")
+    t = Text(body or "(empty)", style=style)
+    if cut:
+        t.append(f"\n… {cut} more lines", style="dim")
+    if images:
+        t.append(f"\n[{images} image(s)]", style="yellow")
+    return [_hanging(Text(f"  ⎿ {label}: ", style=style), t)]
+
+
+def _hanging(head: Text, body: Text) -> Any:
+    """``head`` then ``body``, wrapped lines of the body indented under its start."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=0)
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(head, body)
+    return grid
+
+
+def _marker(m: Marker, n: int, clock: Clock) -> list[Any]:
+    when = clock(m.time)
+    if m.kind in ("compact", "microcompact"):
+        return [Text(""), Rule(f"{m.text}" + (f" · {when}" if when else ""), style="yellow")]
+    if m.kind == "summary":
+        text, cut = fold(m.text, n * 2 if n else 0)
+        return [Panel(Text(text + (f"\n… {cut} more lines" if cut else ""), style="dim"), title="summary", title_align="left", border_style="yellow")]
+    if m.kind == "command":
+        return [Text.assemble(("› ", "bold cyan"), (m.text, "cyan"), ("  " + when, "dim"))]
+    if m.kind == "command-output":
+        return [Text("  " + fold(m.text, n)[0], style="dim")]
+    if m.kind == "interrupted":
+        return [Text(f"⏹ {m.text}", style="yellow")]
+    if m.kind == "api-error":
+        return [Text(f"✗ {m.text}", style="red")]
+    if m.kind == "queued":
+        return [Text.assemble(("User (queued)  ", "cyan"), (m.text, ""))]
+    if m.kind in ("earlier", "history-joined", "history-cut"):
+        return [Text(f"… {m.text}", style="dim italic")]
+    return [Text(f"· {m.text}", style="dim")]
+
+
+# --- the tree ---------------------------------------------------------------------------------
+
+
+def render_tree(con: Any, forest: Forest, label: Callable[[Group], str]) -> None:
+    for k, root in enumerate(forest.branches()):
+        if k:
+            con.print()
+        _draw(con, root, "", label, first=True)
+
+
+def _draw(con: Any, b: Branch, prefix: str, label: Callable[[Group], str], *, first: bool) -> None:
+    for g in b.groups:
+        style = STATUS_STYLE[g.status]
+        dot = "✗" if g.status == DEAD else "●" if g.status == ACTIVE else "○"
+        con.print(Text(prefix) + Text.from_markup(f"[{style}]{dot} {label(g)}[/]"))
+    forks = b.forks
+    for k, f in enumerate(forks):
+        if f.link == "compaction":
+            con.print(Text(prefix) + Text("── compacted ──", style="yellow"))
+            _draw(con, f, prefix, label, first=False)
+            continue
+        last = k == len(forks) - 1
+        tag = {DEAD: "dead branch", DETACHED: "detached", ACTIVE: "active", HISTORY: "history"}[f.status]
+        con.print(Text(prefix) + Text.from_markup(f"{'└' if last else '├'}─┬ [{STATUS_STYLE[f.status]}]{tag}[/]"))
+        _draw(con, f, prefix + ("  " if last else "│ ") + "│ ", label, first=False)
+
+
+# --- output ----------------------------------------------------------------------------------
+
+
+def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:
+    """Draw into a capture; page it when it is taller than the terminal (``pager``
+    None: only on a terminal), else write it out."""
+    with con.capture() as cap:
+        draw(con)
+    text = cap.get()
+    if not con.is_terminal:
+        text = re.sub(r"[ \t]+(?=\n|$)", "", text)  # rich pads lines to the width
+    tall = text.count("\n") > max(con.height - 2, 1)
+    if pager or (pager is None and con.is_terminal and tall):
+        os.environ.setdefault("LESS", "-RFX")  # keep colours; quit if it fits after all
+        pydoc.pager(text)
+    else:
+        con.file.write(text)
+        con.file.flush()

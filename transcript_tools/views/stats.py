@@ -1,0 +1,152 @@
+"""Rendering `tt stats` with rich: tokens by model, the rest in a few lines, and a
+small bar chart of tokens per turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from ..pricing import PRICES_READ_ON
+from ..stats import Stats
+from .ls import short_model
+
+BAR = "█"
+PARTIAL = " ▏▎▍▌▋▊▉"
+#: Most rows the per-turn chart draws; more turns are grouped.
+CHART_ROWS = 24
+
+
+def tokens(n: int) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.1f}{unit}"
+    return str(n)
+
+
+def money(x: float | None) -> str:
+    if x is None:
+        return "[dim]?[/]"
+    return f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.4f}"
+
+
+def duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = int(s)
+    if s < 60:
+        return f"{s}s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m}m {s:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h {m:02d}m"
+
+
+def models_table(st: Stats) -> Table:
+    t = Table(box=None, header_style="bold", pad_edge=False)
+    t.add_column("model")
+    for name in ("calls", "input", "output", "cache write", "cache read", "total", "cost"):
+        t.add_column(name, justify="right")
+    for u in st.by_model():
+        k = u.tokens
+        t.add_row(escape(short_model(u.model)), str(u.calls), tokens(k.input), tokens(k.output), tokens(k.cache_write), tokens(k.cache_read), tokens(k.total), money(u.cost))
+    k = st.tokens
+    if len(st.by_model()) > 1:
+        t.add_row("[bold]total[/]", str(len(st.ledger.calls())), tokens(k.input), tokens(k.output), tokens(k.cache_write), tokens(k.cache_read), f"[bold]{tokens(k.total)}[/]", f"[bold]{cost_cell(st)}[/]")
+    return t
+
+
+def summary_lines(st: Stats) -> list[str]:
+    out = []
+    unpriced = f"; no price for {', '.join(st.unpriced)}" if st.unpriced else ""
+    out.append(f"[dim]prices as of {PRICES_READ_ON}{escape(unpriced)}[/]")
+    active = f" (active {duration(st.active_ms / 1000)})" if st.active_ms else ""
+    comp = f"{st.compactions}" + (f" (+{st.microcompactions} micro)" if st.microcompactions else "")
+    sub = f"{st.subagent_files} file(s), {tokens(st.subagent_tokens().total)} tokens" if st.subagent_files or st.subagent_tokens().total else "none"
+    out.append(f"[bold]turns[/] {st.turns}   [bold]duration[/] {duration(st.duration_s)}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}")
+    if st.tools:
+        parts = []
+        for name, n in st.tools.most_common():
+            err = st.tool_errors.get(name, 0)
+            parts.append(f"{escape(name)} {n}" + (f" [red]({err} failed)[/]" if err else ""))
+        out.append("[bold]tool calls[/] " + ", ".join(parts))
+    errs = sum(st.tool_errors.values())
+    out.append(
+        f"[bold]errors[/] {errs} tool, {st.api_errors} API retries, {st.error_messages} API error messages"
+        if errs or st.api_errors or st.error_messages else "[bold]errors[/] none"
+    )
+    if st.ledger.duplicate_copies:
+        out.append(f"[dim]{st.ledger.duplicate_copies} subagent call(s) mirrored in agent_progress lines counted once[/]")
+    return out
+
+
+def chart(per_turn: list[int], width: int) -> list[str]:
+    """Horizontal bars, one per turn (or per group of turns when there are many)."""
+    if not per_turn or not any(per_turn):
+        return []
+    group = -(-len(per_turn) // CHART_ROWS)
+    rows = []
+    for i in range(0, len(per_turn), group):
+        chunk = per_turn[i : i + group]
+        label = f"{i + 1}" if group == 1 else f"{i + 1}-{i + len(chunk)}"
+        rows.append((label, sum(chunk)))
+    top = max(v for _, v in rows) or 1
+    lw = max(len(lbl) for lbl, _ in rows)
+    span = max(10, width - lw - 12)
+    out = []
+    for lbl, v in rows:
+        cells = v / top * span
+        full = int(cells)
+        bar = BAR * full + (PARTIAL[int((cells - full) * 8)] if full < span else "")
+        out.append(f"  {lbl:>{lw}} [cyan]{bar.rstrip()}[/] {tokens(v)}")
+    return out
+
+
+def cost_cell(st: Stats) -> str:
+    if not st.unpriced:
+        return money(st.cost)
+    return "[dim]?[/]" if st.cost == 0 else money(st.cost) + "[dim]+?[/]"
+
+
+def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> None:
+    con.print(f"[bold]{escape(st.sessions[0])}[/]  {escape(title or '')}")
+    con.print(f"[dim]{escape(str(path))}[/]")
+    if st.ledger.calls():
+        con.print(models_table(st))
+    else:
+        con.print("[dim]no API calls recorded[/]")
+    for line in summary_lines(st):
+        con.print(line)
+    bars = chart(st.tokens_per_turn(), con.width)
+    if bars:
+        con.print("[bold]tokens per turn[/] [dim](main thread)[/]")
+        for b in bars:
+            con.print(b)
+    _skipped(con, st)
+
+
+def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) -> None:
+    t = Table(box=None, header_style="bold", pad_edge=False)
+    for name, just in (("session", "left"), ("turns", "right"), ("calls", "right"), ("tokens", "right"), ("cost", "right"), ("duration", "right")):
+        t.add_column(name, justify=just)  # type: ignore[arg-type]
+    for st in sorted(each, key=lambda s: s.last or "", reverse=True):
+        t.add_row(escape(st.sessions[0][:8]), str(st.turns), str(len(st.ledger.calls())), tokens(st.tokens.total), cost_cell(st), duration(st.duration_s))
+    con.print(t)
+    con.print(f"[bold]total of {len(each)} session(s)[/]")
+    con.print(models_table(total))
+    for line in summary_lines(total):
+        con.print(line)
+    shared = sum(len(s.ledger.calls()) for s in each) - len(total.ledger.calls())
+    if shared:
+        con.print(f"[dim]{shared} API call(s) found in more than one session file, counted once in the total[/]")
+    _skipped(con, total)
+
+
+def _skipped(con: Any, st: Stats) -> None:
+    for s in st.skipped[:10]:
+        con.print(f"[yellow]{escape(s.path)}:{s.line} skipped ({s.code})[/]")
+    if len(st.skipped) > 10:
+        con.print(f"[yellow]… and {len(st.skipped) - 10} more skipped lines[/]")
