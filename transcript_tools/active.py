@@ -162,7 +162,13 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
     by_msg: dict[str, list[int]] = {}
     call_owner: dict[str, int] = {}  # tool_use id -> the assistant line that made the call
     result_nodes: list[int] = []
+    # What lies before the chain's compact boundary is history: Claude Code 2.1.332 drops
+    # it on load unless preserved. Copies written after a boundary (tt compact --in-place
+    # keeps their message.id and tool ids) must not pull the originals back in.
+    floor = nodes[0] if nodes and index.flags[nodes[0]] & BOUNDARY else 0
     for i, f in facts.items():
+        if i < floor and i not in on:
+            continue
         fl = index.flags[i]
         if fl & ASSISTANT and f.message_id:
             by_msg.setdefault(f.message_id, []).append(i)

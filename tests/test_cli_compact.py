@@ -1,0 +1,318 @@
+"""`tt compact` end to end: wiring, exit codes, the --json shape, what lands on disk, the
+model summariser and --exact against the local stand-in, and (marked ``claude``) the real
+Claude Code CLI resuming what tt compacted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.claude_cli import ClaudeCLI
+from tests.support.oracle import conversation_blocks, resume_request, resume_with_cli
+from tests.support.sessions import GeneratedSession, stage_config
+from tests.support.standin import StandIn
+from transcript_tools.check import validate_path
+from transcript_tools.tokens import MARGIN, TokenCounter
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "fixtures" / "real"
+CONFIG_332 = REAL / "claude-config-2.1.332"
+SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+PROJECT = "-home-dev-demo-app"
+
+
+def tt(*args: str, config: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    e.update({"NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)})
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=300)
+
+
+def digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    dest = tmp_path / "claude-config"
+    shutil.copytree(CONFIG_332, dest)
+    for p in [dest, *dest.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)
+    return dest
+
+
+def transcript(config: Path) -> Path:
+    return config / "projects" / PROJECT / f"{SID}.jsonl"
+
+
+def new_files(config: Path, before: dict[str, str]) -> list[Path]:
+    return [config / k for k in digest(config) if k not in before]
+
+
+def test_json_report_and_a_new_session_beside_the_original(config: Path) -> None:
+    before = digest(config)
+    out = tt("compact", SID[:8], "--keep-tokens", "800", "--json", config=config)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["mode"] == "new" and d["summarizer"] == "extractive"
+    assert set(d["tokens"]) >= {"before", "after", "summary", "kept", "budget", "estimate", "note"}
+    assert set(d["bytes"]) == {"before", "conversation_before", "after"}
+    assert set(d["messages"]) >= {"summarised", "kept", "key"}
+    assert d["tokens"]["budget"] == 800 and d["tokens"]["kept"] <= 800
+    assert d["tokens"]["before"] > d["tokens"]["after"] and d["bytes"]["after"] < d["bytes"]["before"]
+    [made] = new_files(config, before)
+    assert made == Path(d["output"]) and made.parent == transcript(config).parent
+    assert made.name == f"{d['new_session_id']}.jsonl"
+    assert d["continue"][0] == f"tt resume {d['new_session_id']}"
+    assert d["continue"][1].endswith(f"claude --resume {d['new_session_id']}")
+    # The original is untouched.
+    assert {k: v for k, v in digest(config).items() if k in before} == before
+    assert validate_path(made).errors == 0
+
+
+def test_the_agent_sdk_lists_and_reads_the_new_session(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sdk = pytest.importorskip("claude_agent_sdk")
+    out = tt("compact", SID, "--keep-tokens", "800", "--json", config=config)
+    sid = json.loads(out.stdout)["new_session_id"]
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    listed = {s.session_id: s for s in sdk.list_sessions(directory="/home/dev/demo-app")}
+    assert listed[sid].summary == "Project kickoff 13000: we work on app.py (compacted)"
+    msgs = sdk.get_session_messages(sid, directory="/home/dev/demo-app")
+    assert msgs[0].message["content"].startswith("This session is being continued")
+    assert msgs[1].message["content"] == "Project kickoff 13000: we work on app.py"
+    assert msgs[-1].message["content"] == [{"type": "text", "text": "TOOL-RESULT-SEEN n=22"}]
+
+
+def test_human_output_says_the_counts_are_estimates(config: Path) -> None:
+    out = tt("compact", str(transcript(config)), "--keep-tokens", "800", config=config)
+    assert out.returncode == 0, out.stderr
+    assert "Compacted" in out.stdout and "estimates" in out.stdout and "claude --resume" in out.stdout
+
+
+def test_dry_run_shows_the_plan_and_writes_nothing(config: Path) -> None:
+    before = digest(config)
+    out = tt("compact", SID, "--keep-tokens", "800", "--dry-run", config=config)
+    assert out.returncode == 0, out.stderr
+    assert digest(config) == before
+    assert "Would compact" in out.stdout and "Kept verbatim" in out.stdout and "Summary" in out.stdout
+    assert "Project kickoff 13000" in out.stdout and "dry run: nothing written" in out.stdout
+
+
+def test_output_path_and_directory(config: Path, tmp_path: Path) -> None:
+    d = tmp_path / "elsewhere"
+    d.mkdir()
+    out = tt("compact", SID, "-o", str(d), "--json", "--keep-tokens", "800", config=config)
+    assert out.returncode == 0, out.stderr
+    assert Path(json.loads(out.stdout)["output"]).parent == d
+    f = tmp_path / "small.jsonl"
+    out = tt("compact", SID, "-o", str(f), "--json", "--keep-tokens", "800", config=config)
+    assert out.returncode == 0 and f.is_file()
+    again = tt("compact", SID, "-o", str(f), "--keep-tokens", "800", config=config)
+    assert again.returncode == 6 and "already exists" in again.stderr
+
+
+def test_in_place_keeps_a_backup(config: Path) -> None:
+    path = transcript(config)
+    original = path.read_bytes()
+    out = tt("compact", SID, "--in-place", "--json", "--keep-tokens", "800", config=config)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert Path(d["backup"]).read_bytes() == original
+    assert path.read_bytes().startswith(original) and path.stat().st_size > len(original)
+    assert d["continue"] == [f"tt resume {SID}", f"cd /home/dev/demo-app && claude --resume {SID}"]
+
+
+def test_prune_and_keep_options(config: Path) -> None:
+    out = tt("compact", SID, "--dry-run", "--json", "--prune", "tool-output,thinking", "--keep", "ff44c48a-10bc-4e6a-8229-9e9c8bf05269", "--no-first-request", config=config)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["messages"]["key"] == ["ff44c48a-10bc-4e6a-8229-9e9c8bf05269"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-o", "x.jsonl", "--in-place"], "not both"),
+        (["--prune", "tool-output,bogus"], "unknown kind"),
+        (["--instructions", "focus"], "needs --summarizer anthropic"),
+        (["--force"], "--force only applies"),
+        (["--keep-tokens", "-1"], "Invalid value"),
+    ],
+)
+def test_usage_errors(config: Path, args: list[str], message: str) -> None:
+    before = digest(config)
+    out = tt("compact", SID, *args, config=config)
+    assert out.returncode == 2 and message in out.stderr
+    assert digest(config) == before
+
+
+def test_not_found(config: Path) -> None:
+    out = tt("compact", "ffffffff", config=config)
+    assert out.returncode == 3
+    out = tt("compact", SID, "--keep", "00000000-0000-4000-8000-000000000000", config=config)
+    assert out.returncode == 3 and "--keep" in out.stderr
+
+
+def test_a_model_summary_needs_a_key_before_any_work(config: Path) -> None:
+    before = digest(config)
+    out = tt("compact", SID, "--summarizer", "anthropic", config=config)
+    assert out.returncode == 5 and "ANTHROPIC_API_KEY" in out.stderr
+    out = tt("compact", SID, "--exact", config=config)
+    assert out.returncode == 5
+    assert digest(config) == before
+
+
+def test_a_dry_run_does_not_call_the_model(config: Path) -> None:
+    out = tt("compact", SID, "--summarizer", "anthropic", "--dry-run", "--json", config=config)
+    assert out.returncode == 0, out.stderr
+    assert any("model was not asked" in n for n in json.loads(out.stdout)["notes"])
+
+
+def test_a_subagent_transcript_is_refused(config: Path) -> None:
+    [agent] = (config / "projects" / PROJECT / SID / "subagents").glob("agent-*.jsonl")
+    out = tt("compact", str(agent), config=config)
+    assert out.returncode == 2 and "subagent" in out.stderr
+
+
+def test_model_summary_and_exact_count_through_the_stand_in(config: Path, standin: StandIn) -> None:
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": standin.base_url}
+    out = tt("compact", SID, "--summarizer", "anthropic", "--model", "claude-standin-1", "--instructions", "the tests",
+             "--exact", "--json", "--keep-tokens", "800", config=config, env=env)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["summarizer"] == "anthropic"
+    assert isinstance(d["tokens"]["after_exact"], int) and d["tokens"]["after_exact"] > 0
+    [summary_req] = standin.message_requests
+    assert summary_req.model == "claude-standin-1"
+    assert summary_req.messages[0]["content"].endswith("the tests")
+    assert any(r.path == "/v1/messages/count_tokens" for r in standin.requests)
+    lines = [json.loads(x) for x in Path(d["output"]).read_text().splitlines()]
+    assert "SUMMARY n=1" in lines[1]["message"]["content"]
+
+
+def test_api_failure_writes_nothing(config: Path, standin: StandIn) -> None:
+    from tests.support.standin import ApiError
+
+    standin.script(*[ApiError(400, "bad request")] * 3)
+    before = digest(config)
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": standin.base_url}
+    out = tt("compact", SID, "--summarizer", "anthropic", "--model", "m", config=config, env=env)
+    assert out.returncode == 5 and "bad request" in out.stderr
+    assert digest(config) == before
+
+
+# --- the real Claude Code CLI resumes what tt compacted ---------------------------------
+
+#: A real session that is large in tokens: four Reads of 2,000 numbered lines each
+#: (~12k tokens apiece), besides Edit, Write, Bash and plain turns. {cwd} is the session's cwd.
+LARGE_SCRIPT = (
+    "Project kickoff: we work on app.py",
+    'TOOL:Bash {"command": "seq 1 9000 > {cwd}/numbers.txt", "description": "make data"}',
+    'TOOL:Read {"file_path": "{cwd}/numbers.txt", "limit": 2000}',
+    'TOOL:Edit {"file_path": "{cwd}/app.py", "old_string": "hello", "new_string": "hello world"}',
+    'TOOL:Read {"file_path": "{cwd}/numbers.txt", "offset": 2001, "limit": 2000}',
+    'TOOL:Write {"file_path": "{cwd}/util.py", "content": "def add(a, b):\\n    return a + b\\n"}',
+    "Plain question about the design?",
+    'TOOL:Read {"file_path": "{cwd}/numbers.txt", "offset": 4001, "limit": 2000}',
+    'TOOL:Read {"file_path": "{cwd}/numbers.txt", "offset": 6001, "limit": 2000}',
+    'TOOL:Bash {"command": "python3 app.py", "description": "run app"}',
+    "Last turn: what is next?",
+)
+BUDGET = 6000
+
+
+@pytest.fixture(scope="module", params=["2.1.332", "2.1.197"], ids=lambda v: f"cc-{v}")
+def large_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
+    from tests.support.claude_cli import find_cli
+    from tests.support.sessions import generate_session
+
+    cli = find_cli(request.param)
+    if cli is None:
+        pytest.skip(f"Claude Code {request.param} is not installed (see tests/conftest.py)")
+    return generate_session(cli, tmp_path_factory.mktemp(f"large-{request.param}"), prompts=LARGE_SCRIPT, checkpointing=False)
+
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+
+
+def _tokens(messages: list[dict[str, Any]]) -> int:
+    """Our estimate of a request's conversation: every block of every user and assistant
+    message, tool results included, less the ``<system-reminder>`` renderings Claude Code
+    adds to every request (role ``system`` messages, reminder texts; as the oracle does)."""
+    c = TokenCounter()
+    n = 0
+    for m in messages:
+        if m.get("role") == "system":
+            continue
+        content = m.get("content")
+        for b in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if isinstance(b, dict) and b.get("type") == "text":
+                b = {**b, "text": _REMINDER.sub("", str(b.get("text", "")))}
+            n += c.block(b).tokens
+        n += 4
+    return n
+
+
+@pytest.mark.claude
+@pytest.mark.parametrize("mode", ["new", "in-place"])
+def test_the_real_cli_resumes_a_large_session_compacted_to_a_budget(large_session: GeneratedSession, tmp_path: Path, mode: str) -> None:
+    s = large_session.copy_to(tmp_path)
+    original = s.transcript.read_bytes()
+    probe = "Probe after tt compact"
+    before_messages = resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, probe)
+    before = [b for b in conversation_blocks(before_messages) if b.value != probe]
+    args = ["compact", s.session_id, "--keep-tokens", str(BUDGET), "--json"] + (["--in-place"] if mode == "in-place" else [])
+    out = tt(*args, config=s.config_dir)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    sid = d["new_session_id"] or s.session_id
+    path = Path(d["output"])
+    if mode == "new":
+        assert s.transcript.read_bytes() == original  # the input is unchanged
+    else:
+        assert path.read_bytes().startswith(original) and Path(d["backup"]).read_bytes() == original
+    assert validate_path(path).errors == 0
+    request = resume_request(s.cli, s.config_dir, sid, s.cwd, probe)
+    after = conversation_blocks(request.messages)
+    assert after[-1].value == probe
+    # The summary first, naming the first request and the files the session touched.
+    summary = after[0].value
+    assert after[0].role == "user" and summary.startswith("This session is being continued")
+    assert '"Project kickoff: we work on app.py"' in summary
+    for f in ("app.py", "util.py", "numbers.txt"):
+        assert f"{s.cwd}/{f}" in summary, f
+    # Then the first request verbatim, then the last messages verbatim.
+    assert after[1].value == "Project kickoff: we work on app.py"
+    tail = after[2:-1]
+    assert len(tail) >= 6 and tail == before[-len(tail) :]
+    assert any(b.kind == "tool_result" for b in tail)  # a whole Read kept, with its call
+    # The request fits the budget: summary + kept messages, within the estimate's margin,
+    # and is a fraction of what the CLI sent before.
+    sent = _tokens(request.messages)
+    assert d["tokens"]["kept"] <= BUDGET
+    assert sent <= (BUDGET + d["tokens"]["summary"]) * (1 + MARGIN), (sent, d["tokens"])
+    assert sent < _tokens(before_messages) / 3, (sent, _tokens(before_messages))
+
+
+@pytest.mark.claude
+def test_the_real_cli_resumes_the_shipped_fixture_compacted(claude_332: ClaudeCLI, tmp_path: Path) -> None:
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    config = stage_config(CONFIG_332, tmp_path / "config", recorded_cwd="/home/dev/demo-app", cwd=cwd)
+    out = tt("compact", SID, "--keep-tokens", "300", "--prune", "tool-output", "--json", config=config)
+    assert out.returncode == 0, out.stderr
+    sid = json.loads(out.stdout)["new_session_id"]
+    blocks = conversation_blocks(resume_with_cli(claude_332, config, sid, cwd, "probe 2"))
+    assert blocks[0].value.startswith("This session is being continued")
+    assert blocks[1].value == "Project kickoff 13000: we work on app.py"
+    assert [b.value for b in blocks if b.kind == "tool_use"][-1] == "toolu_be664747bacd42f49700be7f Grep"
+    assert blocks[-2].value == "TOOL-RESULT-SEEN n=22" and blocks[-1].value == "probe 2"

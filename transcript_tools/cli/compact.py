@@ -1,0 +1,197 @@
+"""``tt compact``: summarise and truncate a session to a token budget, in Claude Code's form.
+
+Resolve the session, check the options (and the API key, before any work, when a model
+or ``--exact`` needs one), run `compactor.compact_file`, render the report. The source is
+only read, except with ``--in-place``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import store
+from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
+from ..errors import UsageError
+from .common import console, continue_option, emit_json, json_option, max_bytes_option
+
+#: Show a progress bar for files from this size on.
+PROGRESS_FROM = 20 * 1024 * 1024
+
+
+@click.command("compact")
+@click.argument("session", required=False)
+@click.option("-o", "--output", "out", metavar="PATH", help="Write the new session here (a file, or a directory). Default: a new session beside the original.")
+@click.option("--in-place", is_flag=True, help="Append the compaction to the session itself, as Claude Code's /compact does (atomic, keeps a .bak).")
+@click.option("--dry-run", is_flag=True, help="Show the plan and the summary; write nothing.")
+@click.option(
+    "--keep-tokens",
+    type=click.IntRange(min=0),
+    default=DEFAULT_KEEP_TOKENS,
+    show_default=True,
+    help="Budget for the messages kept verbatim (the most recent ones, plus key messages).",
+)
+@click.option("--keep", "keep", multiple=True, metavar="UUID", help="Always keep this message verbatim (repeatable).")
+@click.option("--no-first-request", is_flag=True, help="Do not keep the first request verbatim (it is still summarised).")
+@click.option("--prune", "prune", default="", metavar="KINDS", help="Shrink inside the kept messages first: tool-output, thinking, images (comma-separated).")
+@click.option("--summarizer", type=click.Choice(["extractive", "anthropic"]), default="extractive", show_default=True, help="extractive: offline, deterministic; anthropic: a model writes it.")
+@click.option("--model", help="Model for --summarizer anthropic and --exact (default: the session's last model).")
+@click.option("--instructions", help="What the model's summary should focus on (--summarizer anthropic).")
+@click.option("--exact", is_flag=True, help="Also count the result with the API's count_tokens endpoint (needs ANTHROPIC_API_KEY).")
+@click.option("--force", is_flag=True, help="With --in-place: replace the file even if it changed while tt worked.")
+@continue_option
+@max_bytes_option
+@json_option
+def compact_command(
+    session: str | None,
+    out: str | None,
+    in_place: bool,
+    dry_run: bool,
+    keep_tokens: int,
+    keep: tuple[str, ...],
+    no_first_request: bool,
+    prune: str,
+    summarizer: str,
+    model: str | None,
+    instructions: str | None,
+    exact: bool,
+    force: bool,
+    latest: bool,
+    max_bytes: int,
+    as_json: bool,
+) -> int:
+    """Make SESSION small and resumable: summarise all but the most recent messages.
+
+    SESSION is a path, a session id or an id prefix. By default the result is a new session
+    (new id) in the same project folder, so `claude --resume` and `tt resume` continue it;
+    the original is not changed. Token counts are estimates (tiktoken, offline) of Claude's
+    tokenizer; --exact asks the API.
+    """
+    from ..compactor import Target, compact_file
+
+    if in_place and out is not None:
+        raise UsageError("give -o or --in-place, not both")
+    if force and not in_place:
+        raise UsageError("--force only applies to --in-place")
+    if instructions is not None and summarizer != "anthropic":
+        raise UsageError("--instructions needs --summarizer anthropic")
+    kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
+    unknown = kinds - set(PRUNE_KINDS)
+    if unknown:
+        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}")
+    # A dry run does not spend money on a model summary: it plans with the extractive one.
+    model_summary = summarizer == "anthropic" and not dry_run
+    client = _client() if model_summary or exact else None
+    ref = store.resolve(session, latest=latest)
+    mode = "dry-run" if dry_run else "in-place" if in_place else "new"
+    target = Target(mode, Path(out).expanduser() if out else None, force)
+    summ = _summarizer("anthropic" if model_summary else "extractive", client, model, instructions, ref.path, max_bytes)
+    progress = None
+    bar: Any = None
+    if not as_json and ref.path.stat().st_size >= PROGRESS_FROM:
+        from rich.progress import Progress
+
+        bar = Progress(console=console(stderr=True), transient=True)
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        bar.start()
+    try:
+        result = compact_file(
+            ref.path,
+            summ,
+            target,
+            PlanOptions(keep_tokens=keep_tokens, prune=kinds),
+            keep=keep,
+            keep_first_request=not no_first_request,
+            max_bytes=max_bytes,
+            progress=progress,
+        )
+        if exact and not result.nothing_to_do:
+            from ..compactor import exact_after
+
+            result.tokens_after_exact = exact_after(result, client, model)
+    finally:
+        if bar is not None:
+            bar.stop()
+        if client is not None:
+            client.close()
+    if summarizer == "anthropic" and dry_run:
+        result.notes.append("dry run: the model was not asked; the sizes use the extractive summary in its place")
+    info = result.to_dict()
+    info["continue"] = _continue(result, ref.project_dir)
+    if as_json:
+        emit_json(info)
+    else:
+        from ..views.compact import render_compact
+
+        render_compact(console(), info, summary=result.summary, records=result.records)
+    return 0
+
+
+def _client() -> Any:
+    from ..client import AnthropicClient, credentials_from_env
+
+    return AnthropicClient(credentials_from_env(os.environ))
+
+
+def _summarizer(name: str, client: Any, model: str | None, instructions: str | None, path: Path, max_bytes: int) -> Any:
+    from ..summarizers import AnthropicSummarizer, Extractive
+
+    if name == "extractive":
+        return Extractive()
+    return AnthropicSummarizer(client, model=model or _session_model(path), instructions=instructions)
+
+
+def _session_model(path: Path) -> str:
+    """The model of the session's last real answer, from the file's last 1 MiB."""
+    import orjson
+
+    from ..summarizers import FALLBACK_MODEL
+
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        f.seek(max(0, size - (1 << 20)))
+        tail = f.read()
+    for line in reversed(tail.split(b"\n")):
+        if b'"assistant"' not in line:
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) else None
+        m = msg.get("model") if isinstance(msg, dict) else None
+        if isinstance(m, str) and m and not m.startswith("<"):
+            return m
+    return FALLBACK_MODEL
+
+
+def _continue(result: Any, project_dir: Path) -> list[str]:
+    """Commands that continue the compacted session."""
+    if result.mode == "dry-run" or result.nothing_to_do:
+        return []
+    sid = result.new_session_id or result.session_id
+    if sid is None:
+        return []
+    cmds = [f"tt resume {sid}"]
+    if result.output is not None and result.output.parent == project_dir:
+        cwd = _cwd_of(result.records)
+        cmds.append(f"cd {shlex.quote(cwd)} && claude --resume {sid}" if cwd else f"claude --resume {sid}")
+    return cmds
+
+
+def _cwd_of(records: list[dict[str, Any]]) -> str | None:
+    for r in records:
+        c = r.get("cwd")
+        if isinstance(c, str) and c:
+            return c
+    return None

@@ -1,0 +1,113 @@
+"""Rendering what ``tt compact`` did (or would do): sizes before and after, what was kept,
+pruned and summarised, and how to continue. ``--dry-run`` also shows the plan: the kept
+messages and the summary text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+
+#: How many kept messages and summary lines a dry run shows.
+SHOW_KEPT = 24
+SHOW_SUMMARY_LINES = 40
+
+
+def _n(v: int | None) -> str:
+    return "?" if v is None else f"{v:,}"
+
+
+def _mib(v: int) -> str:
+    return f"{v / 2**20:,.1f} MiB" if v >= 2**20 else f"{v / 1024:,.1f} KiB"
+
+
+def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records: list[dict[str, Any]] | None = None) -> None:
+    def out(text: str) -> None:
+        con.print(text, soft_wrap=True)
+
+    t, b, m = info["tokens"], info["bytes"], info["messages"]
+    mode = info["mode"]
+    if info["nothing_to_do"]:
+        out(f"[green]Nothing to compact[/] in {escape(info['source'])}")
+        for n in info["notes"]:
+            out(f"  [dim]{escape(n)}[/]")
+        return
+    verb = {"new": "Compacted", "in-place": "Compacted in place", "dry-run": "Would compact"}[mode]
+    target = info["output"] or info["source"]
+    out(f"[bold green]{verb}[/] {escape(info['source'])}" + (f" → [bold]{escape(target)}[/]" if mode == "new" else ""))
+    if info["new_session_id"]:
+        out(f"  session   {escape(info['new_session_id'])} [dim](new)[/]")
+    out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages")
+    over = " [yellow](over budget)[/]" if t["over_budget"] else ""
+    out(f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}")
+    exact = f" [dim](API count: {_n(t['after_exact'])})[/]" if t["after_exact"] is not None else ""
+    out(f"  tokens    ~{_n(t['before'])} → ~{_n(t['after'])}{exact}")
+    if t["last_reported_by_api"]:
+        out(f"            [dim]the API last reported {_n(t['last_reported_by_api'])} tokens of context (system prompt and tools included)[/]")
+    after = "would be written" if mode == "dry-run" else "written"
+    out(f"  bytes     {_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation) → {_mib(b['after'])} {after}")
+    for kind, d in sorted(info["prune"].items()):
+        out(f"  pruned    {kind}: {d['blocks']} block(s), ~{_n(d['tokens'])} tokens, {_mib(d['bytes'])}")
+    dmg = info["damage"]
+    if dmg["repaired_in_memory"]:
+        out(f"  [yellow]read through {len(dmg['repair_actions'])} in-memory repair(s)[/]; the original is unchanged")
+    elif dmg["skipped_pieces"]:
+        out(f"  [yellow]skipped {dmg['skipped_pieces']} damaged piece(s)[/] ({_mib(dmg['skipped_bytes'])})")
+    if info["backup"]:
+        out(f"  backup    {escape(info['backup'])}")
+    for n in info["notes"]:
+        out(f"  [yellow]note:[/] {escape(n)}")
+    out(f"  [dim]{escape(t['note'])}[/]")
+    if mode == "dry-run":
+        _plan(out, summary, records or [])
+        out("  [dim]dry run: nothing written[/]")
+        return
+    if info.get("continue"):
+        out("Continue it with:")
+        for c in info["continue"]:
+            out(f"  {escape(c)}")
+
+
+def _plan(out: Any, summary: str, records: list[dict[str, Any]]) -> None:
+    kept = [r for r in records[2:] if isinstance(r.get("uuid"), str)]
+    out(f"[bold]Kept verbatim[/] ({len(kept)} entries, after the boundary and the summary):")
+    shown: list[dict[str, Any] | None] = list(kept)
+    if len(kept) > SHOW_KEPT:
+        shown = [*kept[: SHOW_KEPT // 2], None, *kept[-SHOW_KEPT // 2 :]]
+    for r in shown:
+        if r is None:
+            out(f"  [dim]… {len(kept) - SHOW_KEPT} more …[/]")
+            continue
+        out(f"  {escape(str(r.get('type'))):9} {escape(_brief(r))}")
+    out("[bold]Summary[/]:")
+    lines = summary.splitlines()
+    for ln in lines[:SHOW_SUMMARY_LINES]:
+        out("  " + escape(ln))
+    if len(lines) > SHOW_SUMMARY_LINES:
+        out(f"  [dim]… {len(lines) - SHOW_SUMMARY_LINES} more lines[/]")
+
+
+def _brief(r: dict[str, Any], n: int = 100) -> str:
+    msg = r.get("message")
+    c = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(c, str):
+        s = c
+    elif isinstance(c, list) and c and isinstance(c[0], dict):
+        b = c[0]
+        bt = b.get("type")
+        if bt == "text":
+            s = str(b.get("text", ""))
+        elif bt == "tool_use":
+            s = f"→ {b.get('name')} {b.get('input')}"
+        elif bt == "tool_result":
+            inner = b.get("content")
+            s = "← " + (inner if isinstance(inner, str) else str(inner))
+        else:
+            s = f"[{bt}]"
+    elif r.get("type") == "attachment":
+        a = r.get("attachment")
+        s = f"[{a.get('type') if isinstance(a, dict) else '?'}]"
+    else:
+        s = str(r.get("subtype") or r.get("content") or "")
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
