@@ -1,49 +1,54 @@
 """tt — transcript_tools: read, check, repair, shrink, branch and continue Claude Code sessions.
 
 The library never prints and never exits; `transcript_tools.cli` is the command line.
+Public names are imported on first use (PEP 562), so ``tt resume --dry-run`` and
+``tt ls`` do not pay for modules they never touch.
 """
 
 from __future__ import annotations
 
-from .check import validate_path
-from .diagnostics import CODES, Diagnostic, Severity
-from .errors import (
-    ApiError,
-    CredentialsError,
-    NotFound,
-    TranscriptTooLarge,
-    TTError,
-    Unreadable,
-    UsageError,
-    WriteFailed,
-)
-from .lines import Entry
-from .reader import MAX_TRANSCRIPT_READ_BYTES, Transcript, iter_lines, load
-from .store import SessionRef, resolve
-from .validate import Report
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ApiError",
-    "CODES",
-    "CredentialsError",
-    "Diagnostic",
-    "Entry",
-    "MAX_TRANSCRIPT_READ_BYTES",
-    "NotFound",
-    "Report",
-    "SessionRef",
-    "Severity",
-    "TTError",
-    "Transcript",
-    "TranscriptTooLarge",
-    "Unreadable",
-    "UsageError",
-    "WriteFailed",
-    "iter_lines",
-    "load",
-    "resolve",
-    "validate_path",
-    "__version__",
-]
+#: public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "validate_path": "check",
+    "CODES": "diagnostics",
+    "Diagnostic": "diagnostics",
+    "Severity": "diagnostics",
+    "ApiError": "errors",
+    "CredentialsError": "errors",
+    "NotFound": "errors",
+    "TranscriptTooLarge": "errors",
+    "TTError": "errors",
+    "Unreadable": "errors",
+    "UsageError": "errors",
+    "WriteFailed": "errors",
+    "Entry": "lines",
+    "MAX_TRANSCRIPT_READ_BYTES": "reader",
+    "Transcript": "reader",
+    "iter_lines": "reader",
+    "load": "reader",
+    "SessionRef": "store",
+    "resolve": "store",
+    "Report": "validate",
+    "load_session": "loader",
+    "Session": "session",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'transcript_tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,304 @@
+"""``tt resume``: continue a session headlessly, from its repaired conversation.
+
+The edge around `engine.QueryEngine`: resolve the session (path, id, prefix, ``-c``,
+or a picker on a terminal), check the API key (before anything is written), load the
+file through the in-memory repair (`loader.load_session`; the file itself is only ever
+appended to), rebuild the conversation (`conversation.build`), optionally fork it into a
+new session first (`fork.fork`, ``tt fork``'s rules), then run one turn and print it as
+``claude -p`` does: ``text`` (the final answer), ``json`` (the result object) or
+``stream-json`` (every event, one JSON object a line).
+
+Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
+tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
+--max-bytes; 5 no API key or the API failed; 6 the transcript could not be appended
+to; 130 Ctrl-C (the turn is closed in the file first).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import orjson
+
+from .. import store
+from ..errors import Unreadable, UsageError
+from ..resumable import ForResume
+
+if TYPE_CHECKING:
+    from ..client import AnthropicClient
+    from ..conversation import Conversation
+    from ..engine import QueryEngine
+    from ..tools import ToolRegistry
+from .common import continue_option, max_bytes_option
+
+FORMATS = ("text", "json", "stream-json")
+
+
+def _load(path: Path, max_bytes: int, *, session: bool = False) -> ForResume:
+    from ..resumable import load_for_resume
+
+    return load_for_resume(path, max_bytes=max_bytes, session=session)
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``.git/HEAD``;
+    None outside a repository. No subprocess: a resume must not depend on git."""
+    for d in (cwd, *cwd.parents):
+        git = d / ".git"
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            try:
+                target = git.read_text().strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return None
+            git = (d / target) if not os.path.isabs(target) else Path(target)
+        head = git / "HEAD"
+        if head.is_file():
+            try:
+                text = head.read_text().strip()
+            except OSError:
+                return None
+            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
+    return None
+
+
+def _read_prompt(prompt: str | None, dry_run: bool) -> str | None:
+    if prompt == "-":
+        text = sys.stdin.read()
+        if not text.strip():
+            raise UsageError("the prompt read from stdin is empty")
+        return text
+    if prompt is None and not dry_run:
+        raise UsageError("give the prompt with -p PROMPT (or -p - to read it from stdin)")
+    if prompt is not None and not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
+
+
+def _pick(spec: str | None, latest: bool) -> store.SessionRef:
+    if spec is not None or latest:
+        return store.resolve(spec, latest=latest)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UsageError("name a session (path, id or prefix), or use -c for the latest one here")
+    from ..views.resume import pick_session
+
+    return pick_session()
+
+
+def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
+    from ..engine import DEFAULT_SYSTEM_PROMPT
+
+    text = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
+    if append:
+        text = f"{text}\n\n{append}"
+    return text
+
+
+@click.command("resume")
+@click.argument("session", required=False)
+@click.option("-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin).")
+@continue_option
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`.")
+@click.option("--dry-run", is_flag=True, help="Print the request that would be sent (model, system, messages) and exit.")
+@click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
+@click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
+@click.option("--model", help="Model to use (default: the model the session last used).")
+@click.option("--system-prompt", help="Replace tt's system prompt.")
+@click.option("--append-system-prompt", help="Append to the system prompt.")
+@click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.")
+@click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
+@click.option("--fork", "fork_", is_flag=True, help="Continue into a new session (a fork, with fresh ids); the original is not touched.")
+@click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="max_tokens of each model call.")
+@click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
+@click.option("--include-partial-messages", is_flag=True, help="stream-json: also print the raw stream events.")
+@max_bytes_option
+def resume_command(
+    session: str | None,
+    prompt: str | None,
+    latest: bool,
+    output_format: str,
+    dry_run: bool,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    model: str | None,
+    system_prompt: str | None,
+    append_system_prompt: str | None,
+    allowed: tuple[str, ...],
+    disallowed: tuple[str, ...],
+    fork_: bool,
+    cwd_opt: Path | None,
+    max_tokens: int | None,
+    max_retries: int | None,
+    include_partial_messages: bool,
+    max_bytes: int,
+) -> int:
+    """Continue SESSION headlessly through the Anthropic API and append the turn to it.
+
+    SESSION is a path, a session id or an id prefix (or -c, or a picker on a terminal).
+    The file is read through tt's in-memory repair, so a damaged session resumes; it is
+    only ever appended to, in Claude Code's format, so `claude --resume` continues it.
+    Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL is honoured) unless --dry-run.
+    """
+    from .. import conversation
+    from ..client import DEFAULT_MAX_RETRIES, AnthropicClient, credentials_from_env
+    from ..engine import DEFAULT_MAX_TOKENS, check_budget_model
+    from ..tools import ToolRegistry
+
+    text = _read_prompt(prompt, dry_run)
+    registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
+    ref = _pick(session, latest)
+    creds = None if dry_run else credentials_from_env(os.environ)  # before anything is written
+    got = _load(ref.path, max_bytes, session=fork_ and not dry_run)
+    path = ref.path
+    if not got.conversation.messages:
+        raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
+    chosen = model or got.conversation.model
+    if not chosen:
+        raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
+    if max_budget_usd is not None and not dry_run:
+        check_budget_model(chosen)  # a usage error, before a fork is written
+    if fork_ and not dry_run:
+        path, got = _fork(ref, got, max_bytes)
+    conv = got.conversation
+    cwd = _cwd(cwd_opt, conv.cwd)
+    system = _system(system_prompt, append_system_prompt, cwd)
+    tokens = max_tokens or DEFAULT_MAX_TOKENS
+    if dry_run:
+        from ..client import ModelRequest
+
+        extra = [conversation.user_message(text)] if text is not None else []
+        req = ModelRequest(chosen, [*conv.messages, *extra], tokens, system, registry.definitions())
+        sys.stdout.buffer.write(orjson.dumps(req.params()) + b"\n")
+        sys.stdout.flush()
+        _summary(got, path)
+        return 0
+    assert creds is not None and text is not None
+    if got.actions or got.mended or conv.mended:
+        _summary(got, path)  # say what was mended in memory: damage is never silent
+    session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
+    client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
+    engine = _engine(client, registry, conv, session_id, path, cwd, chosen, system, tokens, max_turns, max_budget_usd, include_partial_messages)
+    try:
+        with client:
+            return _emit(engine.submit_message(text), output_format)
+    finally:
+        for note in client.notices:
+            click.echo(f"tt: note: {note}", err=True)
+
+
+def _engine(
+    client: AnthropicClient,
+    registry: ToolRegistry,
+    conv: Conversation,
+    session_id: str,
+    path: Path,
+    cwd: Path,
+    model: str,
+    system: str,
+    tokens: int,
+    max_turns: int | None,
+    budget: float | None,
+    partial: bool,
+) -> QueryEngine:
+    from .. import __version__
+    from ..engine import FileTranscript, QueryEngine
+    from ..turns import Envelope
+
+    branch = git_branch(cwd)
+    # version: the session's own Claude Code version: tt writes that version's format
+    # (FORMAT.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
+    env = Envelope(
+        session_id=session_id,
+        cwd=str(cwd),
+        version=conv.version or f"tt-{__version__}",
+        git_branch=branch if branch is not None else (conv.git_branch or ""),
+    )
+    return QueryEngine(
+        client=client,
+        session_id=session_id,
+        cwd=cwd,
+        model=model,
+        envelope=env,
+        messages=conv.messages,
+        leaf_uuid=conv.leaf_uuid,
+        registry=registry,
+        system=system,
+        max_turns=max_turns,
+        max_budget_usd=budget,
+        max_tokens=tokens,
+        transcript=FileTranscript(path),
+        include_partial_messages=partial,
+    )
+
+
+def _cwd(given: Path | None, recorded: str | None) -> Path:
+    if given is not None:
+        if not given.is_dir():
+            raise UsageError(f"--cwd {given}: no such directory")
+        return given.resolve()
+    if recorded and Path(recorded).is_dir():
+        return Path(recorded)
+    here = Path.cwd()
+    if recorded:
+        click.echo(f"tt: the session's cwd {recorded} does not exist here; tools run in {here}", err=True)
+    return here
+
+
+def _fork(ref: store.SessionRef, got: ForResume, max_bytes: int) -> tuple[Path, ForResume]:
+    """Write the fork (``tt fork``'s rules) beside the original and load it back."""
+    from ..fork import fork
+    from ..writer import iso_now, write_new
+
+    s = got.session
+    assert s is not None
+    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
+    f = fork(s, source_session_id=source, now=iso_now(), new_id=lambda: str(uuid.uuid4()))
+    target = ref.project_dir / f"{f.session_id}.jsonl"
+    write_new(target, f.chunks())
+    click.echo(f"tt: forked {source} into {f.session_id} ({target})", err=True)
+    return target, _load(target, max_bytes)
+
+
+def _summary(got: ForResume, path: Path) -> None:
+    conv = got.conversation
+    parts = [f"{len(conv.messages)} messages from {path}" + (f" (read from byte {got.start}, the last compact boundary)" if got.start else "")]
+    if got.actions:
+        parts.append(f"{len(got.actions)} repair(s) applied in memory (the file is unchanged)")
+    parts.extend(got.mended)
+    if conv.mended:
+        parts.append(f"{len(conv.mended)} unanswered call(s) or orphan result(s) handled as Claude Code does")
+    if conv.notes:
+        parts.append(", ".join(sorted({n.code for n in conv.notes})))
+    click.echo("tt: " + "; ".join(parts), err=True)
+
+
+def _emit(events: Iterator[dict[str, Any]], fmt: str) -> int:
+    """Print the turn as `claude -p` does; the exit code from the result."""
+    out = sys.stdout.buffer
+    result: dict[str, Any] | None = None
+    try:
+        for ev in events:
+            if ev.get("type") == "result":
+                result = ev
+            if fmt == "stream-json":
+                out.write(orjson.dumps(ev) + b"\n")
+                out.flush()
+    finally:
+        # The result is printed even when an error or Ctrl-C follows it.
+        if result is not None and fmt != "stream-json":
+            if fmt == "json":
+                out.write(orjson.dumps(result) + b"\n")
+            elif not result["is_error"]:
+                out.write(str(result.get("result", "")).encode("utf-8") + b"\n")
+            out.flush()
+    if result is None:
+        return 1
+    if result["is_error"] and fmt == "text":
+        click.echo(f"tt: {'; '.join(result.get('errors', [result['subtype']]))}", err=True)
+    return 1 if result["is_error"] else 0

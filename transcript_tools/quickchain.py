@@ -1,0 +1,193 @@
+"""The active conversation of a clean transcript in one cheap pass (the resume fast path).
+
+`Session.conversation()` (a `chain.ChainIndex`, `active.NodeFacts` for every node, the
+preserved-segment splice and parallel-call recovery of `active`) costs tens of
+microseconds an entry; the in-memory repair before it, more. A resume of a large file
+that needs no repair can skip both: `quick_conversation` computes the same entries in
+the same order from the records alone, with dict and set operations, at a few
+microseconds an entry — close to the cost of decoding the lines (the "orjson floor").
+
+It answers None — "take the full path" — whenever the input is not one it can vouch
+for: a uuid written twice, a ``parentUuid`` naming no entry (allowed only before the
+first compact boundary of a partial read, where the history was cut on purpose), a
+parent written after its child (the only way a ``parentUuid`` loop can form), a
+sidechain entry on the main chain. The API-level checks (unpaired calls, orphan
+results, a response torn apart, oversized images) are made on the rebuilt messages by
+the caller (`resumable`), which also falls back when one fires, so whatever
+`repair` would change sends the file down the full path.
+
+Semantics (each the same as the reference, which tests/test_conversation.py checks on
+every real fixture and on generated sessions):
+- nodes: ``user``/``assistant``/``system``/``progress``/``attachment`` records with a
+  string ``uuid`` (`chain.CHAIN_TYPES`);
+- active leaf (`chain.ChainIndex.active_leaf`): from each node nobody names as parent,
+  the nearest user/assistant at or above it; prefer those neither sidechain nor
+  ``isMeta``/``teamName``; the latest in file order;
+- chain: the ``parentUuid`` walk from the leaf, root first;
+- preserved segment and parallel tool calls: `active.conversation_nodes` itself, run on
+  a light view of the graph (flags, parents, lookups) and `active.NodeFacts` built only
+  for the nodes it reads (assistants with a message id, users with tool results, compact
+  boundaries).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .active import NodeFacts, conversation_nodes, facts_of
+from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, USER, ChainIndex
+from .lines import Entry
+
+
+@dataclass(frozen=True, slots=True)
+class QuickChain:
+    #: The conversation entries in order (what `Session.conversation` returns).
+    chain: list[Entry]
+    #: All nodes in file order and their parent index (-1: a root), for the leaf search.
+    nodes: list[Entry]
+    parent: list[int]
+    session_id: str | None
+
+
+class _View:
+    """The part of `chain.ChainIndex` that `active.conversation_nodes` reads."""
+
+    __slots__ = ("flags", "parent", "_index")
+
+    def __init__(self, flags: bytearray, parent: list[int], index: dict[str, int]) -> None:
+        self.flags = flags
+        self.parent = parent
+        self._index = index
+
+    def find(self, uuid: str) -> int | None:
+        return self._index.get(uuid)
+
+    def walk_up(self, i: int) -> Iterator[int]:
+        seen: set[int] = set()
+        while i >= 0 and i not in seen:
+            seen.add(i)
+            yield i
+            i = self.parent[i]
+
+
+def quick_conversation(entries: Sequence[Entry], *, partial: bool = False) -> QuickChain | None:
+    """The conversation of ``entries`` (file order), or None when the full path must decide.
+
+    ``partial``: the entries start at a compact boundary's preserved segment (a read from
+    the last boundary on); parents before the first boundary may point outside them.
+    """
+    index: dict[str, int] = {}
+    nodes: list[Entry] = []
+    recs: list[dict[str, Any]] = []
+    parent: list[int] = []
+    flags = bytearray()
+    has_child = bytearray()
+    facts: dict[int, NodeFacts] = {}
+    cut: set[str] = set()  # parents named before the first boundary of a partial read, not in it
+    session_id: str | None = None
+    seen_boundary = not partial
+    get = index.get
+    # One pass, everything the leaf search and `active` need. A parent must already be
+    # known: Claude Code writes parents first, and a parent written later is the only way
+    # a parentUuid loop can form, so that goes to the full path.
+    for e in entries:
+        rec = e.record
+        if session_id is None:
+            sid = rec.get("sessionId")
+            if isinstance(sid, str) and rec.get("isSidechain") is not True:
+                session_id = sid
+        t = rec.get("type")
+        if t not in CHAIN_TYPES:
+            continue
+        u = rec.get("uuid")
+        if type(u) is not str:
+            continue
+        if u in index:
+            return None
+        i = len(nodes)
+        p = rec.get("parentUuid")
+        j = -1
+        if p is not None:
+            if type(p) is not str:
+                return None
+            found = get(p)
+            if found is None:
+                if seen_boundary:
+                    return None
+                cut.add(p)  # history cut on purpose before the boundary: a root here
+            else:
+                j = found
+                has_child[j] = 1
+        index[u] = i
+        nodes.append(e)
+        recs.append(rec)
+        parent.append(j)
+        has_child.append(0)
+        if t == "assistant":
+            flags.append(ASSISTANT)
+            m = rec.get("message")
+            mid = m.get("id") if type(m) is dict else None
+            if type(mid) is str and mid:
+                facts[i] = NodeFacts(message_id=mid, tool_uses=_ids(m, "tool_use", "id"))
+        elif t == "user":
+            flags.append(USER)
+            # The byte test first: most user lines hold no result, and it is a C search.
+            if b'"tool_result"' in e.raw:
+                results = _ids(rec.get("message"), "tool_result", "tool_use_id")
+                if results:
+                    facts[i] = NodeFacts(tool_results=results)
+        elif t == "system" and rec.get("subtype") == "compact_boundary":
+            flags.append(BOUNDARY)
+            facts[i] = facts_of(rec, len(e.raw))
+            seen_boundary = True
+        else:
+            flags.append(0)
+    if cut and not cut.isdisjoint(index):
+        return None  # a parent written after its child, before the boundary
+    is_msg = [bool(f & (USER | ASSISTANT)) for f in flags]
+    leaf = _active_leaf(recs, is_msg, parent, has_child)
+    if leaf is None:
+        return QuickChain([], nodes, parent, session_id)
+    chain: list[int] = []
+    i = leaf
+    while i >= 0:
+        chain.append(i)
+        i = parent[i]
+    chain.reverse()
+    if recs[leaf].get("isSidechain") is not True and any(recs[i].get("isSidechain") is True for i in chain):
+        return None
+    # The preserved-segment splice and parallel-call recovery are `active`'s own code.
+    ordered = conversation_nodes(cast(ChainIndex, _View(flags, parent, index)), facts, chain)
+    return QuickChain([nodes[i] for i in ordered], nodes, parent, session_id)
+
+
+def _ids(message: Any, kind: str, key: str) -> tuple[str, ...]:
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is not list:
+        return ()
+    return tuple(b[key] for b in content if type(b) is dict and b.get("type") == kind and isinstance(b.get(key), str))
+
+
+def _active_leaf(recs: list[dict[str, Any]], is_msg: list[bool], parent: list[int], has_child: bytearray) -> int | None:
+    best_main = -1
+    best_any = -1
+    for t in range(len(recs) - 1, -1, -1):
+        if has_child[t]:
+            continue
+        i = t
+        while i >= 0 and not is_msg[i]:
+            i = parent[i]
+        if i < 0:
+            continue
+        if i > best_any:
+            best_any = i
+        r = recs[i]
+        if i > best_main and r.get("isSidechain") is not True and r.get("isMeta") is not True and not r.get("teamName"):
+            best_main = i
+    if best_main >= 0:
+        return best_main
+    return best_any if best_any >= 0 else None

@@ -1,0 +1,270 @@
+"""Loading what a resume needs from a transcript, as fast as the file allows.
+
+Two savings, each falling back to the reference path when it cannot vouch for the result:
+
+1. **Only the part after the last compact boundary.** A resume sends the active chain
+   from the last compact boundary on (FORMAT.md §0a): the boundary's ``parentUuid`` is
+   null, so nothing before it is reached, except the *preserved segment* its
+   ``compactMetadata`` names (messages kept verbatim across the compaction, written
+   before the boundary). So only ``[first line of the preserved segment, or the
+   boundary] ... end of file`` is read. The boundary is found from the end of the file
+   with a raw byte search (Claude Code writes compact JSON, so
+   ``"subtype":"compact_boundary"`` appears verbatim; candidates are confirmed by
+   decoding their line). If an entry after the boundary names a parent outside that part
+   (a rewind into the older history), the whole file is read instead (when it is under
+  ``max_bytes``; past it, the part is all there is, as with `reader.load`).
+2. **No repair pass when the entries are whole and the chain is sound.** When every line
+   read is one whole JSON object (but for a torn last line, which is left out exactly as
+   `repair`'s cut-torn-tail does), `quickchain.quick_conversation` vouches for the chain
+   (unique uuids, every parent present and earlier, no sidechain on the main chain) and
+   no response is split apart and no image is over the API's limit, the messages come
+   straight from the records; an unanswered call or an orphan result is then answered
+   or dropped by `conversation`'s rules, as Claude Code 2.1.332 does (the reference path
+   gets the same shape from `repair`'s add-interrupted-result, worded differently).
+   Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
+   `loader.load_session`) and `session.Session`, the reference path.
+
+Invariants:
+- Never writes. Reads at most the whole file; refuses what is past ``max_bytes``
+  (`errors.TranscriptTooLarge`) unless the part after the last boundary fits.
+- The conversation equals the reference path's (`loader.load_session` of the whole file,
+  then `conversation.build`) whenever a saving is taken, but for the wording of the
+  result given to an unanswered call; tests/test_conversation.py checks both ways on
+  every real fixture and on generated sessions.
+- The continuation leaf is an entry that is in the file (`ForResume.conversation`).
+"""
+
+from __future__ import annotations
+
+import gc
+import mmap
+import uuid as _uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import conversation
+from .active import facts_of
+from .errors import TranscriptTooLarge, Unreadable
+from .lines import DecodedLine, Entry
+from .quickchain import quick_conversation
+from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines
+from .session import Session
+
+_MARK = b'"subtype":"compact_boundary"'
+
+
+@dataclass(frozen=True, slots=True)
+class ForResume:
+    conversation: conversation.Conversation
+    #: The in-memory repair's actions (`repair.Action`); empty on the fast path.
+    actions: list[Any] = field(default_factory=list)
+    #: Byte offset reading began at (non-zero: from the last compact boundary).
+    start: int = 0
+    size: int = 0
+    #: True when no repair pass was needed (point 2 of the module docstring).
+    fast: bool = False
+    #: The session (reference path, or asked for with ``session=True``), else None.
+    session: Session | None = None
+    #: What the fast path mended itself (a torn last line left out), in words.
+    mended: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    # Decoding builds millions of small dicts and lists that all stay alive; the cyclic
+    # collector would scan them again and again for nothing (about 40% of the load time
+    # on a 50 MB file). Reference counting still frees everything as usual.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def resume_start(path: Path) -> int:
+    """Byte offset where the part a resume needs begins (0: the whole file)."""
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, 2) == 0:
+                return 0
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return _start(mm)
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+
+
+def _line_start(mm: mmap.mmap, pos: int) -> int:
+    return mm.rfind(b"\n", 0, pos) + 1
+
+
+def _line_at(mm: mmap.mmap, start: int) -> bytes:
+    end = mm.find(b"\n", start)
+    return mm[start : end if end >= 0 else len(mm)]
+
+
+def _start(mm: mmap.mmap) -> int:
+    end = len(mm)
+    while True:
+        pos = mm.rfind(_MARK, 0, end)
+        if pos < 0:
+            return 0
+        start = _line_start(mm, pos)
+        try:
+            rec = orjson.loads(_line_at(mm, start))
+        except orjson.JSONDecodeError:
+            rec = None
+        if isinstance(rec, dict) and rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            break
+        end = pos  # the text inside some other record, or a damaged line: look further back
+    md = rec.get("compactMetadata")
+    kept: list[str] = []
+    if isinstance(md, dict):
+        seg = md.get("preservedSegment")
+        if isinstance(seg, dict):
+            kept += [seg[k] for k in ("headUuid", "tailUuid", "anchorUuid") if isinstance(seg.get(k), str)]
+        pm = md.get("preservedMessages")
+        if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
+            kept += [u for u in pm["uuids"] if isinstance(u, str)]
+    first = start
+    for u in kept:
+        p = mm.rfind(b'"uuid":"' + u.encode("utf-8", "replace") + b'"', 0, start)
+        if p >= 0:
+            first = min(first, _line_start(mm, p))
+    return first
+
+
+def _clean_entries(path: Path, start: int) -> tuple[list[Entry], int] | None:
+    """Every line from ``start`` as one record, and the size of a torn last line left out
+    (0: none); None when any other line is not exactly one JSON object ending in LF."""
+    try:
+        with open(path, "rb") as f:
+            if start:
+                f.seek(start)
+            data = f.read()
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    if b"\r\n" in data:
+        return None
+    parts = data.split(b"\n")
+    del data
+    # A file ending in a newline splits into a last empty part; one that does not ends
+    # in the line Claude Code was writing when it stopped.
+    tail = parts.pop() if parts else b""
+    out: list[Entry] = []
+    append = out.append
+    loads = orjson.loads
+    offset = start
+    try:
+        for number, raw in enumerate(parts, 1):
+            rec = loads(raw)
+            if type(rec) is not dict:
+                return None
+            append(Entry(number, offset, raw, rec))
+            offset += len(raw) + 1
+    except orjson.JSONDecodeError:
+        return None
+    if not tail:
+        return out, 0
+    try:
+        rec = loads(tail)
+    except orjson.JSONDecodeError:
+        # A torn tail: `repair` cuts it (cut-torn-tail); so do we. Bytes that do not even
+        # start like a record are something else: the reference path decides.
+        return (out, len(tail)) if tail.startswith(b"{") and b"\x00" not in tail else None
+    if type(rec) is not dict:
+        return None
+    append(Entry(len(parts) + 1, offset, tail, rec))
+    return out, 0
+
+
+def _self_contained(entries: list[Entry]) -> bool:
+    """Every conversation entry after the (first) boundary names a parent in the part."""
+    seen: set[str] = set()
+    after = False
+    for e in entries:
+        rec = e.record
+        u = rec.get("uuid")
+        if not after and rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            after = True
+        elif after and rec.get("type") in ("user", "assistant", "attachment", "system", "progress"):
+            p = rec.get("parentUuid")
+            if isinstance(p, str) and p not in seen and rec.get("isSidechain") is not True:
+                return False
+        if isinstance(u, str):
+            seen.add(u)
+    return True
+
+
+def _big_image(chain: list[Entry]) -> bool:
+    return any(b'"type":"image"' in e.raw and facts_of(e.record, len(e.raw)).big_images for e in chain)
+
+
+def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, session: bool = False) -> ForResume:
+    """What a resume of ``path`` sends and where it continues (see the module docstring).
+
+    ``session``: also build the `Session` (``--fork`` needs it), which means the
+    reference path.
+    """
+    size = file_size(path)
+    start = resume_start(path)
+    if start and size - start > max_bytes:
+        start = 0  # the part does not fit either: refused below
+    if start == 0 and size > max_bytes:
+        raise TranscriptTooLarge(str(path), size, max_bytes)
+    with _no_gc():
+        if not session:
+            fast = _fast(path, start, size, max_bytes)
+            if fast is not None:
+                return fast
+        return _reference(path, start, size, max_bytes)
+
+
+def _fast(path: Path, start: int, size: int, max_bytes: int) -> ForResume | None:
+    got = _clean_entries(path, start)
+    if got is None:
+        return None
+    entries, torn = got
+    if start and not _self_contained(entries):
+        if size > max_bytes:
+            return None  # the reference path reads the part anyway, through repair
+        start = 0
+        got = _clean_entries(path, 0)
+        if got is None:
+            return None
+        entries, torn = got
+    q = quick_conversation(entries, partial=start > 0)
+    if q is None:
+        return None
+    index = {e.record["uuid"]: i for i, e in enumerate(q.nodes)}
+    nodes = q.nodes
+    leaf = conversation.continuation_leaf(
+        q.chain, q.parent, lambda i: nodes[i].record["uuid"], lambda i: nodes[i].record.get("type") in ("user", "assistant"), index.get
+    )
+    conv = conversation.assemble(q.chain, leaf, q.session_id)
+    if any(n.code == "split-message" for n in conv.notes) or _big_image(q.chain):
+        return None  # what only `repair` mends (regroup-split-message, shrink-image)
+    mended = [f"left out the torn last line ({torn} bytes), as `tt repair` cuts it"] if torn else []
+    return ForResume(conv, [], start, size, fast=True, mended=mended)
+
+
+def _reference(path: Path, start: int, size: int, max_bytes: int) -> ForResume:
+    lines: list[DecodedLine] = list(iter_lines(path, start))
+    if start and size <= max_bytes and not _self_contained([e for ln in lines for e in ln.entries]):
+        # Past the cap the part is all there is to read (as `reader.load` does); under
+        # it, the whole file gives the chain Claude Code would follow.
+        start = 0
+        lines = list(iter_lines(path))
+    from .repair import RepairOptions, repaired_entries
+    from .writer import iso_now
+
+    entries, actions = repaired_entries(lines, RepairOptions(), now=iso_now(), new_id=lambda: str(_uuid.uuid4()))
+    s = Session.from_entries(entries, path)
+    on_disk = {e.record["uuid"] for ln in lines for e in ln.entries if isinstance(e.record.get("uuid"), str)}
+    return ForResume(conversation.build(s, on_disk=on_disk), list(actions), start, size, fast=False, session=s)

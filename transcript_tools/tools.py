@@ -1,0 +1,285 @@
+"""The QueryEngine's tools: a small registry, its permission rules and how a call is run.
+
+Six tools, named and shaped as Claude Code's so a session moves between tt and
+``claude --resume`` without the model noticing (inputs, ``tool_result`` text and the
+``toolUseResult`` each writes are Claude Code 2.1.332's, FORMAT.md §5; the
+implementations are in `builtin_tools`, `search_tools` and `bash_tool`):
+
+- ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read);
+- ``Bash``, ``Write``, ``Edit`` only when allowed (``--allowed-tools``);
+- ``--disallowed-tools`` removes any of them.
+
+Rules are ``Name`` or ``Name(pattern)`` as Claude Code writes them: for Bash the pattern
+is a command (``Bash(git log:*)`` allows every command starting with ``git log``), for
+the file tools a glob over the path (``Edit(src/**)``), for Glob/Grep a glob over the
+searched path. A disallow rule beats an allow rule.
+
+What the model is offered: the tools with an allow rule (whole or by pattern) that are
+not wholly disallowed. A call that is not allowed — a tool without an allow rule, a
+pattern that does not match, a name tt does not know or ``--disallowed-tools`` removed —
+is not run: it gets an ``is_error`` result worded as Claude Code words it ("Claude
+requested permissions to ...", "No such tool available: ..."), and becomes a
+*permission denial* (``tool_name``,
+``tool_use_id``, ``tool_input``: the Agent SDK's result field). Claude Code 2.1.332
+does not count unknown tools as denials; the issue asks tt to, so a script sees them.
+
+Invariants:
+- A tool never runs without an allow rule matching the call.
+- Tools run in the session's cwd, with a timeout and a cap on their output; the
+  caller gets a `ToolOutcome` whatever happens (failures are ``is_error`` results),
+  except KeyboardInterrupt, which propagates so Ctrl-C ends the turn.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .errors import UsageError
+
+DEFAULT_ALLOWED = ("Read", "Glob", "Grep")
+OPT_IN = ("Bash", "Write", "Edit")
+#: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
+BASH_MAX_OUTPUT = 30_000
+#: Cap on any other tool's result text.
+MAX_OUTPUT = 100_000
+#: Seconds a Read/Glob/Grep may take; Bash has its own timeout (the call's, else this).
+DEFAULT_TIMEOUT = 120.0
+MAX_BASH_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What one call produced: the ``tool_result`` content the model sees and the
+    ``toolUseResult`` Claude Code writes beside it."""
+
+    content: str | list[dict[str, Any]]
+    result: Any  # toolUseResult: a dict per tool, a string ("Error: ...") on failure
+    is_error: bool = False
+    #: The result block carries ``"is_error": false`` explicitly (Claude Code's Bash does).
+    explicit_ok: bool = False
+
+    @classmethod
+    def error(cls, message: str, *, wrap: bool = True, result: str | None = None) -> ToolOutcome:
+        """Claude Code's error form: ``<tool_use_error>message</tool_use_error>`` (or the
+        bare message) for the model, ``"Error: message"`` as the toolUseResult."""
+        content = f"<tool_use_error>{message}</tool_use_error>" if wrap else message
+        return cls(content, result if result is not None else f"Error: {message}", is_error=True)
+
+    def block(self, tool_use_id: str) -> dict[str, Any]:
+        """The ``tool_result`` block, keys in Claude Code's order."""
+        if self.is_error:
+            return {"type": "tool_result", "content": self.content, "is_error": True, "tool_use_id": tool_use_id}
+        b: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": self.content}
+        if self.explicit_ok:
+            b["is_error"] = False
+        return b
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Where and how tools run. ``files_read`` maps a resolved path to the ``st_mtime_ns``
+    it had when last read or written by a tool of this engine (Edit and Write refuse a
+    file not read first, or changed since, as Claude Code does)."""
+
+    cwd: Path
+    files_read: dict[str, int] = field(default_factory=dict)
+    timeout: float = DEFAULT_TIMEOUT
+    max_output: int = MAX_OUTPUT
+    bash_max_output: int = BASH_MAX_OUTPUT
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+
+class Tool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+    def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome: ...
+
+    def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
+        """What a ``Name(pattern)`` rule is matched against (a command or a path)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    tool: str
+    pattern: str | None = None
+
+    def matches(self, tool: str, subject: str | None) -> bool:
+        if tool != self.tool:
+            return False
+        if self.pattern is None:
+            return True
+        if subject is None:
+            return False
+        if self.pattern.endswith(":*"):  # Claude Code's prefix form, Bash(npm run:*)
+            prefix = self.pattern[:-2]
+            return subject == prefix or subject.startswith(prefix + " ")
+        return fnmatch.fnmatchcase(subject, self.pattern) or subject == self.pattern
+
+
+_RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def parse_rules(specs: Iterable[str], known: Iterable[str]) -> list[Rule]:
+    """``["Bash(git log:*)", "Read,Edit"]`` -> rules. Unknown tool names are a usage error."""
+    names = set(known)
+    out: list[Rule] = []
+    for spec in specs:
+        for part in _split(spec):
+            m = _RULE.match(part)
+            if m is None:
+                raise UsageError(f"{part!r} is not a tool rule; write Name or Name(pattern)")
+            if m[1] not in names:
+                raise UsageError(f"tt has no tool {m[1]!r}", hint="its tools are " + ", ".join(sorted(names)))
+            out.append(Rule(m[1], m[2].strip() if m[2] is not None else None))
+    return out
+
+
+def _split(spec: str) -> list[str]:
+    """Split on commas and spaces outside parentheses (Claude Code accepts both)."""
+    parts: list[str] = []
+    depth = 0
+    cur = ""
+    for ch in spec:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and ch in ", ":
+            if cur.strip():
+                parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """One entry of the result's ``permission_denials`` (the Agent SDK's shape)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "tool_use_id": self.tool_use_id, "tool_input": self.tool_input}
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    outcome: ToolOutcome
+    denial: Denial | None = None
+
+
+class ToolRegistry:
+    """The tools one engine may use, with its allow and deny rules."""
+
+    def __init__(
+        self,
+        allowed: Iterable[str] = (),
+        disallowed: Iterable[str] = (),
+        *,
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        if tools is None:
+            from .builtin_tools import builtin
+
+            tools = builtin()
+        self._tools: dict[str, Tool] = {t.name: t for t in tools}
+        names = list(self._tools)
+        self.allow = [Rule(n) for n in DEFAULT_ALLOWED if n in self._tools] + parse_rules(allowed, names)
+        self.deny = parse_rules(disallowed, names)
+
+    @property
+    def offered(self) -> list[str]:
+        """Tool names offered to the model, in registry order."""
+        wholly_denied = {r.tool for r in self.deny if r.pattern is None}
+        allowed = {r.tool for r in self.allow}
+        return [n for n in self._tools if n in allowed and n not in wholly_denied]
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The ``tools`` parameter of a Messages API request."""
+        return [
+            {"name": n, "description": self._tools[n].description, "input_schema": dict(self._tools[n].input_schema)}
+            for n in self.offered
+        ]
+
+    def call(self, name: str, tool_use_id: str, tool_input: Any, ctx: ToolContext) -> CallResult:
+        tool = self._tools.get(name)
+        # Unknown, or removed by --disallowed-tools: the model was never offered it. A tool
+        # it was not offered only for want of an allow rule is denied below, in Claude
+        # Code's words, so the model learns it needs permission.
+        if tool is None or any(r.tool == name and r.pattern is None for r in self.deny):
+            msg = f"No such tool available: {name}"
+            return CallResult(ToolOutcome.error(f"Error: {msg}", result=f"Error: {msg}"), Denial(name, tool_use_id, tool_input))
+        if not isinstance(tool_input, Mapping):
+            return CallResult(ToolOutcome.error(f"InputValidationError: {name} expects an object as input"))
+        problem = validate_input(tool.input_schema, tool_input, name)
+        if problem is not None:
+            return CallResult(ToolOutcome.error(problem))
+        subject = tool.subject(tool_input, ctx)
+        if any(r.matches(name, subject) for r in self.deny) or not any(r.matches(name, subject) for r in self.allow):
+            return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, dict(tool_input)))
+        return CallResult(tool.run(tool_input, ctx))
+
+
+def _denied(name: str, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    # Claude Code 2.1.332's wording in -p mode (no prompt to ask): "... to write to <path>"
+    # for the file writers, "... to use <Tool>" otherwise.
+    path = tool_input.get("file_path")
+    if name in ("Write", "Edit") and isinstance(path, str):
+        msg = f"Claude requested permissions to write to {ctx.resolve(path)}, but you haven't granted it yet."
+    else:
+        msg = f"Claude requested permissions to use {name}, but you haven't granted it yet."
+    return ToolOutcome.error(msg, wrap=False)
+
+
+_JSON_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def validate_input(schema: Mapping[str, Any], tool_input: Mapping[str, Any], name: str) -> str | None:
+    """The first problem with ``tool_input`` as Claude Code reports it, or None."""
+    props = schema.get("properties", {})
+    for key in schema.get("required", ()):
+        if key not in tool_input:
+            return f"InputValidationError: {name} failed due to the following issue:\nThe required parameter `{key}` is missing"
+    for key, value in tool_input.items():
+        spec = props.get(key)
+        if spec is None:
+            continue
+        types = _JSON_TYPES.get(spec.get("type", ""), ())
+        bad_bool = isinstance(value, bool) and spec.get("type") in ("integer", "number")
+        if types and (not isinstance(value, types) or bad_bool):
+            return (
+                f"InputValidationError: {name} failed due to the following issue:\n"
+                f"The parameter `{key}` type is expected as `{spec.get('type')}` but provided as `{type(value).__name__}`"
+            )
+        enum = spec.get("enum")
+        if enum is not None and value not in enum:
+            return f"InputValidationError: {name} failed due to the following issue:\nThe parameter `{key}` must be one of {enum}"
+    return None

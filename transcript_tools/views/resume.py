@@ -1,0 +1,56 @@
+"""The interactive session picker of ``tt resume`` (a terminal, no session named).
+
+Lists this directory's project sessions, newest first, titled as the ``/resume`` picker
+and the Agent SDK title them (`listing.parse_lite` over the 64 KiB head and tail), and
+asks for a number on stderr. Presentation only: choosing is the user's, loading is
+`cli.resume`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from .. import store
+from ..errors import NotFound
+from ..listing import parse_lite
+from ..reader import read_head_tail
+
+MAX_ROWS = 20
+
+
+def _rows(project: Path) -> list[tuple[Path, str, float]]:
+    out: list[tuple[Path, str, float]] = []
+    for p in store.session_files(project):
+        head, tail, st = read_head_tail(p)
+        lite = parse_lite(p.name[:-6], head, tail, st.st_size)
+        if lite.hidden == "sidechain" or lite.hidden == "empty":
+            continue
+        out.append((p, (lite.title or "(untitled)").replace("\n", " "), st.st_mtime))
+    out.sort(key=lambda r: -r[2])
+    return out[:MAX_ROWS]
+
+
+def pick_session() -> store.SessionRef:
+    from ..cli.common import console
+    from rich.table import Table
+
+    here = store.canonical_cwd(os.getcwd())
+    project = store.find_project_dir(here)
+    rows = _rows(project) if project is not None else []
+    if not rows:
+        raise NotFound(f"no sessions for {here}", hint="name a session (path, id or prefix)")
+    table = Table(box=None, show_header=True, pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("modified")
+    table.add_column("session")
+    table.add_column("title", overflow="ellipsis", no_wrap=True)
+    for i, (p, title, mtime) in enumerate(rows, 1):
+        table.add_row(str(i), datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M"), p.name[:8], title[:80])
+    console(stderr=True).print(table)
+    n = click.prompt("Resume which session", type=click.IntRange(1, len(rows)), default=1, err=True)
+    path = rows[n - 1][0]
+    return store.SessionRef(path, path.name[:-6])
