@@ -113,6 +113,7 @@ class Validator:
         self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
         self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
         self._boundary_offsets: list[int] = []
+        self._boundary_lines: list[int] = []
         self._d = self.report.diagnostics
         self._line_diags: list[Diagnostic] = []
         self._schema_diags: list[Diagnostic] = []
@@ -136,7 +137,7 @@ class Validator:
         n_lines = n_entries = 0
         for ln in lines:
             n_lines += 1
-            if ln.pieces or ln.terminator != b"\n":
+            if ln.pieces or ln.terminator != b"\n" or len(ln.entries) > 1:
                 self._line_findings(ln)
             for e in ln.entries:
                 n_entries += 1
@@ -171,6 +172,7 @@ class Validator:
                 hashes.append(hash(e.raw))
                 if flags & BOUNDARY:
                     self._boundary_offsets.append(e.offset)
+                    self._boundary_lines.append(e.line)
                 if collect:
                     facts[i] = facts_of(rec, len(e.raw))
         r.lines += n_lines
@@ -214,6 +216,11 @@ class Validator:
             n = p.end - p.start
             msg = _PIECE_MSG[p.code].format(n=n)
             self._line_diags.append(Diagnostic(p.code, msg, path, ln.line, ln.offset + p.start))
+        if len(ln.entries) > 1 and not any(p.code == "fused-records" for p in ln.pieces):
+            # Whole records with no newline between: Claude Code cannot parse the line.
+            self._line_diags.append(
+                Diagnostic("fused-records", f"{len(ln.entries)} records on one line (no newline between)", path, ln.line, ln.offset)
+            )
         if ln.terminator == b"\r\n":
             self._line_diags.append(Diagnostic("crlf", "line ends with CRLF", path, ln.line, ln.offset))
         elif ln.terminator == b"" and ln.entries:
@@ -231,13 +238,17 @@ class Validator:
         return start if self.report.size - start <= self._cap else None
 
     def feed_facts(self, lines: Iterable[DecodedLine]) -> None:
-        """Second pass over the part a resume loads (files past the cap)."""
+        """Second pass over the part a resume loads (files past the cap).
+
+        The reader numbers lines from 1 again at ``start``; ``base`` maps them back.
+        """
+        base = self._boundary_lines[-1] - 1 if self._boundary_lines else 0
         for ln in lines:
             for e in ln.entries:
                 uuid = e.record.get("uuid")
                 if isinstance(uuid, str) and e.record.get("type") in CHAIN_TYPES:
                     i = self.index.find(uuid)
-                    if i is not None and self.index.line[i] == e.line:
+                    if i is not None and self.index.line[i] == e.line + base:
                         self.facts[i] = facts_of(e.record, len(e.raw))
         self._collect = True
 

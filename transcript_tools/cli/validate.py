@@ -24,7 +24,8 @@ def _targets(specs: tuple[str, ...], all_: bool, subagents: bool) -> list[Path]:
     for spec in specs:
         p = Path(spec).expanduser()
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file())
+            # tt's own side files (repair quarantines) are not transcripts.
+            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not q.name.endswith(".quarantine.jsonl"))
             if not subagents:
                 found = [q for q in found if not q.name.startswith("agent-")]
             if not found:

@@ -1,0 +1,89 @@
+"""What real Claude Code sends when it resumes a damaged session, and the same session
+after ``tt repair``: the table for the README.
+
+For each damage kind (`tests.damage`), applied to a freshly generated real session (the
+compatibility bench's script, run by the real CLI against the local stand-in), the CLI
+resumes (1) the damaged file and (2) the file ``tt repair --in-place`` made of it, and we
+count the conversation blocks it sends that the undamaged session sends too, minus
+those of records the damage physically destroyed (see ``tests/test_repair_claude.py``).
+
+    python benchmarks/repair_vs_claude.py [--versions 2.1.332 2.1.197] [--json out.json]
+
+Needs the real CLIs (``pip install -e '.[test]'``; ``tests/support/install_claude_197.sh``).
+Offline: the only API is the stand-in on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.damage import KINDS  # noqa: E402
+from tests.support.claude_cli import find_cli  # noqa: E402
+from tests.support.sessions import generate_session  # noqa: E402
+from tests.test_repair_claude import ON_SESSION, Row, generate_thinking_session, rows  # noqa: E402
+from transcript_tools.diagnostics import CODES  # noqa: E402
+
+
+def _cell(n: int | None, of: int, err: str = "") -> str:
+    if n is None:
+        return f"fails ({err})" if err else "fails"
+    return f"{n}/{of}" if n == of else f"**{n}/{of}**"
+
+
+def table(results: dict[str, list[Row]]) -> str:
+    versions = list(results)
+    head = "| damage (validate code) | tt repair fix | " + " | ".join(
+        f"CC {v}: damaged | CC {v}: repaired" for v in versions
+    ) + " |"
+    sep = "|---|---|" + "---|---|" * len(versions)
+    out = [head, sep]
+    by_kind = {v: {r.kind: r for r in rs} for v, rs in results.items()}
+    for kind in KINDS:
+        cells = []
+        fixes = ""
+        for v in versions:
+            r = by_kind[v].get(kind)
+            if r is None:
+                cells += ["-", "-"]
+                continue
+            fixes = ", ".join(r.fixes) or CODES[kind].fix or ""
+            plus = f" (+{r.extra} from tt)" if r.extra else ""
+            cells += [_cell(r.damaged, r.expected, r.damaged_error), _cell(r.repaired, r.expected) + plus]
+        out.append(f"| {kind} | {fixes} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--versions", nargs="*", default=["2.1.332", "2.1.197"])
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    a = ap.parse_args()
+    results: dict[str, list[Row]] = {}
+    with tempfile.TemporaryDirectory(prefix="tt-repair-vs-claude-") as tmp:
+        root = Path(tmp)
+        for v in a.versions:
+            cli = find_cli(v)
+            if cli is None:
+                print(f"Claude Code {v} not installed; skipped", file=sys.stderr)
+                continue
+            session = generate_session(cli, root / f"session-{v}")
+            got = list(rows(session, ON_SESSION, root / f"scratch-{v}"))
+            thinking = generate_thinking_session(cli, root / f"thinking-{v}")
+            got += list(rows(thinking, ["split-message-noncontiguous"], root / f"scratch-thinking-{v}"))
+            results[v] = got
+            for r in got:
+                print(f"{v} {r.kind}: damaged {r.damaged}/{r.expected}, repaired {r.repaired}/{r.expected}", file=sys.stderr)
+    print(table(results))
+    if a.json:
+        a.json.write_text(json.dumps({v: [asdict(r) for r in rs] for v, rs in results.items()}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+"""The graph fixes: chain damage first, then what the Messages API would reject.
+
+Each function looks at a `View` of the output graph, records edits in the `Model`, and
+returns the `Action`s it took; an empty list means nothing (more) it can fix. The
+planner (`plan`) alternates: chain fixes until the chain is whole, then API fixes, then
+checks again, because one fix can expose the next (a relinked parent puts an unanswered
+tool call back on the active chain).
+
+Chain fixes (FORMAT.md §4, §10):
+- ``dangling-parent``: the entry takes *the previous entry of the same chain in file
+  order* as parent (main chain, or the same agent's sidechain); the first entry of its
+  chain becomes a root. The parent a destroyed line leaves behind is almost always the
+  line just before it, so this restores what was there.
+- ``dangling-logical-parent``: the compact boundary's ``logicalParentUuid`` likewise.
+- ``cycle``: the loop's first entry in file order (whose parent is therefore a later
+  line: the wrong edge) is relinked as above, or becomes a root.
+- ``sidechain-in-main``: the main entry hanging off a sidechain entry is relinked to the
+  previous main entry.
+A relink never makes a loop: a target that descends from the entry is refused (root).
+
+API fixes (on the conversation a resume sends, `active.conversation_nodes`):
+- ``tool-use-unpaired``: a ``tool_result`` with ``is_error: true`` saying the tool use was
+  interrupted, as Claude Code itself writes for interrupted tools ("[Request interrupted
+  by user for tool use]", seen in 1.0.51 transcripts), is added right after the call's
+  line and chained in: the entry that followed the call now follows the result.
+- ``tool-result-orphan``: the result's content becomes plain text in the same user
+  message (or, with ``drop_orphans``, the block is dropped, and an emptied message too).
+- ``split-message-noncontiguous``: the later lines of the response (with their tool
+  results) are moved, by relinking parents, right after the earlier ones.
+(``image-too-large`` with ``max_image_bytes`` and ``--strip-thinking`` are content changes
+decided up front, in `plan`.)
+
+Invariants: a fix is tried once per (code, thing); every changed edge is an Action.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..active import conversation_nodes
+from ..chain import ASSISTANT, SIDECHAIN, USER
+from ..validate import api_findings
+from .model import ROOT, Action, Model, View
+
+Attempted = set[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class ChainFindings:
+    """The chain problems of one view: what `chain_fixes` resolves."""
+
+    dangling: list[tuple[int, str]]
+    logical: list[tuple[int, str]]
+    cycles: list[list[int]]
+    sidechain: tuple[int, int] | None  # (main node, its sidechain parent) on the active chain
+    active: list[int]  # the active chain, root first (`ChainIndex.active_chain`)
+
+    def __bool__(self) -> bool:
+        return bool(self.dangling or self.logical or self.cycles or self.sidechain)
+
+
+def chain_findings(v: View) -> ChainFindings:
+    ix = v.ix
+    side = None
+    active: list[int] = []
+    leaf = ix.active_leaf()
+    if leaf is not None:
+        active = list(ix.walk_up(leaf))
+        if not ix.flags[leaf] & SIDECHAIN:
+            for child, i in zip(active, active[1:]):
+                if ix.flags[i] & SIDECHAIN:
+                    side = (child, i)
+                    break
+        active.reverse()
+    # A loop needs an edge to the same or a later node; parents found when their child
+    # was added always come earlier, so most files need no cycle search at all.
+    par = ix.parent
+    cycles = ix.cycles() if any(p >= i for i, p in enumerate(par)) else []
+    return ChainFindings(list(ix.dangling()), list(ix.dangling_logical()), cycles, side, active)
+
+
+def chain_fixes(m: Model, v: View, found: ChainFindings) -> list[Action]:
+    ix = v.ix
+    acts: list[Action] = []
+    for j, missing in found.dangling:
+        t = _target(v, j, {j})
+        acts.append(_relink(m, v, j, t, "relink-parent", "dangling-parent", f"parentUuid {missing} names no entry"))
+    for j, missing in found.logical:
+        t = v.prev_same()[j]
+        ref = v.refs[j]
+        m.set_logical(ref, v.refs[t] if t >= 0 else ROOT, ("dangling-logical-parent", "relink-logical-parent"))
+        new = m.uuid(v.refs[t]) if t >= 0 else None
+        acts.append(
+            Action(
+                "relink-logical-parent", "dangling-logical-parent", m.line(ref), m.uuid(ref),
+                f"logicalParentUuid {missing} names no entry; now {_name(new)}",
+            )
+        )
+    for cyc in found.cycles:
+        first = min(cyc)
+        t = _target(v, first, set(cyc))
+        acts.append(
+            _relink(m, v, first, t, "break-cycle", "cycle", f"parentUuid {ix.uuid(ix.parent[first])} closes a loop of {len(cyc)}")
+        )
+    if not acts and found.sidechain is not None:
+        child, side = found.sidechain
+        t = _target(v, child, {child})
+        acts.append(_relink(m, v, child, t, "relink-parent", "sidechain-in-main", f"parentUuid {ix.uuid(side)} is a sidechain entry"))
+    return acts
+
+
+def _target(v: View, j: int, avoid: set[int]) -> int:
+    """The previous entry of j's chain in output order, unless that descends from ``avoid``."""
+    t = int(v.prev_same()[j])
+    if t < 0 or v.reaches(t, avoid):
+        return -1
+    return t
+
+
+def _relink(m: Model, v: View, j: int, t: int, fix: str, code: str, why: str) -> Action:
+    ref = v.refs[j]
+    m.set_parent(ref, v.refs[t] if t >= 0 else ROOT, (code, fix))
+    new = m.uuid(v.refs[t]) if t >= 0 else None
+    where = "the previous entry of its chain in file order" if t >= 0 else "no earlier entry of its chain: now a root"
+    return Action(fix, code, m.line(ref), m.uuid(ref), f"{why}; parentUuid now {_name(new)} ({where})")
+
+
+Finding = tuple[str, int, str]  # (code, node, message), as validate.api_findings yields
+
+
+def conversation_findings(v: View, chain: ChainFindings) -> tuple[list[int], list[Finding]]:
+    """The conversation a resume sends (every chain node, in order) and what the API
+    would reject in it: the validator's own judgement (`validate.api_findings`)."""
+    ix = v.ix
+    full = conversation_nodes(ix, v.facts, chain.active)
+    msgs = [i for i in full if ix.flags[i] & (USER | ASSISTANT)]
+    return full, list(api_findings(ix, v.facts, msgs))
+
+
+def api_fixes(
+    m: Model,
+    v: View,
+    full: list[int],
+    findings: list[Finding],
+    *,
+    new_id: Callable[[], str],
+    drop_orphans: bool,
+    attempted: Attempted,
+) -> list[Action]:
+    unpaired: dict[int, list[str]] = {}
+    orphans: list[tuple[int, str]] = []
+    splits: list[int] = []
+    for code, node, msg in findings:
+        f = v.facts.get(node)
+        if f is None:
+            continue
+        if code == "tool-use-unpaired":
+            u = _named(f.tool_uses, msg, "tool_use {} has")
+            if u is not None and ("unpaired", u) not in attempted:
+                attempted.add(("unpaired", u))
+                unpaired.setdefault(node, []).append(u)
+        elif code == "tool-result-orphan":
+            r = _named(f.tool_results, msg, "tool_result for {} has")
+            if r is not None and ("orphan", f"{v.refs[node]}:{r}") not in attempted:
+                attempted.add(("orphan", f"{v.refs[node]}:{r}"))
+                orphans.append((node, r))
+        elif code == "split-message-noncontiguous" and f.message_id is not None:
+            # Keyed by the line too: a response torn into three groups needs two moves.
+            if ("split", f"{v.refs[node]}:{f.message_id}") not in attempted:
+                splits.append(node)
+    pos = {j: p for p, j in enumerate(full)}
+    acts: list[Action] = []
+    for node, uses in unpaired.items():
+        acts.extend(_add_results(m, v, full, pos, node, uses, new_id))
+    acts.extend(_orphans(m, v, orphans, drop_orphans))
+    if acts:
+        return acts  # the graph changed: judge splits on the next view
+    busy: set[int] = set()  # positions an earlier move of this round relinked around
+    for node in splits:
+        acts.extend(_regroup(m, v, full, pos, node, busy, attempted))
+    return acts
+
+
+def _named(ids: tuple[str, ...], msg: str, pattern: str) -> str | None:
+    # api_findings names the id in its message; the node may hold several.
+    for i in ids:
+        if pattern.format(i) in msg:
+            return i
+    return None
+
+
+def _add_results(
+    m: Model, v: View, full: list[int], pos: dict[int, int], node: int, uses: list[str], new_id: Callable[[], str]
+) -> list[Action]:
+    ix = v.ix
+    call = v.refs[node]
+    prev = call
+    acts: list[Action] = []
+    for u in uses:
+        uuid = _fresh(m, v, new_id)
+        prev = m.add_result(call, u, prev, uuid)
+        acts.append(
+            Action(
+                "add-interrupted-result", "tool-use-unpaired", m.line(call), uuid,
+                f"tool_use {u} had no tool_result: added one (is_error) saying the tool use was interrupted",
+            )
+        )
+    p = pos[node]
+    if p + 1 < len(full):
+        nxt = full[p + 1]
+        if ix.parent[nxt] == node:
+            ref = v.refs[nxt]
+            m.set_parent(ref, prev, ("tool-use-unpaired", "add-interrupted-result"))
+            acts.append(
+                Action(
+                    "add-interrupted-result", "tool-use-unpaired", m.line(ref), m.uuid(ref),
+                    f"parentUuid {ix.uuid(node)} -> {m.uuid(prev)} (the added tool_result)",
+                )
+            )
+    return acts
+
+
+def _fresh(m: Model, v: View, new_id: Callable[[], str]) -> str:
+    taken = {a.uuid for a in m.added}
+    while True:
+        u = new_id()
+        if u not in v.ix and u not in taken and u not in m.survey.index:
+            return u
+
+
+def _orphans(m: Model, v: View, orphans: list[tuple[int, str]], drop: bool) -> list[Action]:
+    acts: list[Action] = []
+    emptied: set[int] = set()
+    for node, r in orphans:
+        ref = v.refs[node]
+        if ref >= m.n:
+            continue
+        m.orphans.setdefault(ref, []).append(r)
+        f = m.node_facts(ref)
+        assert f is not None
+        left = tuple(t for t in f.tool_results if t != r)
+        plain = f.plain or not drop
+        m.set_facts(ref, replace(f, tool_results=left, plain=plain, empty=not left and not plain))
+        if drop:
+            acts.append(Action("drop-orphan-result", "tool-result-orphan", m.line(ref), m.uuid(ref), f"dropped the tool_result for {r}: its tool_use was lost"))
+            if not left and not plain:
+                emptied.add(ref)
+        else:
+            acts.append(
+                Action(
+                    "orphan-result-to-text", "tool-result-orphan", m.line(ref), m.uuid(ref),
+                    f"the tool_result for {r} (its tool_use was lost) is kept as plain text",
+                )
+            )
+    if emptied:
+        for child, p in m.drop(emptied, ("tool-result-orphan", "drop-orphan-result")):
+            acts.append(
+                Action(
+                    "drop-orphan-result", "tool-result-orphan", m.line(child), m.uuid(child),
+                    f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held only orphan results and was dropped)",
+                )
+            )
+        for ref in sorted(emptied):
+            acts.append(Action("drop-orphan-result", "tool-result-orphan", m.line(ref), m.uuid(ref), "the message held only orphan tool results: dropped"))
+    return acts
+
+
+def _regroup(
+    m: Model, v: View, full: list[int], pos: dict[int, int], node: int, busy: set[int], attempted: Attempted
+) -> list[Action]:
+    ix, facts = v.ix, v.facts
+    mid = facts[node].message_id
+    key = ("split", f"{v.refs[node]}:{mid}")
+
+    def same_response(j: int) -> bool:
+        f = facts.get(j)
+        return f is not None and bool(ix.flags[j] & ASSISTANT) and f.message_id == mid
+
+    def results_only(j: int) -> bool:
+        f = facts.get(j)
+        return f is not None and bool(ix.flags[j] & USER) and bool(f.tool_results) and not f.plain
+
+    y = pos[node]
+    z = y
+    while z + 1 < len(full) and (same_response(full[z + 1]) or results_only(full[z + 1])):
+        z += 1
+    q = max((p for p in range(y) if same_response(full[p])), default=-1)
+    if q < 0:
+        return []
+    while q + 1 < y and results_only(full[q + 1]):
+        q += 1
+    if q + 1 >= y:
+        return []
+    par = ix.parent
+    linear = par[full[q + 1]] == full[q] and par[full[y]] == full[y - 1] and (z + 1 >= len(full) or par[full[z + 1]] == full[z])
+    if not linear:
+        return []  # spliced or branching order: leave it (reported as remaining)
+    span = set(range(q, z + 2))
+    if span & busy:
+        return []  # overlaps a move made from this (now stale) view: next round
+    busy |= span
+    attempted.add(key)
+    moves = [(full[y], full[q]), (full[q + 1], full[z])]
+    if z + 1 < len(full):
+        moves.append((full[z + 1], full[y - 1]))
+    acts: list[Action] = []
+    for child, new in moves:
+        ref = v.refs[child]
+        m.set_parent(ref, v.refs[new], ("split-message-noncontiguous", "regroup-split-message"))
+        acts.append(
+            Action(
+                "regroup-split-message", "split-message-noncontiguous", m.line(ref), m.uuid(ref),
+                f"parentUuid {ix.uuid(par[child])} -> {ix.uuid(new)} (lines of message {mid} brought together)",
+            )
+        )
+    return acts
+
+
+def _name(u: str | None) -> str:
+    return u if u is not None else "null"

@@ -1,0 +1,152 @@
+"""The record-level changes repair makes, as pure functions over wire dicts.
+
+- `interrupted_result`: the ``tool_result`` Claude Code writes when a tool use is
+  interrupted: content ``"[Request interrupted by user for tool use]"`` with
+  ``is_error: true`` and ``toolUseResult: "Error: [Request interrupted by user for tool
+  use]"`` (CC 1.0.51, slopus/happy-cli 400429ba; same wording in
+  ``fixtures/real/v1.0.51-inline-sidechains-two-compactions.jsonl``). The envelope
+  (sessionId, cwd, version, gitBranch, userType, entrypoint, slug, isSidechain, agentId)
+  is copied from the call's line; ``sourceToolAssistantUUID`` is added for 2.1.x, which
+  writes it on every tool result (FORMAT.md §5).
+- `edit_record`: a new parent / logical parent, orphan results made text (or dropped),
+  thinking blocks stripped, oversized images replaced by a text placeholder.
+- `dumps`: Claude Code's serialisation (`writer.dumps`), falling back to the stdlib's
+  compact form for the rare record orjson cannot write (integers past 64 bits).
+
+Invariants: inputs are never mutated (edited records are copies, sharing untouched
+sub-objects); unknown keys are kept; key order is kept. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from ..writer import dumps as _cc_dumps
+from .plan import UNSET, EntryEdit
+from .survey import THINKING, image_bytes
+
+INTERRUPTED = "[Request interrupted by user for tool use]"
+
+#: Keys copied from the call's line onto a synthesised result, in Claude Code 2.1.332's order.
+_ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
+
+
+def dumps(record: dict[str, Any]) -> bytes:
+    try:
+        return _cc_dumps(record)
+    except orjson.JSONEncodeError:
+        # orjson refuses integers past 64 bits; JSON.stringify would have written them
+        # (as rounded doubles). The stdlib's compact form keeps them exactly.
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def _version(v: Any) -> tuple[int, ...]:
+    if not isinstance(v, str):
+        return ()
+    out: list[int] = []
+    for part in v.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def interrupted_result(call: dict[str, Any], tool_use_id: str, *, uuid: str, parent: str, now: str) -> dict[str, Any]:
+    """The user entry answering an interrupted ``tool_use`` (see module docstring)."""
+    rec: dict[str, Any] = {"parentUuid": parent, "isSidechain": call.get("isSidechain") is True}
+    if "agentId" in call:
+        rec["agentId"] = call["agentId"]
+    rec["type"] = "user"
+    rec["message"] = {
+        "role": "user",
+        "content": [{"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": tool_use_id}],
+    }
+    rec["uuid"] = uuid
+    rec["timestamp"] = now
+    rec["toolUseResult"] = f"Error: {INTERRUPTED}"
+    if _version(call.get("version")) >= (2, 1) and isinstance(call.get("uuid"), str):
+        rec["sourceToolAssistantUUID"] = call["uuid"]
+    for k in _ENVELOPE:
+        if k in call:
+            rec[k] = call[k]
+    return rec
+
+
+def edit_record(record: dict[str, Any], edit: EntryEdit) -> dict[str, Any]:
+    rec = dict(record)
+    if edit.parent is not UNSET:
+        rec["parentUuid"] = edit.parent
+    if edit.logical is not UNSET:
+        rec["logicalParentUuid"] = edit.logical
+    msg = rec.get("message")
+    if isinstance(msg, dict) and isinstance(msg.get("content"), list):
+        content: list[Any] = msg["content"]
+        if edit.orphans:
+            content = orphans_to_text(content, set(edit.orphans), drop=edit.drop_orphans)
+        if edit.strip_thinking:
+            content = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING)]
+        if edit.max_image_bytes is not None:
+            content = shrink_images(content, edit.max_image_bytes)
+        if content is not msg["content"]:
+            rec["message"] = {**msg, "content": content}
+    return rec
+
+
+def orphans_to_text(content: list[Any], ids: set[str], *, drop: bool) -> list[Any]:
+    out: list[Any] = []
+    for b in content:
+        if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids:
+            if not drop:
+                out.extend(orphan_as_text(b))
+            continue
+        out.append(b)
+    return out
+
+
+def orphan_as_text(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tool_result whose call was lost, as plain content: a text block (and any images)."""
+    head = f"[tt repair: result of tool call {block.get('tool_use_id')}, whose tool_use was lost"
+    head += " (it reported an error)]" if block.get("is_error") is True else "]"
+    inner = block.get("content")
+    if isinstance(inner, str):
+        return [{"type": "text", "text": f"{head}\n{inner}" if inner else head}]
+    texts: list[str] = [head]
+    images: list[dict[str, Any]] = []
+    if isinstance(inner, list):
+        for x in inner:
+            if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str):
+                texts.append(x["text"])
+            elif isinstance(x, dict) and x.get("type") == "image":
+                images.append(x)
+            else:
+                texts.append(json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+    return [{"type": "text", "text": "\n".join(texts)}, *images]
+
+
+def shrink_images(content: list[Any], limit: int) -> list[Any]:
+    out: list[Any] = []
+    changed = False
+    for b in content:
+        if isinstance(b, dict) and b.get("type") == "image" and image_bytes(b) > limit:
+            out.append(image_placeholder(b))
+            changed = True
+        elif isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+            inner = shrink_images(b["content"], limit)
+            if inner is not b["content"]:
+                b = {**b, "content": inner}
+                changed = True
+            out.append(b)
+        else:
+            out.append(b)
+    return out if changed else content
+
+
+def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
+    src = block.get("source")
+    media = src.get("media_type") if isinstance(src, dict) else None
+    size = image_bytes(block)
+    return {"type": "text", "text": f"[tt repair: a {media or 'base64'} image of {size / 1e6:.1f} MB was removed here (over the size limit)]"}

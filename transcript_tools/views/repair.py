@@ -1,0 +1,67 @@
+"""Rendering repair reports with rich: what was found, what was done, where it went."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.markup import escape
+
+from ..diagnostics import Severity
+from ..repair_files import FileReport
+
+#: How many actions of one fix to list per file before folding the rest.
+FOLD = 8
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
+
+
+def render_reports(con: Any, reports: list[FileReport]) -> None:
+    for r in reports:
+        _render(con, r)
+    changed = sum(r.changed for r in reports)
+    left = sum(r.remaining_errors for r in reports)
+    dry = reports and reports[0].mode == "dry-run"
+    verb = "would change" if dry else "changed"
+    colour = "red" if left else "green"
+    con.print(
+        f"[{colour}]{len(reports)} file(s): {changed} {verb}, {len(reports) - changed} unchanged"
+        + (f"; {left} error(s) repair cannot fix" if left else "")
+        + "[/]"
+    )
+
+
+def _render(con: Any, r: FileReport) -> None:
+    if not r.changed and not r.remaining:
+        note = "nothing to repair" + ("" if r.mode != "output" else f"; copied to {r.output}")
+        con.print(f"[bold]{escape(str(r.path))}[/]  [green]{escape(note)}[/]")
+        return
+    con.print(f"[bold]{escape(str(r.path))}[/]  [dim]{r.lines} lines, {r.entries} records[/]")
+    shown: Counter[str] = Counter()
+    for a in r.actions:
+        shown[a.fix] += 1
+        if shown[a.fix] > FOLD:
+            continue
+        where = str(a.line) if a.line is not None else "-"
+        code = f" [dim]({a.code})[/]" if a.code else ""
+        con.print(f"  {where:>6}  [cyan]{a.fix}[/]{code}  {escape(a.detail)}")
+    for fix, n in shown.items():
+        if n > FOLD:
+            con.print(f"  [dim]… and {n - FOLD} more {fix}[/]")
+    for d in r.remaining:
+        where = str(d.line) if d.line is not None else "-"
+        con.print(f"  {where:>6}  [{_STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]")
+    if not r.api_checked:
+        con.print("  [yellow]past the cap with no compact boundary: the conversation checks (tool pairing, split messages) were skipped[/]")
+    if r.mode == "dry-run":
+        con.print("  [dim]dry run: nothing written[/]")
+        return
+    if r.written:
+        parts = [f"{r.lines_out} lines to {escape(str(r.output))}"]
+        if r.records_added:
+            parts.append(f"{r.records_added} record(s) added")
+        if r.quarantine is not None:
+            parts.append(f"{r.lines_quarantined} line(s), {r.bytes_quarantined} bytes quarantined in {escape(str(r.quarantine))}")
+        if r.backup is not None:
+            parts.append(f"original kept as {escape(str(r.backup))}")
+        con.print("  [green]" + "; ".join(parts) + "[/]")
