@@ -34,7 +34,7 @@ from tests.resume_helpers import (
 from transcript_tools import conversation
 from transcript_tools.conversation import INTERRUPTED_TOOL_RESULT, NO_CONTENT, NO_RESPONSE_REQUESTED, api_messages
 from transcript_tools.loader import load_session
-from transcript_tools.quickchain import quick_conversation
+from transcript_tools.quickchain import Outside, quick_conversation
 from transcript_tools.reader import load
 from transcript_tools.resumable import load_for_resume, resume_start
 from transcript_tools.session import Session
@@ -373,6 +373,22 @@ def test_fast_path_declines_what_it_cannot_vouch_for() -> None:
     forward = copy.deepcopy(b.records)
     forward[0]["parentUuid"] = forward[1]["uuid"]  # a loop needs a parent written later
     assert quick_conversation(entries_of(forward)) is None
+
+
+def test_fast_chain_streams_and_says_when_a_partial_read_is_not_enough() -> None:
+    b = Builder()
+    u1 = b.user("before the compaction")
+    b.system("compact_boundary", parent=None, compactMetadata={"trigger": "manual"})
+    b.user("rewound", parent=u1["uuid"])
+    partial = b.entries()[1:]  # read from the boundary on: the rewind names a parent before it
+    with pytest.raises(Outside):
+        quick_conversation(iter(partial), partial=True)
+    # Streamed (a generator) or listed, the same chain; only the nodes are kept.
+    whole = b.entries()
+    q = quick_conversation(e for e in whole)
+    assert q is not None
+    assert [e.uuid for e in q.chain] == [e.uuid for e in Session.from_entries(whole).conversation()]
+    assert q.index == {e.uuid: i for i, e in enumerate(q.nodes)}
 
 
 # --- real fixtures ---------------------------------------------------------------------

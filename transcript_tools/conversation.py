@@ -256,9 +256,10 @@ def _group(entries: Iterable[Entry], notes: list[Note]) -> list[_Msg]:
     mids: set[str] = set()
     for e in entries:
         rec = e.record
-        if rec.get("isSidechain") is True:
-            continue
         t = rec.get("type")
+        # Progress and most system entries are on the chain but never sent: out first.
+        if t == "progress" or rec.get("isSidechain") is True:
+            continue
         uid = rec.get("uuid")
         uuid = uid if isinstance(uid, str) else None
         if t == "attachment":

@@ -29,17 +29,21 @@ every real fixture and on generated sessions):
   for the nodes it reads (assistants with a message id, users with tool results, compact
   boundaries).
 
+The entries may be streamed (a generator): only the nodes are kept, so the caller
+never holds the records of the other lines (`resumable` decodes a file line by line
+into it).
+
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
 from .active import NodeFacts, conversation_nodes, facts_of
-from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, USER, ChainIndex
+from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, USER, ChainIndex
 from .lines import Entry
 
 
@@ -51,6 +55,24 @@ class QuickChain:
     nodes: list[Entry]
     parent: list[int]
     session_id: str | None
+    #: uuid -> node index.
+    index: dict[str, int]
+
+
+class _Facts:
+    """The `active.NodeFacts` fields `active.conversation_nodes` reads, for a message node.
+
+    A plain slotted class: a frozen dataclass costs ~2.5 us to build (``object.__setattr__``
+    per field), a few percent of a 50 MB resume for nothing.
+    """
+
+    __slots__ = ("message_id", "tool_uses", "tool_results", "preserved")
+
+    def __init__(self, message_id: str | None, tool_uses: tuple[str, ...], tool_results: tuple[str, ...]) -> None:
+        self.message_id = message_id
+        self.tool_uses = tool_uses
+        self.tool_results = tool_results
+        self.preserved = None
 
 
 class _View:
@@ -74,19 +96,29 @@ class _View:
             i = self.parent[i]
 
 
-def quick_conversation(entries: Sequence[Entry], *, partial: bool = False) -> QuickChain | None:
+class Outside(Exception):
+    """A partial read's entry after the boundary names a parent before the part (a
+    rewind into the older history): the whole file must be read (`resumable`)."""
+
+
+def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> QuickChain | None:
     """The conversation of ``entries`` (file order), or None when the full path must decide.
 
     ``partial``: the entries start at a compact boundary's preserved segment (a read from
     the last boundary on); parents before the first boundary may point outside them.
+    ``entries`` is consumed once and may be a generator: only the nodes are kept, so a
+    caller streaming the lines of a file never holds the records of the others.
+    Raises `Outside` (partial reads only) when an entry after the boundary, not a
+    sidechain one, names a parent outside the part.
     """
     index: dict[str, int] = {}
     nodes: list[Entry] = []
-    recs: list[dict[str, Any]] = []
     parent: list[int] = []
+    # Per node: USER/ASSISTANT/BOUNDARY for `active`, plus SIDECHAIN and META (isMeta or
+    # teamName: not a candidate for the main leaf) for the leaf search.
     flags = bytearray()
     has_child = bytearray()
-    facts: dict[int, NodeFacts] = {}
+    facts: dict[int, NodeFacts | _Facts] = {}
     cut: set[str] = set()  # parents named before the first boundary of a partial read, not in it
     session_id: str | None = None
     seen_boundary = not partial
@@ -111,12 +143,15 @@ def quick_conversation(entries: Sequence[Entry], *, partial: bool = False) -> Qu
         i = len(nodes)
         p = rec.get("parentUuid")
         j = -1
+        side = rec.get("isSidechain") is True
         if p is not None:
             if type(p) is not str:
                 return None
             found = get(p)
             if found is None:
                 if seen_boundary:
+                    if partial and not side:
+                        raise Outside(p)
                     return None
                 cut.add(p)  # history cut on purpose before the boundary: a root here
             else:
@@ -124,45 +159,46 @@ def quick_conversation(entries: Sequence[Entry], *, partial: bool = False) -> Qu
                 has_child[j] = 1
         index[u] = i
         nodes.append(e)
-        recs.append(rec)
         parent.append(j)
         has_child.append(0)
+        f = SIDECHAIN if side else 0
         if t == "assistant":
-            flags.append(ASSISTANT)
+            f |= ASSISTANT
             m = rec.get("message")
-            mid = m.get("id") if type(m) is dict else None
-            if type(mid) is str and mid:
-                facts[i] = NodeFacts(message_id=mid, tool_uses=_ids(m, "tool_use", "id"))
+            if type(m) is dict:
+                mid = m.get("id")
+                if type(mid) is str and mid:
+                    facts[i] = _Facts(mid, _ids(m, "tool_use", "id"), ())
         elif t == "user":
-            flags.append(USER)
+            f |= USER
             # The byte test first: most user lines hold no result, and it is a C search.
             if b'"tool_result"' in e.raw:
                 results = _ids(rec.get("message"), "tool_result", "tool_use_id")
                 if results:
-                    facts[i] = NodeFacts(tool_results=results)
+                    facts[i] = _Facts(None, (), results)
         elif t == "system" and rec.get("subtype") == "compact_boundary":
-            flags.append(BOUNDARY)
+            f |= BOUNDARY
             facts[i] = facts_of(rec, len(e.raw))
             seen_boundary = True
-        else:
-            flags.append(0)
+        if f & (USER | ASSISTANT) and (rec.get("isMeta") is True or rec.get("teamName")):
+            f |= META
+        flags.append(f)
     if cut and not cut.isdisjoint(index):
         return None  # a parent written after its child, before the boundary
-    is_msg = [bool(f & (USER | ASSISTANT)) for f in flags]
-    leaf = _active_leaf(recs, is_msg, parent, has_child)
+    leaf = _active_leaf(flags, parent, has_child)
     if leaf is None:
-        return QuickChain([], nodes, parent, session_id)
+        return QuickChain([], nodes, parent, session_id, index)
     chain: list[int] = []
     i = leaf
     while i >= 0:
         chain.append(i)
         i = parent[i]
     chain.reverse()
-    if recs[leaf].get("isSidechain") is not True and any(recs[i].get("isSidechain") is True for i in chain):
+    if not flags[leaf] & SIDECHAIN and any(flags[i] & SIDECHAIN for i in chain):
         return None
     # The preserved-segment splice and parallel-call recovery are `active`'s own code.
-    ordered = conversation_nodes(cast(ChainIndex, _View(flags, parent, index)), facts, chain)
-    return QuickChain([nodes[i] for i in ordered], nodes, parent, session_id)
+    ordered = conversation_nodes(cast(ChainIndex, _View(flags, parent, index)), cast("dict[int, NodeFacts]", facts), chain)
+    return QuickChain([nodes[i] for i in ordered], nodes, parent, session_id, index)
 
 
 def _ids(message: Any, kind: str, key: str) -> tuple[str, ...]:
@@ -172,21 +208,21 @@ def _ids(message: Any, kind: str, key: str) -> tuple[str, ...]:
     return tuple(b[key] for b in content if type(b) is dict and b.get("type") == kind and isinstance(b.get(key), str))
 
 
-def _active_leaf(recs: list[dict[str, Any]], is_msg: list[bool], parent: list[int], has_child: bytearray) -> int | None:
+def _active_leaf(flags: bytearray, parent: list[int], has_child: bytearray) -> int | None:
     best_main = -1
     best_any = -1
-    for t in range(len(recs) - 1, -1, -1):
+    msg = USER | ASSISTANT
+    for t in range(len(flags) - 1, -1, -1):
         if has_child[t]:
             continue
         i = t
-        while i >= 0 and not is_msg[i]:
+        while i >= 0 and not flags[i] & msg:
             i = parent[i]
         if i < 0:
             continue
         if i > best_any:
             best_any = i
-        r = recs[i]
-        if i > best_main and r.get("isSidechain") is not True and r.get("isMeta") is not True and not r.get("teamName"):
+        if i > best_main and not flags[i] & (SIDECHAIN | META):
             best_main = i
     if best_main >= 0:
         return best_main

@@ -24,6 +24,15 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
    `loader.load_session`) and `session.Session`, the reference path.
 
+The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`):
+each line is decoded once and dropped at once unless it is a chain node; the nodes'
+records are trimmed of what a resume never sends (a user line's ``toolUseResult``, a
+progress line's ``data``), so a 50 MB file is not held as dicts twice over. Measured
+(benchmarks/bench_resume.py): the Python work per node, not the decoding, is what is
+left above the orjson floor; decoding only parts of lines (envelope of progress lines,
+user lines without ``toolUseResult``, cut out of the raw bytes) was tried and was
+slower than orjson decoding the whole line.
+
 Invariants:
 - Never writes. Reads at most the whole file; refuses what is past ``max_bytes``
   (`errors.TranscriptTooLarge`) unless the part after the last boundary fits.
@@ -32,6 +41,8 @@ Invariants:
   result given to an unanswered call; tests/test_conversation.py checks both ways on
   every real fixture and on generated sessions.
 - The continuation leaf is an entry that is in the file (`ForResume.conversation`).
+- On the fast path, ``conversation.entries`` carry trimmed records (above); their
+  ``raw`` is the exact bytes of the line.
 """
 
 from __future__ import annotations
@@ -51,7 +62,7 @@ from . import conversation
 from .active import facts_of
 from .errors import TranscriptTooLarge, Unreadable
 from .lines import DecodedLine, Entry
-from .quickchain import quick_conversation
+from .quickchain import Outside, QuickChain, quick_conversation
 from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines
 from .session import Session
 
@@ -84,6 +95,12 @@ def _no_gc() -> Iterator[None]:
     try:
         yield
     finally:
+        # Everything allocated meanwhile sits in the youngest generation: the first
+        # collection after `enable` would traverse all of it (0.1-0.2 s on a 50 MB file),
+        # and the next one again. freeze+unfreeze moves every tracked object into the
+        # oldest generation without a traversal; a full collection still finds any cycle.
+        gc.freeze()
+        gc.unfreeze()
         if was:
             gc.enable()
 
@@ -140,48 +157,70 @@ def _start(mm: mmap.mmap) -> int:
     return first
 
 
-def _clean_entries(path: Path, start: int) -> tuple[list[Entry], int] | None:
-    """Every line from ``start`` as one record, and the size of a torn last line left out
-    (0: none); None when any other line is not exactly one JSON object ending in LF."""
+class _Decline(Exception):
+    """A line that is not exactly one JSON object: the reference path decides."""
+
+
+def _read(path: Path, start: int) -> bytes:
     try:
         with open(path, "rb") as f:
             if start:
                 f.seek(start)
-            data = f.read()
+            return f.read()
     except OSError as e:
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
-    if b"\r\n" in data:
-        return None
-    parts = data.split(b"\n")
-    del data
-    # A file ending in a newline splits into a last empty part; one that does not ends
-    # in the line Claude Code was writing when it stopped.
-    tail = parts.pop() if parts else b""
-    out: list[Entry] = []
-    append = out.append
+
+
+def _entries(data: bytes, start: int, torn: list[int]) -> Iterator[Entry]:
+    """Every line of ``data`` (read from byte ``start``) as one `Entry`, streamed.
+
+    Raises `_Decline` when a line is not exactly one JSON object ending in LF, but for a
+    torn last line, which is left out (its size goes to ``torn``) as `repair`'s
+    cut-torn-tail does. The records are trimmed of what a resume never sends and the
+    file often doubles (a user line's ``toolUseResult``, a progress line's ``data``):
+    the caller keeps the entries of the conversation, and a 50 MB file would otherwise
+    stay in memory as dicts twice over. ``raw`` stays the exact bytes.
+    """
     loads = orjson.loads
-    offset = start
-    try:
-        for number, raw in enumerate(parts, 1):
+    find = data.find
+    end = len(data)
+    pos = 0
+    number = 0
+    while pos < end:
+        nl = find(b"\n", pos)
+        last = nl < 0
+        stop = end if last else nl
+        raw = data[pos:stop]
+        number += 1
+        try:
             rec = loads(raw)
-            if type(rec) is not dict:
-                return None
-            append(Entry(number, offset, raw, rec))
-            offset += len(raw) + 1
-    except orjson.JSONDecodeError:
-        return None
-    if not tail:
-        return out, 0
+        except orjson.JSONDecodeError:
+            # A torn tail: `repair` cuts it (cut-torn-tail); so do we. Bytes that do not
+            # even start like a record are something else: the reference path decides.
+            if last and raw.startswith(b"{") and b"\x00" not in raw:
+                torn.append(len(raw))
+                return
+            raise _Decline from None
+        if type(rec) is not dict:
+            raise _Decline
+        t = rec.get("type")
+        if t == "user":
+            rec.pop("toolUseResult", None)
+        elif t == "progress":
+            rec.pop("data", None)
+        yield Entry(number, start + pos, raw, rec)
+        pos = stop + 1
+
+
+def _scan(data: bytes, start: int) -> tuple[QuickChain | None, int]:
+    """`quick_conversation` of the lines of ``data``, and the size of a torn last line
+    left out (0: none). None: a line the fast path cannot take."""
+    torn: list[int] = []
     try:
-        rec = loads(tail)
-    except orjson.JSONDecodeError:
-        # A torn tail: `repair` cuts it (cut-torn-tail); so do we. Bytes that do not even
-        # start like a record are something else: the reference path decides.
-        return (out, len(tail)) if tail.startswith(b"{") and b"\x00" not in tail else None
-    if type(rec) is not dict:
-        return None
-    append(Entry(len(parts) + 1, offset, tail, rec))
-    return out, 0
+        q = quick_conversation(_entries(data, start, torn), partial=start > 0)
+    except _Decline:
+        return None, 0
+    return q, sum(torn)
 
 
 def _self_contained(entries: list[Entry]) -> bool:
@@ -227,25 +266,30 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, s
 
 
 def _fast(path: Path, start: int, size: int, max_bytes: int) -> ForResume | None:
-    got = _clean_entries(path, start)
-    if got is None:
+    # One streaming pass: each line is decoded once, only the conversation's entries are
+    # kept (`quickchain`), then the messages are built from those alone.
+    data = _read(path, start)
+    if b"\r\n" in data:
         return None
-    entries, torn = got
-    if start and not _self_contained(entries):
+    try:
+        q, torn = _scan(data, start)
+    except Outside:
+        # A rewind into the history before the boundary: the whole file gives the chain
+        # Claude Code would follow; past the cap, the reference path reads the part anyway.
         if size > max_bytes:
-            return None  # the reference path reads the part anyway, through repair
-        start = 0
-        got = _clean_entries(path, 0)
-        if got is None:
             return None
-        entries, torn = got
-    q = quick_conversation(entries, partial=start > 0)
+        start = 0
+        del data
+        data = _read(path, 0)
+        if b"\r\n" in data:
+            return None
+        q, torn = _scan(data, 0)
+    del data
     if q is None:
         return None
-    index = {e.record["uuid"]: i for i, e in enumerate(q.nodes)}
     nodes = q.nodes
     leaf = conversation.continuation_leaf(
-        q.chain, q.parent, lambda i: nodes[i].record["uuid"], lambda i: nodes[i].record.get("type") in ("user", "assistant"), index.get
+        q.chain, q.parent, lambda i: nodes[i].record["uuid"], lambda i: nodes[i].record.get("type") in ("user", "assistant"), q.index.get
     )
     conv = conversation.assemble(q.chain, leaf, q.session_id)
     if any(n.code == "split-message" for n in conv.notes) or _big_image(q.chain):
