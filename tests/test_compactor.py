@@ -343,9 +343,10 @@ def test_a_file_past_the_cap_compacts_in_bounded_memory(tmp_path: Path) -> None:
     out.mkdir()
     m_small = _measure(small, out)
     m_big = _measure(big, out)
-    # Peak memory: far below the file, and it grows with the number of entries (the
-    # outline, ~130 bytes each), not with the bytes: 4x the file, < +60 MB.
-    assert m_big["maxrss_kb"] < 250 * 1024, m_big
+    # Peak memory grows with the number of entries (the outline, ~130 bytes each), not
+    # with the bytes: 4x the file, < +60 MB. The fixed part is mostly tiktoken's BPE
+    # tables (~150 MB resident once loaded), so the absolute bound is loose on purpose.
+    assert m_big["maxrss_kb"] < 320 * 1024, m_big
     assert m_big["maxrss_kb"] - m_small["maxrss_kb"] < 60 * 1024, (m_small, m_big)
     assert m_big["summarised"] > 4 * m_small["summarised"] * 0.9
     report = validate_path(Path(m_big["output"]))
