@@ -1,0 +1,117 @@
+"""``tt export`` and ``tt import``: move a session to another machine (or folder).
+
+Export writes one zip bundle (`bundle`, `bundle_export`, `bundle_import`): the transcript, its subagents, its
+file-history backups and a manifest with checksums — redacted by default. Import checks
+the archive before extracting anything, places the session under the project folder of
+``--cwd`` (default: the current directory) in this machine's Claude config dir, rewrites
+the paths under the old cwd to the new one, never overwrites, and prints how to continue.
+
+Exit codes: 0 done, 2 usage, 3 not found, 4 unreadable or refused (unsafe or damaged
+archive), 6 write failed or the session exists already.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import store
+from ..bundle import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
+from ..bundle_export import Exported, export_session
+from ..bundle_import import Imported, import_bundle, read_manifest
+from .common import console, emit_json, json_option
+
+
+def _export_info(e: Exported) -> dict[str, Any]:
+    m = e.manifest
+    return {
+        "path": str(e.path),
+        "bytes": e.bytes,
+        "session_id": m.session_id,
+        "cwd": m.cwd,
+        "claude_code_versions": list(m.claude_code_versions),
+        "redacted": m.redacted,
+        "redactions": dict(m.redactions),
+        "files": [x.to_dict() for x in m.members],
+        "skipped": e.skipped,
+    }
+
+
+@click.command("export")
+@click.argument("session")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="The bundle to write (default: <session id>.zip here).")
+@click.option("--no-redact", is_flag=True, help="Keep everything, secrets included.")
+@json_option
+def export_command(session: str, output: Path | None, no_redact: bool, as_json: bool) -> int:
+    """Pack SESSION into one zip bundle: transcript, subagents, file-history backups and
+    a manifest (versions, original cwd, sha256 checksums). Secrets are replaced by
+    placeholders unless --no-redact. `tt import` unpacks it on another machine."""
+    ref = store.resolve(session)
+    out = (output or Path(f"{ref.path.stem}.zip")).expanduser()
+    if out.is_dir():
+        out = out / f"{ref.path.stem}.zip"
+    exported = export_session(ref, out, redact=not no_redact)
+    info = _export_info(exported)
+    if as_json:
+        emit_json(info)
+    else:
+        from ..views.bundle import render_export
+
+        render_export(console(), info)
+    return 0
+
+
+def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
+    m = i.manifest
+    return {
+        "archive": str(archive),
+        "session_id": i.session_id,
+        "path": str(i.path),
+        "cwd": i.cwd,
+        "original_cwd": m.cwd,
+        "claude_code_versions": list(m.claude_code_versions),
+        "redacted": m.redacted,
+        "files": [str(p) for p in i.files],
+        "relocated_lines": i.relocated_lines,
+        "continue": [f"tt resume {i.session_id}", f"cd {shlex.quote(i.cwd)} && claude --resume {i.session_id}"],
+    }
+
+
+@click.command("import")
+@click.argument("archive", type=click.Path(path_type=Path))
+@click.option("--cwd", "cwd", type=click.Path(path_type=Path), help="The project folder to continue in (default: the current directory).")
+@click.option("--dry-run", is_flag=True, help="Check the bundle and show its manifest; extract nothing.")
+@click.option("--max-size", type=click.IntRange(min=1), default=MAX_TOTAL_BYTES, show_default=True, help="Refuse bundles that unpack to more bytes.")
+@json_option
+def import_command(archive: Path, cwd: Path | None, dry_run: bool, max_size: int, as_json: bool) -> int:
+    """Unpack a bundle written by `tt export` into this machine's Claude config dir, under
+    the project folder of --cwd, rewriting paths under the original cwd. Refuses unsafe
+    archives (paths escaping the target, links, devices, oversized members), bad
+    checksums, and a session id that exists already."""
+    limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, max_size), total_bytes=max_size)
+    target = os.getcwd() if cwd is None else str(cwd.expanduser())
+    if dry_run:
+        m = read_manifest(archive, limits=limits)
+        info: dict[str, Any] = {
+            "archive": str(archive),
+            "session_id": m.session_id,
+            "original_cwd": m.cwd,
+            "cwd": store.canonical_cwd(target),
+            "claude_code_versions": list(m.claude_code_versions),
+            "redacted": m.redacted,
+            "files": [x.to_dict() for x in m.members],
+            "written": False,
+        }
+    else:
+        info = {**_import_info(import_bundle(archive, target, limits=limits), archive), "written": True}
+    if as_json:
+        emit_json(info)
+    else:
+        from ..views.bundle import render_import
+
+        render_import(console(), info)
+    return 0

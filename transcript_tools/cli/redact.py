@@ -1,0 +1,93 @@
+"""``tt redact``: find secrets in a session and replace them with typed placeholders.
+
+Report first: without ``-o`` or ``--in-place`` nothing is written (``--dry-run`` says so
+explicitly), and the report names file:line, the kind and the JSON path of each finding,
+never the secret. A session id (or prefix) covers the main file and its subagent files
+(``-o`` then names a folder); a path, just that file.
+
+Exit codes: 0 nothing found (or written), 1 secrets found (report only), 2 usage,
+3 not found, 4 unreadable, 6 write failed or the file changed meanwhile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import store
+from ..errors import UsageError, WriteFailed
+from ..redact_files import FileResult, redact_in_place, redact_to, scan_file
+from .common import console, emit_json, json_option
+
+
+def _targets(ref: store.SessionRef, subagents: bool) -> list[Path]:
+    files = [ref.path]
+    if subagents:
+        files += store.subagent_files(ref.path)
+    return files
+
+
+def _outputs(files: list[Path], out: Path) -> list[Path]:
+    """Where each redacted copy goes: ``out`` itself for one file; for a session with
+    subagents, ``out`` is a new folder with the same layout as the session's."""
+    if len(files) == 1:
+        return [out / files[0].name if out.is_dir() else out]
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out}: must be a new or empty folder for a session with subagents", hint="or pass --no-subagents")
+    base = files[0].parent
+    return [out / f.relative_to(base) for f in files]
+
+
+def _mkdirs(p: Path) -> None:
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{p.parent}: cannot create ({e.strerror})") from e
+
+
+@click.command("redact")
+@click.argument("target")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Write the redacted copy here (never overwrites).")
+@click.option("--in-place", is_flag=True, help="Replace the file(s) atomically (keeps <file>.bak unless --no-backup).")
+@click.option("--dry-run", is_flag=True, help="Report only; write nothing (the default).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak (it would still hold the secrets).")
+@click.option("--force", is_flag=True, help="With --in-place: write even if the file changed meanwhile.")
+@click.option("--no-subagents", is_flag=True, help="For a session, leave its subagent files out.")
+@json_option
+def redact_command(
+    target: str, output: Path | None, in_place: bool, dry_run: bool, no_backup: bool, force: bool, no_subagents: bool, as_json: bool
+) -> int:
+    """Find secrets in TARGET (a file, a session id or an id prefix) and replace each with
+    a placeholder such as [REDACTED:aws-access-key].
+
+    API keys and tokens of common providers, private keys, passwords in URLs, secret
+    assignments (.env style), JWTs and high-entropy strings are searched in message text,
+    tool inputs, tool results and toolUseResult. Reports by default; writes with -o or
+    --in-place. Exit 1 when a report found secrets.
+    """
+    if sum((output is not None, in_place, dry_run)) > 1:
+        raise click.UsageError("choose one of -o OUT, --in-place or --dry-run")
+    if (no_backup or force) and not in_place:
+        raise click.UsageError("--no-backup and --force only apply with --in-place")
+    ref = store.resolve(target)
+    # A session named by id covers its subagents; a file named by path is just that file.
+    files = _targets(ref, not no_subagents and not Path(target).expanduser().is_file())
+    results: list[FileResult] = []
+    if output is not None:
+        for src, dst in zip(files, _outputs(files, output.expanduser())):
+            _mkdirs(dst)
+            results.append(redact_to(src, dst))
+    elif in_place:
+        results = [redact_in_place(f, backup=not no_backup, force=force) for f in files]
+    else:
+        results = [scan_file(f) for f in files]
+    written = output is not None or in_place
+    total = sum(len(r.findings) for r in results)
+    if as_json:
+        emit_json({"files": [r.to_dict() for r in results], "findings": total, "written": written})
+    else:
+        from ..views.redact import render_redact
+
+        render_redact(console(), results, written=written)
+    return 1 if total and not written else 0

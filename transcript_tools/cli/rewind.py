@@ -1,0 +1,171 @@
+"""``tt rewind``: put the files a session edited back to their state at a message, and/or
+fork the conversation there.
+
+Files (the default, or ``--files``): the plan (`rewind.plan_rewind`) from the session's
+``file-history-snapshot`` / ``file-history-delta`` records and its backups in
+``<config dir>/file-history/<session id>/``; ``--dry-run`` shows it with a unified diff
+per file; otherwise it asks (or takes ``--yes``) and applies it (`rewind_files`).
+Conversation (``--conversation``): a fork of the session ending at that message, written
+beside it, exactly as ``tt fork --at`` does (`fork.fork`).
+
+Exit codes: 0 done (or nothing to change), 1 some files were left alone (backup missing,
+refused, outside the project, or a write failed), 2 usage, 3 not found, 4 unreadable,
+6 write failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import store
+from ..errors import UsageError
+from ..loader import load_session
+from ..rewind import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
+from ..rewind_files import FileReader, FileResult, apply_plan
+from .common import console, continue_option, emit_json, json_option, max_bytes_option
+
+
+def _session_cwd(session: Any) -> str | None:
+    for e in session.entries:
+        c = e.record.get("cwd")
+        if isinstance(c, str) and c and not e.is_sidechain:
+            return c
+    return None
+
+
+def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
+    return {
+        "target": plan.target,
+        "snapshot": plan.snapshot,
+        "cwd": plan.cwd,
+        "note": plan.note,
+        "summary": dict(summary(plan)),
+        "files": [
+            {
+                "path": f.path,
+                "tracking_path": f.tracking_path,
+                "action": f.action,
+                "backup": f.backup,
+                "reason": f.reason,
+                **({"diff": unified_diff(f)} if diffs and f.changes else {}),
+            }
+            for f in plan.files
+        ],
+    }
+
+
+def _results(results: list[FileResult]) -> list[dict[str, Any]]:
+    return [{"path": r.path, "action": r.action, "done": r.done, "reason": r.reason, "kept": r.kept} for r in results]
+
+
+@click.command("rewind")
+@click.argument("session", required=False)
+@click.option("--to", "to", required=True, metavar="UUID|N", help="The message: a uuid (or prefix), or N = the Nth message from the end.")
+@click.option("--files", "files_flag", is_flag=True, help="Restore the files (the default when --conversation is not given).")
+@click.option("--conversation", is_flag=True, help="Fork the session at that message (as `tt fork --at`).")
+@click.option("--cwd", "cwd", type=click.Path(path_type=Path), help="The project folder the files live in (default: the session's cwd).")
+@click.option("--allow-outside", is_flag=True, help="Also restore tracked files outside the project folder.")
+@click.option("--keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first.")
+@click.option("--dry-run", is_flag=True, help="Show the plan and a diff per file; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@continue_option
+@max_bytes_option
+@json_option
+def rewind_command(
+    session: str | None,
+    to: str,
+    files_flag: bool,
+    conversation: bool,
+    cwd: Path | None,
+    allow_outside: bool,
+    keep: bool,
+    dry_run: bool,
+    yes: bool,
+    latest: bool,
+    max_bytes: int,
+    as_json: bool,
+) -> int:
+    """Restore the files SESSION changed to their state at message --to (from Claude
+    Code's file checkpoints), and/or fork the conversation there (--conversation).
+
+    A prompt's uuid names the state when that prompt was sent; another message, the state
+    when the next prompt was sent (if no file was edited in between). Files that did not
+    exist then are deleted, as Claude Code's /rewind does.
+    """
+    do_files = files_flag or not conversation
+    ref = store.resolve(session, latest=latest)
+    loaded = load_session(ref.path, max_bytes=max_bytes)
+    s = loaded.session
+    sid = ref.session_id or s.session_id
+    if sid is None:
+        raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
+    target = resolve_target(s, to)
+    info: dict[str, Any] = {"session_id": sid, "dry_run": dry_run}
+    code = 0
+    plan: RewindPlan | None = None
+    if do_files:
+        root = cwd if cwd is not None else _session_cwd(s)
+        if root is None:
+            raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd")
+        root_s = store.canonical_cwd(root)
+        if not Path(root_s).is_dir():
+            raise UsageError(f"{root_s}: the session's project folder is not here", hint="name it with --cwd")
+        backups = _backups_dir(ref.path, sid)
+        reader = FileReader(backups, root_s)
+        plan = plan_rewind(s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside)
+        info["files"] = _plan_info(plan, diffs=dry_run or not as_json)
+        if plan.problems:
+            code = 1
+    # Overwriting or deleting files asks first; a fork only adds a new session file.
+    if not dry_run and not yes and plan is not None and plan.changes:
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to rewind without a confirmation", hint="pass --yes (or --dry-run to see what would change)")
+        if plan is not None:
+            from ..views.rewind import render_plan
+
+            render_plan(console(stderr=True), info["files"], diffs=True)
+        if not click.confirm("Apply this rewind?", default=False, err=True):
+            click.echo("tt: nothing changed", err=True)
+            return 1
+    if plan is not None and not dry_run:
+        results = apply_plan(plan, backups, keep=keep)
+        info["applied"] = _results(results)
+        if any(not r.done for r in results):
+            code = 1
+    if conversation:
+        info["conversation"] = _fork_at(ref, loaded, sid, target, dry_run, max_bytes)
+    if as_json:
+        emit_json(info)
+    else:
+        from ..views.rewind import render_rewind
+
+        render_rewind(console(), info)
+    return code
+
+
+def _backups_dir(path: Path, sid: str) -> Path:
+    """``file-history/<sid>/`` of the config dir the transcript lives in
+    (``<config>/projects/<project>/<sid>.jsonl``), else of ``$CLAUDE_CONFIG_DIR``."""
+    if path.parent.parent.name == "projects":
+        return store.file_history_dir(sid, path.parent.parent.parent)
+    return store.file_history_dir(sid)
+
+
+def _fork_at(ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int) -> dict[str, Any]:
+    # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
+    from ..fork import fork
+    from ..writer import iso_now
+    from .fork import UuidSource, _first_cwd, _in_projects, _info, _session_dir, _subagents, _target, _write
+
+    s = loaded.session
+    f = fork(s, source_session_id=sid, at=target, now=iso_now(), new_id=UuidSource())
+    path = _target(None, ref.project_dir, f.session_id)
+    subs = _subagents(ref.path, f, s, max_bytes)
+    if not dry_run:
+        _write(path, f, subs)
+    sub_paths = [_session_dir(path) / rel for rel, _, _ in subs]
+    return _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
