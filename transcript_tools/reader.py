@@ -56,42 +56,12 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
 
 
 def iter_raw(path: Path, start: int = 0) -> Iterator[tuple[int, int, bytes, bytes, bool]]:
-    """Yield ``(line_number, offset, data, terminator, is_last)`` for each physical line."""
-    with _open(path) as f:
-        if start:
-            f.seek(start)
-        offset = start
-        number = 0
-        prev: bytes | None = None
-        try:
-            for chunk in f:
-                if prev is not None:
-                    number += 1
-                    yield number, offset, *_split_terminator(prev), False
-                    offset += len(prev)
-                prev = chunk
-        except OSError as e:
-            raise Unreadable(f"{path}: read failed at byte {offset} ({e.strerror})") from e
-        if prev is not None:
-            number += 1
-            yield number, offset, *_split_terminator(prev), True
+    """Yield ``(line_number, offset, data, terminator, is_last)`` for each physical line.
 
-
-def _split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
-    if chunk.endswith(b"\r\n"):
-        return chunk[:-2], b"\r\n"
-    if chunk.endswith(b"\n"):
-        return chunk[:-1], b"\n"
-    return chunk, b""
-
-
-def iter_lines(path: Path, start: int = 0) -> Iterator[DecodedLine]:
-    """Stream decoded lines. Any size, bounded memory.
-
-    The hot loop of validate/repair/compact: kept flat on purpose (one generator, local
-    names) since it runs once per line of multi-gigabyte files.
+    The hot loop of validate/repair/compact: kept flat on purpose (local names, the
+    terminator split inline) since it runs once per line of multi-gigabyte files.
+    Line numbers start at 1 at ``start``.
     """
-    decode = decode_line
     with _open(path) as f:
         if start:
             f.seek(start)
@@ -103,16 +73,31 @@ def iter_lines(path: Path, start: int = 0) -> Iterator[DecodedLine]:
                 if prev is not None:
                     number += 1
                     if prev[-2:] == b"\r\n":
-                        yield decode(number, offset, prev[:-2], b"\r\n", is_last=False)
+                        yield number, offset, prev[:-2], b"\r\n", False
                     else:
-                        yield decode(number, offset, prev[:-1], b"\n", is_last=False)
+                        yield number, offset, prev[:-1], b"\n", False
                     offset += len(prev)
                 prev = chunk
         except OSError as e:
             raise Unreadable(f"{path}: read failed at byte {offset} ({e.strerror})") from e
         if prev is not None:
             data, term = _split_terminator(prev)
-            yield decode(number + 1, offset, data, term, is_last=True)
+            yield number + 1, offset, data, term, True
+
+
+def _split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
+    if chunk.endswith(b"\r\n"):
+        return chunk[:-2], b"\r\n"
+    if chunk.endswith(b"\n"):
+        return chunk[:-1], b"\n"
+    return chunk, b""
+
+
+def iter_lines(path: Path, start: int = 0) -> Iterator[DecodedLine]:
+    """Stream decoded lines. Any size, bounded memory."""
+    decode = decode_line
+    for number, offset, data, term, last in iter_raw(path, start):
+        yield decode(number, offset, data, term, is_last=last)
 
 
 @dataclass(slots=True)
