@@ -167,3 +167,25 @@ def test_no_heavy_imports(config: Path, command: list[str]) -> None:
     r = subprocess.run([sys.executable, "-c", HEAVY_PROBE, *command, "--no-pager"] if command[0] == "show" else [sys.executable, "-c", HEAVY_PROBE, *command],
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
+
+
+def test_ls_filters_by_the_tag_and_title_tt_wrote(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures/real/claude-config-2.1.332", cfg)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "NO_COLOR": "1"}
+
+    def tt(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "transcript_tools", *a], capture_output=True, text=True, env=env, timeout=120)
+
+    def ids(*a: str) -> list[str]:
+        r = tt("ls", "--all", "--json", *a)
+        assert r.returncode == 0, r.stderr
+        return [s["session_id"] for s in json.loads(r.stdout)["sessions"]]
+
+    assert tt("rename", "4cd0", "Parser rewrite").returncode == 0
+    assert tt("tag", "4cd0", "exp-1").returncode == 0
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    assert ids("--tag", "exp-1") == [sid]
+    assert ids("--tag", "other") == []
+    assert ids("--title", "PARSER") == [sid]
+    assert ids("--title", "nothing like it") == []

@@ -14,10 +14,22 @@ from .common import console, emit_json, json_option, max_bytes_option
 @click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
 @click.option("--check", is_flag=True, help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).")
 @click.option("--hidden", is_flag=True, help="Also list files the /resume picker leaves out (sidechain-only, no title).")
+@click.option("--tag", "tag", metavar="TAG", help="Only sessions with this tag (as `tt tag` and the Agent SDK set it).")
+@click.option("--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
 @max_bytes_option
 @json_option
-def ls_command(project: str | None, all_: bool, check: bool, hidden: bool, limit: int | None, max_bytes: int, as_json: bool) -> int:
+def ls_command(
+    project: str | None,
+    all_: bool,
+    check: bool,
+    hidden: bool,
+    tag: str | None,
+    title: str | None,
+    limit: int | None,
+    max_bytes: int,
+    as_json: bool,
+) -> int:
     """List sessions, newest first: id, title, modified, size, messages, compactions,
     subagents, model and health.
 
@@ -28,6 +40,11 @@ def ls_command(project: str | None, all_: bool, check: bool, hidden: bool, limit
     """
     dirs = project_dirs(project, all_=all_)
     rows = list_sessions(dirs, check=check, cap=max_bytes)
+    if tag is not None:
+        rows = [r for r in rows if r.lite.tag == tag]
+    if title is not None:
+        needle = title.casefold()
+        rows = [r for r in rows if needle in (r.lite.title or "").casefold()]
     shown = [r for r in rows if hidden or r.lite.hidden is None][:limit]
     left_out = 0 if hidden else sum(1 for r in rows if r.lite.hidden is not None)
     if as_json:
