@@ -173,7 +173,9 @@ class Validator:
                 if flags & BOUNDARY:
                     self._boundary_offsets.append(e.offset)
                     self._boundary_lines.append(e.line)
-                if collect:
+                # Only messages and boundaries matter to the API checks; progress,
+                # attachment and other system lines (a third of some files) need none.
+                if collect and flags & (USER | ASSISTANT | BOUNDARY):
                     facts[i] = facts_of(rec, len(e.raw))
         r.lines += n_lines
         r.entries += n_entries
