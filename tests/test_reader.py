@@ -45,7 +45,7 @@ def test_load_refuses_past_the_cap_naming_size_cap_and_remedies(tmp_path: Path) 
     with pytest.raises(TranscriptTooLarge) as ei:
         load(p, max_bytes=1000)
     msg = str(ei.value)
-    assert "MiB" in msg and "--max-bytes" in msg and "tt compact" in msg
+    assert "KiB is past the 1000 B cap" in msg and "--max-bytes" in msg and "tt compact" in msg
     assert ei.value.exit_code == 4 and ei.value.size == p.stat().st_size and ei.value.cap == 1000
 
 

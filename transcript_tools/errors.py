@@ -59,10 +59,8 @@ class TranscriptTooLarge(Unreadable):
     """A transcript is larger than the cap for loading a conversation into memory."""
 
     def __init__(self, path: str, size: int, cap: int) -> None:
-        mib = 1024 * 1024
         super().__init__(
-            f"{path}: {size / mib:.1f} MiB is past the {cap / mib:.{0 if cap % mib == 0 else 1}f} MiB cap for loading a "
-            "conversation into memory",
+            f"{path}: {_human(size)} is past the {_human(cap)} cap for loading a conversation into memory",
             hint="raise it with --max-bytes N, or shrink the session first with `tt compact`",
         )
         self.path = path
@@ -84,3 +82,12 @@ class WriteFailed(TTError):
 
 class FileChanged(WriteFailed):
     pass
+
+
+def _human(n: int) -> str:
+    """Bytes for people: MiB from 1 MiB up (as the 50 MiB cap is stated), else KiB or B."""
+    if n >= 1024 * 1024:
+        return f"{n / 2**20:.1f} MiB".replace(".0 MiB", " MiB")
+    if n >= 1024:
+        return f"{n / 1024:.1f} KiB".replace(".0 KiB", " KiB")
+    return f"{n} B"

@@ -42,3 +42,23 @@ def console(stderr: bool = False) -> Any:
 
     width = os.environ.get("TT_WIDTH")
     return Console(stderr=stderr, width=int(width) if width else None, highlight=False, soft_wrap=False)
+
+
+def require_transcript(path: Any) -> None:
+    """Refuse a file that is not a Claude Code transcript: no record with a string ``type``
+    and a ``sessionId`` in its first or last 64 KiB (an empty file, random bytes, other JSON).
+
+    One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
+    """
+    from ..errors import Unreadable
+    from ..lines import decode_line
+    from ..reader import read_head_tail
+
+    head, tail, st = read_head_tail(path)
+    # Head and tail: a crash can leave a long NUL run at the start of a real session.
+    for n, line in enumerate((head.split(b"\n") + tail.split(b"\n")[1:])[:800], 1):
+        for e in decode_line(n, 0, line, b"\n", is_last=False).entries:
+            if isinstance(e.record.get("type"), str) and isinstance(e.record.get("sessionId"), str):
+                return
+    what = "an empty file" if st.st_size == 0 else "no Claude Code record (type + sessionId) in its first or last 64 KiB"
+    raise Unreadable(f"{path}: {what}; this is not a transcript")

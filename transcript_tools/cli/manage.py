@@ -24,7 +24,7 @@ from ..errors import NotFound, Unreadable, UsageError, WriteFailed
 from ..manage import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
 from ..reader import file_size, iter_lines
 from ..writer import append_records
-from .common import console, emit_json, json_option
+from .common import console, emit_json, json_option, require_transcript
 
 
 def _session_id(ref: store.SessionRef) -> str:
@@ -186,6 +186,7 @@ def delete_command(session: str, yes: bool, dry_run: bool, as_json: bool) -> int
     from ..views.manage import render_plan
 
     ref = store.resolve(session)
+    require_transcript(ref.path)
     plan = survey(ref)
     if dry_run:
         if as_json:
@@ -206,3 +207,4 @@ def delete_command(session: str, yes: bool, dry_run: bool, as_json: bool) -> int
     else:
         render_plan(console(), plan, deleted=True)
     return 0
+

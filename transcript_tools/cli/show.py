@@ -14,7 +14,7 @@ from ..render_text import to_json, to_markdown
 from ..tree import build_forest, describe
 from ..viewing import Shown, load_for_show
 from ..views.show import page_or_print, render_items, render_tree
-from .common import console, continue_option, emit_json, json_option, max_bytes_option
+from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
 @click.command("show")
@@ -44,6 +44,7 @@ def show_command(
     if session is None and not latest:
         raise UsageError("name a session (a path, an id or an id prefix), or -c for the latest")
     ref = store.resolve(session, latest=latest)
+    require_transcript(ref.path)
     shown = load_for_show(ref.path, max_bytes=max_bytes, full=full or tree, subagents=not no_subagents and not tree)
     con = console()
     if tree:

@@ -11,7 +11,7 @@ from ..catalog import project_dirs, read_row
 from ..errors import NotFound, UsageError
 from ..usage import many_stats, session_stats
 from ..views.stats import render_many, render_one
-from .common import console, continue_option, emit_json, json_option
+from .common import console, continue_option, emit_json, json_option, require_transcript
 
 
 @click.command("stats")
@@ -32,6 +32,7 @@ def stats_command(session: str | None, latest: bool, project: str | None, all_: 
         if project is not None or all_:
             raise UsageError("give a session, or --project/--all, not both")
         ref = store.resolve(session, latest=latest)
+        require_transcript(ref.path)
         one = session_stats(ref.path, subagents=not no_subagents)
         row = read_row(ref.path)
         title = row.lite.title if row is not None else None
