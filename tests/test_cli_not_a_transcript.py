@@ -1,0 +1,45 @@
+"""Files that are not transcripts get one clear error from every reading command, and
+`tt delete` never removes them (a typo'd path must not cost the user a file)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def tt(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(params=["empty", "random", "other-json"])
+def not_a_transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    p = tmp_path / "x.jsonl"
+    if request.param == "empty":
+        p.write_bytes(b"")
+    elif request.param == "random":
+        p.write_bytes(os.urandom(4000).replace(b"{", b"("))
+    else:
+        p.write_bytes(b'{"a":1}\n{"type":"note","text":"hi"}\n')
+    return p
+
+
+@pytest.mark.parametrize("command", [["show"], ["stats"], ["validate"]])
+def test_reading_commands_say_it_is_not_a_transcript(not_a_transcript: Path, command: list[str]) -> None:
+    r = tt(*command, str(not_a_transcript))
+    assert r.returncode == 4 or (command == ["validate"] and r.returncode in (1, 4)), (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    if r.returncode == 4:
+        assert r.stderr.startswith("tt: ") and "transcript" in r.stderr
+
+
+def test_delete_refuses_and_keeps_the_file(not_a_transcript: Path) -> None:
+    before = not_a_transcript.read_bytes()
+    r = tt("delete", str(not_a_transcript), "--yes")
+    assert r.returncode == 4, (r.stdout, r.stderr)
+    assert "not a transcript" in r.stderr and "Traceback" not in r.stderr
+    assert not_a_transcript.read_bytes() == before
