@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="tt", standalone_mode=False)
     except click.exceptions.Exit as e:
         code = e.exit_code
+    except SystemExit as e:
+        # click turns EPIPE (tt ls | head) into exit 1 after wrapping stdout in its
+        # (private, renamed across versions) PacifyFlushWrapper; a reader that went
+        # away is not a failure of ours.
+        code = 0 if type(sys.stdout).__name__.endswith("PacifyFlushWrapper") else e.code
     except click.UsageError as e:
         # One line, not click's four: what is wrong, then where the usage is.
         where = e.ctx.command_path if e.ctx is not None else "tt"

@@ -40,8 +40,15 @@ def console(stderr: bool = False) -> Any:
     """A rich console honouring NO_COLOR (rich does) and TT_WIDTH for tests."""
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 when the reader goes away (tt ls | head); hand it to cli.main,
+            # which treats a closed pipe as a normal end (exit 0).
+            self.quiet = True
+            raise BrokenPipeError
+
     width = os.environ.get("TT_WIDTH")
-    return Console(stderr=stderr, width=int(width) if width else None, highlight=False, soft_wrap=False)
+    return _Console(stderr=stderr, width=int(width) if width else None, highlight=False, soft_wrap=False)
 
 
 def require_transcript(path: Any) -> None:
