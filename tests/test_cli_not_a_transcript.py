@@ -28,7 +28,7 @@ def not_a_transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return p
 
 
-@pytest.mark.parametrize("command", [["show"], ["stats"], ["validate"]])
+@pytest.mark.parametrize("command", [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"]])
 def test_reading_commands_say_it_is_not_a_transcript(not_a_transcript: Path, command: list[str]) -> None:
     r = tt(*command, str(not_a_transcript))
     assert r.returncode == 4 or (command == ["validate"] and r.returncode in (1, 4)), (r.stdout, r.stderr)

@@ -17,7 +17,7 @@ import click
 from .. import store
 from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
 from ..errors import UsageError
-from .common import console, continue_option, emit_json, json_option, max_bytes_option
+from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 #: Show a progress bar for files from this size on.
 PROGRESS_FROM = 20 * 1024 * 1024
@@ -87,6 +87,7 @@ def compact_command(
     model_summary = summarizer == "anthropic" and not dry_run
     client = _client() if model_summary or exact else None
     ref = store.resolve(session, latest=latest)
+    require_transcript(ref.path)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     target = Target(mode, Path(out).expanduser() if out else None, force)
     summ = _summarizer("anthropic" if model_summary else "extractive", client, model, instructions, ref.path, max_bytes)

@@ -25,7 +25,7 @@ from ..fork_subagents import fork_subagent, remap_meta, subagent_wanted
 from ..loader import Loaded, load_session
 from ..session import Session
 from ..writer import iso_now, write_new
-from .common import console, continue_option, emit_json, json_option, max_bytes_option
+from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
 def load(path: Path, max_bytes: int) -> Loaded:
@@ -101,6 +101,7 @@ def fork_command(
     if title is not None and not title.strip():
         raise UsageError("--title is empty")
     ref = store.resolve(session, latest=latest)
+    require_transcript(ref.path)
     loaded = load(ref.path, max_bytes)
     s = loaded.session
     source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
