@@ -19,7 +19,7 @@ PKG = Path(transcript_tools.__file__).parent
 
 CORE = [
     "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
-    "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
+    "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
     "redact", "bundle", "rewind",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}

@@ -11,7 +11,7 @@ from transcript_tools.active import NodeFacts
 from transcript_tools.chain import ASSISTANT, USER, ChainIndex
 from transcript_tools.check import validate_path
 from transcript_tools.diagnostics import CODES
-from transcript_tools.validate import api_findings
+from transcript_tools.api_checks import api_findings
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 REAL = ROOT / "real"

@@ -57,6 +57,9 @@ def uuid_key(u: str) -> bytes:
     return b"\x00" + u.encode("utf-8", "surrogatepass")
 
 
+_fromhex = bytes.fromhex
+
+
 def key_uuid(k: bytes) -> str:
     if len(k) == 16:
         h = k.hex()
@@ -111,14 +114,23 @@ class ChainIndex:
 
     def add(self, uuid: str, parent: str | None, line: int, flags: int, logical_parent: str | None = None) -> int:
         """Add a node; returns its index, or -1 when the uuid was seen before (a duplicate)."""
-        k = uuid_key(uuid)
-        first = self._index.get(k)
-        if first is not None:
+        # uuid_key, inline (once per entry of files of any size).
+        k = None
+        if len(uuid) == 36:
+            try:
+                k = _fromhex(uuid.replace("-", ""))
+            except ValueError:
+                pass
+        if k is None:
+            k = b"\x00" + uuid.encode("utf-8", "surrogatepass")
+        keys = self._keys
+        i = len(keys)
+        # One dict operation: the first occurrence owns the uuid.
+        first = self._index.setdefault(k, i)
+        if first != i:
             self.duplicates.append(Duplicate(uuid, line, self.line[first]))
             return -1
-        i = len(self._keys)
-        self._index[k] = i
-        self._keys.append(k)
+        keys.append(k)
         if parent is None:
             self.parent.append(NO_PARENT)
         elif parent == self._last_uuid:
@@ -222,11 +234,25 @@ class ChainIndex:
     def leaf_candidates(self) -> list[int]:
         """For each terminal, the nearest user/assistant node at or above it (deduplicated)."""
         out: dict[int, None] = {}
+        flags = self.flags
+        parent = self.parent
+        want = USER | ASSISTANT
         for t in self.terminals():
-            for i in self.walk_up(t):
-                if self.flags[i] & (USER | ASSISTANT):
+            # A plain walk first (most terminals are a message or hang a few progress lines
+            # below one); past 64 steps, the cycle-safe walk_up decides.
+            i = t
+            for _ in range(64):
+                if i < 0:
+                    break
+                if flags[i] & want:
                     out[i] = None
                     break
+                i = parent[i]
+            else:
+                for i in self.walk_up(t):
+                    if flags[i] & want:
+                        out[i] = None
+                        break
         return list(out)
 
     def active_leaf(self) -> int | None:

@@ -9,10 +9,12 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines
+from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
 from .validate import Report, Validator, session_id_from_name
 
 
@@ -20,6 +22,12 @@ def _schema_check() -> Callable[[dict], list]:  # type: ignore[type-arg]
     from .schema import default_checker
 
     return default_checker().check
+
+
+def _fast_schema() -> Mapping[str, Any]:
+    from .schema import default_checker
+
+    return default_checker().fast_validators
 
 
 def is_subagent_path(path: Path) -> bool:
@@ -34,11 +42,21 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         size=size,
         cap=cap,
         schema_check=_schema_check() if schema else None,
+        fast_schema=_fast_schema() if schema else None,
         expected_session=None if sub else session_id_from_name(path.name),
         is_subagent=sub,
     )
-    v.feed_all(iter_lines(path))
-    start = v.need_second_pass()
-    if start is not None:
-        v.feed_facts(iter_lines(path, start))
-    return v.finish()
+    # The pass allocates a dict per line and keeps small acyclic objects per node: the
+    # cyclic collector only rescans them (~15% of the run on a 50 MB file), so it is off
+    # for the duration and back on after, whatever happens.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        v.feed_raw(iter_raw(path))
+        start = v.need_second_pass()
+        if start is not None:
+            v.feed_facts(iter_lines(path, start))
+        return v.finish()
+    finally:
+        if was_enabled:
+            gc.enable()

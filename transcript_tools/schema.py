@@ -349,6 +349,16 @@ class SchemaChecker:
         # Built on the first invalid record: valid files never import jsonschema (~0.1 s).
         self._reference: dict[str, jsonschema.Draft202012Validator] = {}
 
+    @property
+    def fast_validators(self) -> Mapping[str, Any]:
+        """Entry type -> compiled jsonschema-rs validator (``.is_valid(record)``).
+
+        For hot loops that answer the common case (a valid record) without a Python call:
+        when ``fast_validators[record["type"]].is_valid(record)`` is not True (or raises
+        KeyError/TypeError), `check` says what is wrong.
+        """
+        return self._fast
+
     def check(self, record: dict[str, Any]) -> list[SchemaProblem]:
         """[] for a valid record; otherwise what is wrong, each with its JSON path.
 

@@ -23,17 +23,22 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .active import NodeFacts, conversation_nodes, facts_of
+from .api_checks import MAX_REQUEST_BYTES, api_findings
 from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, node_flags
 from .diagnostics import Diagnostic, Severity
-from .lines import DecodedLine, Entry
+from .lines import DecodedLine, Entry, decode_line
 
-#: The Messages API's request size limit (32 MB), Anthropic API docs "Request size limits".
-MAX_REQUEST_BYTES = 32 * 1000 * 1000
+_loads = orjson.loads
+_UNSET = object()
+_JSONDecodeError = orjson.JSONDecodeError
+
 
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -100,11 +105,15 @@ class Validator:
         schema_check: SchemaCheck | None,
         expected_session: str | None,
         is_subagent: bool = False,
+        fast_schema: Mapping[Any, Any] | None = None,
     ) -> None:
+        """``fast_schema``: optional entry type -> validator with ``is_valid``
+        (`schema.SchemaChecker.fast_validators`); records it accepts skip ``schema_check``."""
         self.report = Report(path, size=size, session_id=expected_session, is_subagent=is_subagent)
         self.report.past_cap = size > cap
         self._cap = cap
         self._check = schema_check
+        self._fast = fast_schema
         self._expected = expected_session
         self.index = ChainIndex()
         self._hashes: list[int] = []
@@ -118,6 +127,7 @@ class Validator:
         self._line_diags: list[Diagnostic] = []
         self._schema_diags: list[Diagnostic] = []
         self._unknown_types: dict[str, tuple[int, int]] = {}
+        self._leaf: Any = _UNSET
 
     # --- pass 1 ---------------------------------------------------------------
 
@@ -125,60 +135,86 @@ class Validator:
         self.feed_all((ln,))
 
     def feed_all(self, lines: Iterable[DecodedLine]) -> None:
-        """The hot loop: once per line of files of any size, so names are bound locally."""
-        r = self.report
-        path = r.path
-        check = self._check
-        index_add = self.index.add
-        hashes = self._hashes
-        facts = self.facts
-        collect = self._collect
-        chain_types = CHAIN_TYPES
-        n_lines = n_entries = 0
+        """Decoded lines (any shape: damaged ones too), in file order."""
+        record = self._record
         for ln in lines:
-            n_lines += 1
+            self.report.lines += 1
             if ln.pieces or ln.terminator != b"\n" or len(ln.entries) > 1:
                 self._line_findings(ln)
             for e in ln.entries:
-                n_entries += 1
-                rec = e.record
                 if e.lenient:
                     for code in e.lenient:
                         self._line_diags.append(
-                            Diagnostic(code, _LENIENT_MSG[code], path, e.line, e.offset, _str(rec.get("uuid")))
+                            Diagnostic(code, _LENIENT_MSG[code], self.report.path, e.line, e.offset, _str(e.record.get("uuid")))
                         )
-                if check is not None:
-                    problems = check(rec)
-                    if problems:
-                        self._schema_findings(e, problems)
-                t = rec.get("type")
-                sid = rec.get("sessionId")
-                if sid is not None and sid != self._expected:
-                    self._session_id(e.line, sid)
-                uuid = rec.get("uuid")
-                if t not in chain_types or type(uuid) is not str:
-                    if t == "last-prompt":
-                        leaf = rec.get("leafUuid")
-                        if isinstance(leaf, str) and leaf not in self._leaf_refs:
-                            self._leaf_refs[leaf] = e.line
-                    continue
-                parent = rec.get("parentUuid")
-                flags = node_flags(rec)
-                logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
-                i = index_add(uuid, parent if type(parent) is str else None, e.line, flags, _str(logical))
-                if i < 0:
-                    self._duplicate(e, uuid)
-                    continue
-                hashes.append(hash(e.raw))
-                if flags & BOUNDARY:
-                    self._boundary_offsets.append(e.offset)
-                    self._boundary_lines.append(e.line)
-                # Only messages and boundaries matter to the API checks; progress,
-                # attachment and other system lines (a third of some files) need none.
-                if collect and flags & (USER | ASSISTANT | BOUNDARY):
-                    facts[i] = facts_of(rec, len(e.raw))
-        r.lines += n_lines
-        r.entries += n_entries
+                record(e.record, e.line, e.offset, e.raw)
+
+    def feed_raw(self, raw: Iterable[tuple[int, int, bytes, bytes, bool]]) -> None:
+        """The hot loop, over ``reader.iter_raw`` tuples: once per line of files of any size.
+
+        The common line — one whole LF-terminated record — is decoded here and checked by
+        `_record` without building a `DecodedLine`/`Entry` (the largest fixed cost per
+        line); every other line goes through `lines.decode_line` and `feed_all`.
+        """
+        loads = _loads
+        decode_error = _JSONDecodeError
+        record = self._record
+        fallback = self.feed_all
+        r = self.report
+        n = 0
+        for number, offset, data, term, last in raw:
+            try:
+                rec = loads(data)
+            except decode_error:
+                rec = None
+            if type(rec) is not dict or term != b"\n":
+                fallback((decode_line(number, offset, data, term, is_last=last),))
+                continue
+            n += 1
+            record(rec, number, offset, data)
+        r.lines += n
+
+    def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
+        """Every check of one record, in one place (both feeds call it)."""
+        self.report.entries += 1
+        t = rec.get("type")
+        if self._check is not None:
+            # The valid case through the compiled validator alone; anything else (or an
+            # unknown type) goes to the full check, which also writes the messages.
+            fast = self._fast
+            try:
+                ok = fast is not None and fast[t].is_valid(rec)
+            except (KeyError, TypeError):
+                ok = False
+            if not ok:
+                problems = self._check(rec)
+                if problems:
+                    self._schema_findings(Entry(number, offset, data, rec), problems)
+        sid = rec.get("sessionId")
+        if sid is not None and sid != self._expected:
+            self._session_id(number, sid)
+        uuid = rec.get("uuid")
+        if t not in CHAIN_TYPES or type(uuid) is not str:
+            if t == "last-prompt":
+                leaf = rec.get("leafUuid")
+                if isinstance(leaf, str) and leaf not in self._leaf_refs:
+                    self._leaf_refs[leaf] = number
+            return
+        parent = rec.get("parentUuid")
+        flags = node_flags(rec)
+        logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
+        i = self.index.add(uuid, parent if type(parent) is str else None, number, flags, _str(logical))
+        if i < 0:
+            self._duplicate(Entry(number, offset, data, rec), uuid)
+            return
+        self._hashes.append(hash(data))
+        if flags & BOUNDARY:
+            self._boundary_offsets.append(offset)
+            self._boundary_lines.append(number)
+        # Only messages and boundaries matter to the API checks; progress, attachment
+        # and other system lines (a third of some files) need no facts.
+        if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
+            self.facts[i] = facts_of(rec, len(data))
 
     def _schema_findings(self, e: Entry, problems: list[Any]) -> None:
         rec = e.record
@@ -324,6 +360,7 @@ class Validator:
             d.append(Diagnostic("no-conversation", "no user or assistant entry outside sidechains", path))
             return
         leaf = ix.active_leaf()
+        self._leaf = leaf  # for _api_checks: the active chain ends there
         if leaf is not None and not ix.flags[leaf] & SIDECHAIN:
             for i in ix.walk_up(leaf):
                 if ix.flags[i] & SIDECHAIN:
@@ -339,76 +376,13 @@ class Validator:
     def _api_checks(self, d: list[Diagnostic]) -> None:
         ix = self.index
         path = self.report.path
-        nodes = [i for i in conversation_nodes(ix, self.facts) if ix.flags[i] & (USER | ASSISTANT)]
+        # ChainIndex.active_chain, without computing the active leaf a second time.
+        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
+        chain = [] if leaf is None else list(ix.walk_up(leaf))[::-1]
+        nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
         for finding in api_findings(ix, self.facts, nodes):
             code, node, msg = finding
             d.append(Diagnostic(code, msg, path, ix.line[node] if node >= 0 else None, None, ix.uuid(node) if node >= 0 else None))
-
-
-def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) -> Iterator[tuple[str, int, str]]:
-    """What the Messages API would reject in this conversation: (code, node, message).
-
-    ``nodes`` are user/assistant nodes in the order a resume sends them. Consecutive
-    lines of one role form one API message (Claude Code merges them). From 2.1.2xx the
-    lines of one response are chained with their own tool results between them
-    (call a, result a, call b, result b): that is one response, not a split one.
-    """
-    seen_mids: set[str] = set()
-    cur_mid: str | None = None
-    broken = False  # a real user message came after the current response's lines
-    prev_role = 0
-    open_uses: dict[str, int] = {}  # tool_use id -> node, awaiting a result
-    cur_uses: set[str] = set()  # every call of the current response
-    total = 0
-    reported: set[str] = set()
-    for i in nodes:
-        f = facts.get(i, NodeFacts())
-        role = ix.flags[i] & (USER | ASSISTANT)
-        total += f.size
-        if f.empty:
-            yield "empty-content", i, "message content is empty"
-        if f.big_images:
-            yield "image-too-large", i, f"{f.big_images} image(s) over the API's 5 MB limit"
-        if role == ASSISTANT:
-            mid = f.message_id
-            same = mid is not None and mid == cur_mid
-            if prev_role != ASSISTANT and not (same and not broken):
-                # A new response: the calls of the previous one must have been answered.
-                yield from _unanswered(open_uses)
-                open_uses = {}
-            if not same:
-                if cur_mid is not None:
-                    seen_mids.add(cur_mid)
-                if mid is not None and mid in seen_mids and mid not in reported:
-                    reported.add(mid)
-                    yield "split-message-noncontiguous", i, f"lines of message {mid} are split apart by other messages"
-                cur_mid, broken, cur_uses = mid, False, set()
-            elif broken and mid not in reported:
-                reported.add(mid)
-                yield "split-message-noncontiguous", i, f"lines of message {mid} are split apart by other messages"
-            for u in f.tool_uses:
-                open_uses[u] = i
-                cur_uses.add(u)
-        elif role == USER:
-            for r in f.tool_results:
-                if r in open_uses:
-                    del open_uses[r]
-                elif r not in cur_uses:
-                    yield "tool-result-orphan", i, f"tool_result for {r} has no tool_use before it"
-            if f.plain or not f.tool_results:
-                broken = True
-                if open_uses and prev_role == ASSISTANT and not f.tool_results:
-                    yield from _unanswered(open_uses)
-                    open_uses = {}
-        prev_role = role
-    yield from _unanswered(open_uses)
-    if total > MAX_REQUEST_BYTES:
-        yield "request-too-large", -1, f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit"
-
-
-def _unanswered(open_uses: dict[str, int]) -> Iterator[tuple[str, int, str]]:
-    for u, node in open_uses.items():
-        yield "tool-use-unpaired", node, f"tool_use {u} has no tool_result after it"
 
 
 def _str(v: Any) -> str | None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 
 from ..active import conversation_nodes
 from ..chain import ASSISTANT, SIDECHAIN, USER
-from ..validate import api_findings
+from ..api_checks import api_findings
 from .model import ROOT, Action, Model, View
 
 Attempted = set[tuple[str, str]]
