@@ -27,7 +27,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import Attempted, ChainFindings, Finding, api_fixes, chain_findings, chain_fixes, conversation_findings
 from .model import ROOT, Action, Model, View
-from .survey import Key, Reason, Survey, image_bytes, iter_images, reason
+from .survey import Key, Reason, Survey, reason
 
 #: Rounds of chain + API fixes; each round can expose the next problem (a relinked
 #: parent brings an unanswered call onto the active chain). Real damage settles in 2-3.
