@@ -29,6 +29,7 @@ from .bundle import HISTORY_DIR, MANIFEST, TRANSCRIPT_DIR, Limits, Manifest, Mem
 from .errors import NotFound, Unreadable, WriteFailed
 from .reader import iter_lines
 from .redact import dumps_lenient
+from .writer import undo_created
 
 _CHUNK = 1 << 20
 
@@ -278,10 +279,4 @@ def _mkdirs(d: Path, made: list[Path]) -> None:
 
 
 def _undo(made: list[Path], made_dirs: list[Path]) -> None:
-    for p in reversed(made):
-        p.unlink(missing_ok=True)
-    for d in reversed(made_dirs):
-        try:
-            d.rmdir()
-        except OSError:
-            pass
+    undo_created(made, made_dirs)

@@ -191,3 +191,16 @@ def _ends_without_newline(path: Path) -> bool:
             return f.read(1) != b"\n"
     except OSError:
         return False
+
+
+def undo_created(files: list[Path], dirs: list[Path]) -> None:
+    """Remove what one run created (files, then the folders it made, newest first), so a
+    failed multi-file write leaves nothing half-made behind. Folders that are not empty
+    (someone else's files) stay."""
+    for p in reversed(files):
+        p.unlink(missing_ok=True)
+    for d in reversed(dirs):
+        try:
+            d.rmdir()
+        except OSError:
+            pass

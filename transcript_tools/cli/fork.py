@@ -24,7 +24,7 @@ from ..fork import Fork, fork
 from ..fork_subagents import fork_subagent, remap_meta, subagent_wanted
 from ..loader import Loaded, load_session
 from ..session import Session
-from ..writer import iso_now, write_new
+from ..writer import iso_now, undo_created, write_new
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
@@ -180,13 +180,7 @@ def _write(path: Path, f: Fork, subs: list[tuple[Path, tuple[bytes, ...], bytes 
                 made_files.append(mp)
     except WriteFailed:
         # Leave nothing half-made behind: only what this run created is removed.
-        for p in reversed(made_files):
-            p.unlink(missing_ok=True)
-        for d in reversed(made_dirs):
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+        undo_created(made_files, made_dirs)
         raise
 
 
