@@ -375,6 +375,8 @@ def normalise_text(s: str) -> str:
 
 def raw_lines(data: bytes) -> list[tuple[int, int, bytes, bytes, bool]]:
     """``(line, offset, data, terminator, is_last)`` as `reader.iter_raw` yields for a file."""
+    from transcript_tools.reader import split_terminator
+
     out: list[tuple[int, int, bytes, bytes, bool]] = []
     pos = 0
     n = len(data)
@@ -382,12 +384,7 @@ def raw_lines(data: bytes) -> list[tuple[int, int, bytes, bytes, bool]]:
         j = data.find(b"\n", pos)
         end = n if j < 0 else j + 1
         chunk = data[pos:end]
-        if chunk.endswith(b"\r\n"):
-            body, term = chunk[:-2], b"\r\n"
-        elif chunk.endswith(b"\n"):
-            body, term = chunk[:-1], b"\n"
-        else:
-            body, term = chunk, b""
+        body, term = split_terminator(chunk)
         out.append((len(out) + 1, pos, body, term, end == n))
         pos = end
     return out

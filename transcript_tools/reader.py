@@ -81,11 +81,12 @@ def iter_raw(path: Path, start: int = 0) -> Iterator[tuple[int, int, bytes, byte
         except OSError as e:
             raise Unreadable(f"{path}: read failed at byte {offset} ({e.strerror})") from e
         if prev is not None:
-            data, term = _split_terminator(prev)
+            data, term = split_terminator(prev)
             yield number + 1, offset, data, term, True
 
 
-def _split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
+def split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
+    """A physical line's bytes and its terminator (``\\r\\n``, ``\\n`` or none)."""
     if chunk.endswith(b"\r\n"):
         return chunk[:-2], b"\r\n"
     if chunk.endswith(b"\n"):

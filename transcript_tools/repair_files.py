@@ -35,7 +35,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Severity
 from .errors import FileChanged, Unreadable, WriteFailed
-from .reader import file_size, iter_lines
+from .reader import file_size, iter_lines, split_terminator
 from .repair import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 from .writer import dumps, replace_atomically, snapshot, write_new
 
@@ -180,12 +180,7 @@ def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: F
                 f.seek(offset)
                 chunk = f.readline(s.size - offset)
                 pos = offset + len(chunk)
-                if chunk.endswith(b"\r\n"):
-                    data, term = chunk[:-2], b"\r\n"
-                elif chunk.endswith(b"\n"):
-                    data, term = chunk[:-1], b"\n"
-                else:
-                    data, term = chunk, b""
+                data, term = split_terminator(chunk)
                 raw = [(line, offset, data, term, pos >= s.size)]
                 for item in apply(raw, plan, now=now, out_lines_before=r.lines_out):
                     if isinstance(item, Out):
