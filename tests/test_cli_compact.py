@@ -4,11 +4,9 @@ Claude Code CLI resuming what tt compacted."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +18,7 @@ from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import conversation_blocks, resume_request, resume_with_cli
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
+from tests.support.trees import digest, writable_copy
 from transcript_tools.check import validate_path
 from transcript_tools.tokens import MARGIN, TokenCounter
 
@@ -37,17 +36,9 @@ def tt(*args: str, config: Path, env: dict[str, str] | None = None) -> subproces
     return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=300)
 
 
-def digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    dest = tmp_path / "claude-config"
-    shutil.copytree(CONFIG_332, dest)
-    for p in [dest, *dest.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    return dest
+    return writable_copy(CONFIG_332, tmp_path / "claude-config")
 
 
 def transcript(config: Path) -> Path:

@@ -5,7 +5,6 @@ fork)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,6 +20,7 @@ from tests.support.oracle import compare_histories, conversation_blocks, resume_
 from tests.support.policy import claude_code_policy, is_main_turn, prompt_text, last_user
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import Text
+from tests.support.trees import digest, writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
@@ -38,17 +38,9 @@ def tt(*args: str, config: Path, stdin: str | None = None, cwd: Path | None = No
     )
 
 
-def digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    dest = tmp_path / "claude-config"
-    shutil.copytree(CONFIG_332, dest)
-    for p in [dest, *dest.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
-    return dest
+    return writable_copy(CONFIG_332, tmp_path / "claude-config")
 
 
 @pytest.fixture

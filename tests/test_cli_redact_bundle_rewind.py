@@ -5,7 +5,6 @@ session the real CLI made with file checkpointing on, byte for byte."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -19,6 +18,7 @@ import pytest
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
 from tests.support.sessions import GeneratedSession, stage_config
+from tests.support.trees import digest, writable_copy
 from tests.test_redact import DOTENV_SECRETS, _plant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,15 +33,9 @@ def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.Complete
     return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd, stdin=subprocess.DEVNULL)
 
 
-def digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    dest = tmp_path / "claude-config"
-    shutil.copytree(REAL / "claude-config-2.1.332", dest)
-    return dest
+    return writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
 
 
 def main_file(config: Path) -> Path:
