@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,6 +267,42 @@ def test_fork_continues_into_a_new_session_and_leaves_the_original(tt: Any, conf
     sent = standin.message_requests[0].messages
     original = json.loads(tt("resume", SID332, "--dry-run").out)["messages"]
     assert sent[:-1] == original  # the same conversation, continued elsewhere
+
+
+def test_fork_forks_the_subagent_transcripts_as_tt_fork_does(tt: Any, config: Path, standin: StandIn) -> None:
+    path = transcript(config)
+    project = path.parent
+    before = {p: p.read_bytes() for p in [path, *path.with_suffix("").rglob("*")] if p.is_file()}
+    assert any(p.name.endswith(".meta.json") for p in before)  # the fixture has a subagent with its sidecar
+    r = tt("resume", SID332, "--fork", "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    assert r.code == 0, r.err
+    new_id = r.json()["session_id"]
+    copies = sorted(p.relative_to(project / new_id) for p in (project / new_id).rglob("*") if p.is_file())
+    transcripts = [c for c in copies if c.suffix == ".jsonl"]
+    assert f"tt: forked {SID332} into {new_id} ({project / f'{new_id}.jsonl'}) and {len(transcripts)} subagent transcript(s)" in r.err
+    # tt fork of the same session writes the same files, by name.
+    forked = tt("fork", SID332, "--json")
+    assert forked.code == 0, forked.err
+    other = forked.json()["session_id"]
+    assert copies == sorted(p.relative_to(project / other) for p in (project / other).rglob("*") if p.is_file())
+    assert transcripts and [str(project / other / c) for c in transcripts] == forked.json()["subagents"]
+    # The whole session is forked, history before the compact boundary included, as tt
+    # fork forks it; then tt's turn (prompt and answer, and the last-prompt record).
+    ours = read_records(project / f"{new_id}.jsonl")
+    theirs = read_records(project / f"{other}.jsonl")
+    assert [x.get("type") for x in ours[: len(theirs)]] == [x.get("type") for x in theirs]
+    assert [x.get("message") for x in ours[: len(theirs)]] == [x.get("message") for x in theirs]
+    assert [x["type"] for x in ours[len(theirs) :] if x.get("type") in ("user", "assistant")] == ["user", "assistant"]
+    old_ids = {json.loads(x).get("uuid") for p, b in before.items() if p.suffix == ".jsonl" for x in b.splitlines()} - {None}
+    for c in transcripts:
+        recs = read_records(project / new_id / c)
+        assert recs and {x["sessionId"] for x in recs} == {new_id}  # the new session's, not the original's
+        assert not old_ids & {x.get("uuid") for x in recs}
+        assert [x.get("message") for x in recs] == [x.get("message") for x in read_records(project / other / c)]
+    for c in copies:
+        if c.name.endswith(".meta.json"):  # names no entry uuid (2.1.332): the same bytes
+            assert (project / new_id / c).read_bytes() == (project / SID332 / c).read_bytes()
+    assert {p: p.read_bytes() for p in before} == before  # the original and its subagents: untouched
 
 
 def test_continue_takes_the_latest_session_of_this_directory(tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch) -> None:

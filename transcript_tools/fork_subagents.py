@@ -9,7 +9,7 @@ asks for it.
 Invariants: the same transform as the main file (`fork.fork_entry`: new uuids, parents
 re-linked past progress lines, ``sessionId`` the fork's), except that the lines stay
 sidechain lines and keep their timestamps; a sidecar that names no entry uuid is copied
-byte for byte. Pure: no I/O (``cli/fork.py`` reads and writes the files).
+byte for byte. Pure: no I/O (`fork_files` reads and writes the files).
 """
 
 from __future__ import annotations

@@ -11,6 +11,22 @@ import orjson
 
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 
+#: Set by `cli.run` (the console script), which ends the process without freeing memory.
+quick_exit = False
+_left: list[object] = []
+
+
+def leave_to_exit(value: object) -> None:
+    """Keep ``value`` alive until the process ends, instead of freeing it on return.
+
+    Under `cli.run` the process ends without freeing anything, so a loaded session need
+    not be taken apart object by object when the command returns: about 0.07 s for the
+    million objects of a 50 MB resume. When the CLI runs in-process (tests) this does
+    nothing and memory is returned as usual.
+    """
+    if quick_exit:
+        _left.append(value)
+
 
 def json_option(f: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(f)

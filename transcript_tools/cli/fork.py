@@ -3,55 +3,33 @@
 The edge around `fork.fork`: resolve the session, load it through the in-memory repair
 (`loader.load_session`), fork, then write the new file exclusively (mode 0600) into the
 same project folder (so ``claude --resume`` lists it) or at ``-o``, and the forked
-subagent transcripts under ``<new id>/subagents/``. The original is only read.
-If any write fails, what this run created is removed again.
+subagent transcripts under ``<new id>/subagents/`` (`fork_files`, shared with ``tt
+resume --fork`` and ``tt rewind --fork``). The original is only read. If any write
+fails, what this run created is removed again.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
 from .. import store
 from ..branch import resolve_at
-from ..errors import Unreadable, UsageError, WriteFailed
+from ..errors import UsageError
 from ..fork import Fork, fork
-from ..fork_subagents import fork_subagent, remap_meta, subagent_wanted
+from ..fork_files import UuidSource, copy_paths, plan_subagents, write_fork
 from ..loader import Loaded, load_session
 from ..session import Session
-from ..writer import iso_now, undo_created, write_new
+from ..writer import iso_now
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
 def load(path: Path, max_bytes: int) -> Loaded:
     """`loader.load_session`: the capped read with the repair fixes in memory."""
     return load_session(path, max_bytes=max_bytes)
-
-
-class UuidSource:
-    """Random (version 4) uuid strings, from one ``os.urandom`` read per 4096 of them:
-    ``str(uuid.uuid4())`` costs several microseconds each, a tenth of a fork's time on a
-    50 MB session with 70,000 entries."""
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self._pos = 0
-
-    def __call__(self) -> str:
-        if self._pos >= len(self._buf):
-            self._buf = os.urandom(16 * 4096)
-            self._pos = 0
-        b = bytearray(self._buf[self._pos : self._pos + 16])
-        self._pos += 16
-        b[6] = (b[6] & 0x0F) | 0x40  # version 4
-        b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
-        h = b.hex()
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _first_cwd(session: Session) -> str | None:
@@ -74,10 +52,6 @@ def _target(out: str | None, project_dir: Path, session_id: str) -> Path:
 def _in_projects(path: Path) -> bool:
     """Whether ``claude --resume`` can find the file: directly in a project folder."""
     return path.parent.parent.resolve() == store.projects_dir().resolve()
-
-
-def _session_dir(path: Path) -> Path:
-    return path.with_name(path.name[:-6]) if path.name.endswith(".jsonl") else path.with_name(path.name + ".d")
 
 
 @click.command("fork")
@@ -108,10 +82,10 @@ def fork_command(
     at = resolve_at(s, at_spec) if at_spec is not None else None
     f = fork(s, source_session_id=source, at=at, title=title, now=iso_now(), new_id=UuidSource())
     path = _target(out, ref.project_dir, f.session_id)
-    subs = _subagents(ref.path, f, s, max_bytes)
-    sub_paths = [_session_dir(path) / rel for rel, _, _ in subs]
+    subs = plan_subagents(ref.path, f, s, max_bytes)
+    sub_paths = copy_paths(path, subs)
     if not dry_run:
-        _write(path, f, subs)
+        write_fork(path, f, subs)
     info = _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
     if as_json:
         emit_json(info)
@@ -120,77 +94,6 @@ def fork_command(
 
         render_fork(console(), info)
     return 0
-
-
-def _subagents(original: Path, f: Fork, main: Session, max_bytes: int) -> list[tuple[Path, tuple[bytes, ...], bytes | None]]:
-    base = _session_dir(original)
-    out: list[tuple[Path, tuple[bytes, ...], bytes | None]] = []
-    for p in store.subagent_files(original):
-        sub = load(p, max_bytes).session
-        meta_path = p.with_name(p.name[: -len(".jsonl")] + ".meta.json")
-        meta_raw = _read_bytes(meta_path)
-        meta = _json_object(meta_raw)
-        if not subagent_wanted(sub.entries, meta, main, f):
-            continue
-        out.append((p.relative_to(base), fork_subagent(sub.entries, f), None if meta_raw is None else remap_meta(meta_raw, f)))
-    return out
-
-
-def _read_bytes(p: Path) -> bytes | None:
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise Unreadable(f"{p}: cannot read the subagent's sidecar ({e.strerror})") from e
-
-
-def _json_object(raw: bytes | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        v = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return v if isinstance(v, dict) else None
-
-
-def _write(path: Path, f: Fork, subs: list[tuple[Path, tuple[bytes, ...], bytes | None]]) -> None:
-    made_files: list[Path] = []
-    made_dirs: list[Path] = []
-    try:
-        write_new(path, f.chunks())
-        made_files.append(path)
-        base = _session_dir(path)
-        for rel, lines, meta in subs:
-            target = base / rel
-            missing: list[Path] = []
-            d = target.parent
-            while d != base.parent and not d.exists():
-                missing.append(d)
-                d = d.parent
-            for d in reversed(missing):
-                _mkdir(d)
-                made_dirs.append(d)
-            write_new(target, (ln + b"\n" for ln in lines))
-            made_files.append(target)
-            if meta is not None:
-                mp = target.with_name(target.name[: -len(".jsonl")] + ".meta.json")
-                write_new(mp, [meta])
-                made_files.append(mp)
-    except WriteFailed:
-        # Leave nothing half-made behind: only what this run created is removed.
-        undo_created(made_files, made_dirs)
-        raise
-
-
-def _mkdir(d: Path) -> None:
-    try:
-        d.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise WriteFailed(f"{d}: cannot create ({e.strerror})") from e
 
 
 def _info(

@@ -1,12 +1,13 @@
 """``tt resume``: continue a session headlessly, from its repaired conversation.
 
 The edge around `engine.QueryEngine`: resolve the session (path, id, prefix, ``-c``,
-or a picker on a terminal), check the API key (before anything is written), load the
-file through the in-memory repair (`loader.load_session`; the file itself is only ever
-appended to), rebuild the conversation (`conversation.build`), optionally fork it into a
-new session first (`fork.fork`, ``tt fork``'s rules), then run one turn and print it as
-``claude -p`` does: ``text`` (the final answer), ``json`` (the result object) or
-``stream-json`` (every event, one JSON object a line).
+or a picker on a terminal), check the API key (before anything is written), load what a
+resume sends (`resumable.load_for_resume`: the in-memory repair when the file needs it;
+the file itself is only ever appended to), optionally fork the whole session into a new
+one first (``tt fork``'s rules and files: `fork.fork`, `fork_files`, subagent transcripts
+included), then run one turn and print it as ``claude -p`` does: ``text`` (the final
+answer), ``json`` (the result object) or ``stream-json`` (every event, one JSON object a
+line).
 
 Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
 tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,15 +35,15 @@ if TYPE_CHECKING:
     from ..conversation import Conversation
     from ..engine import QueryEngine
     from ..tools import ToolRegistry
-from .common import continue_option, max_bytes_option
+from .common import continue_option, leave_to_exit, max_bytes_option
 
 FORMATS = ("text", "json", "stream-json")
 
 
-def _load(path: Path, max_bytes: int, *, session: bool = False) -> ForResume:
+def _load(path: Path, max_bytes: int) -> ForResume:
     from ..resumable import load_for_resume
 
-    return load_for_resume(path, max_bytes=max_bytes, session=session)
+    return load_for_resume(path, max_bytes=max_bytes)
 
 
 def git_branch(cwd: Path) -> str | None:
@@ -154,7 +154,7 @@ def resume_command(
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
     ref = _pick(session, latest)
     creds = None if dry_run else credentials_from_env(os.environ)  # before anything is written
-    got = _load(ref.path, max_bytes, session=fork_ and not dry_run)
+    got = _load(ref.path, max_bytes)
     path = ref.path
     if not got.conversation.messages:
         raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
@@ -164,7 +164,7 @@ def resume_command(
     if max_budget_usd is not None and not dry_run:
         check_budget_model(chosen)  # a usage error, before a fork is written
     if fork_ and not dry_run:
-        path, got = _fork(ref, got, max_bytes)
+        path, got = _fork(ref, max_bytes)
     conv = got.conversation
     cwd = _cwd(cwd_opt, conv.cwd)
     system = _system(system_prompt, append_system_prompt, cwd)
@@ -177,6 +177,7 @@ def resume_command(
         sys.stdout.buffer.write(orjson.dumps(req.params()) + b"\n")
         sys.stdout.flush()
         _summary(got, path)
+        leave_to_exit(got)
         return 0
     assert creds is not None and text is not None
     if got.actions or got.mended or conv.mended:
@@ -250,18 +251,25 @@ def _cwd(given: Path | None, recorded: str | None) -> Path:
     return here
 
 
-def _fork(ref: store.SessionRef, got: ForResume, max_bytes: int) -> tuple[Path, ForResume]:
-    """Write the fork (``tt fork``'s rules) beside the original and load it back."""
+def _fork(ref: store.SessionRef, max_bytes: int) -> tuple[Path, ForResume]:
+    """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
+    too) beside the original and load it back."""
     from ..fork import fork
-    from ..writer import iso_now, write_new
+    from ..fork_files import UuidSource, plan_subagents, session_dir, write_fork
+    from ..loader import load_session
+    from ..writer import iso_now
 
-    s = got.session
-    assert s is not None
+    # The whole session, as `tt fork` forks it (not only the part a resume sends); past
+    # the cap, from the last compact boundary, the part a resume can read at all.
+    s = load_session(ref.path, max_bytes=max_bytes, from_last_boundary=True).session
     source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    f = fork(s, source_session_id=source, now=iso_now(), new_id=lambda: str(uuid.uuid4()))
+    f = fork(s, source_session_id=source, now=iso_now(), new_id=UuidSource())
     target = ref.project_dir / f"{f.session_id}.jsonl"
-    write_new(target, f.chunks())
-    click.echo(f"tt: forked {source} into {f.session_id} ({target})", err=True)
+    # Every subagent transcript is read before the first write: a failure there writes nothing.
+    planned = plan_subagents(ref.path, f, s, max_bytes)
+    subs = write_fork(target, f, planned)
+    also = f" and {len(subs)} subagent transcript(s) into {session_dir(target)}" if subs else ""
+    click.echo(f"tt: forked {source} into {f.session_id} ({target}){also}", err=True)
     return target, _load(target, max_bytes)
 
 

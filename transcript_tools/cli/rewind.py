@@ -159,13 +159,14 @@ def _fork_at(ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run:
     # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
     from ..fork import fork
     from ..writer import iso_now
-    from .fork import UuidSource, _first_cwd, _in_projects, _info, _session_dir, _subagents, _target, _write
+    from ..fork_files import UuidSource, copy_paths, plan_subagents, write_fork
+    from .fork import _first_cwd, _in_projects, _info, _target
 
     s = loaded.session
     f = fork(s, source_session_id=sid, at=target, now=iso_now(), new_id=UuidSource())
     path = _target(None, ref.project_dir, f.session_id)
-    subs = _subagents(ref.path, f, s, max_bytes)
+    subs = plan_subagents(ref.path, f, s, max_bytes)
     if not dry_run:
-        _write(path, f, subs)
-    sub_paths = [_session_dir(path) / rel for rel, _, _ in subs]
+        write_fork(path, f, subs)
+    sub_paths = copy_paths(path, subs)
     return _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
