@@ -22,7 +22,7 @@ from transcript_tools.errors import NotFound, UsageError
 from transcript_tools.branch import message_units, resolve_at
 from transcript_tools.fork import DROPPED_FIELDS, Fork, derive_title, fork
 from transcript_tools.fork_subagents import fork_subagent, remap_meta, subagent_wanted
-from transcript_tools.lines import Entry, decode_line
+from transcript_tools.lines import decode_line
 from transcript_tools.reader import load
 from transcript_tools.session import Session
 

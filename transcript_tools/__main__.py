@@ -1,6 +1,6 @@
 """``python -m transcript_tools`` works like ``tt``."""
 
-from transcript_tools.cli import main
+from transcript_tools.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

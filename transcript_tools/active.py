@@ -212,12 +212,19 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
                 call_owner.setdefault(u, i)
         elif fl & USER and f.tool_results:
             result_nodes.append(i)
+    # Nothing to recover when every line of a split response and every result is on the
+    # chain already (the usual case: a long session pays only these checks).
+    stray = [r for r in result_nodes if r not in on]
+    needy = {m for m, v in by_msg.items() if len(v) > 1 and any(g not in on for g in v)}
+    if not stray and not needy:
+        return nodes
     # A result belongs under its parent and under the line that made its call: the
     # second finds results whose parent is a progress line hanging off the call
-    # (as the Agent SDK's _recover_orphaned_parallel_tool_results does).
+    # (as the Agent SDK's _recover_orphaned_parallel_tool_results does). Only results off
+    # the chain can be added, so only they are placed.
     results_by_owner: dict[int, list[int]] = {}
     parent = index.parent
-    for r in result_nodes:
+    for r in stray:
         owners = [parent[r]]
         for t in facts[r].tool_results:
             o = call_owner.get(t)
@@ -226,15 +233,16 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
         for o in owners:
             if o >= 0:
                 results_by_owner.setdefault(o, []).append(r)
-    if not any(len(v) > 1 for v in by_msg.values()) and all(r in on for r in result_nodes):
-        return nodes
+                f = facts.get(o)
+                if f is not None and f.message_id:
+                    needy.add(f.message_id)  # a response with a result to gain
     answered = {t for i in nodes for t in (facts[i].tool_results if i in facts else ())}
     position = {n: k for k, n in enumerate(nodes)}
     inserts: dict[int, list[int]] = {}
     done: set[str] = set()
     for i in nodes:
         f = facts.get(i)
-        if f is None or not f.message_id or f.message_id in done or not index.flags[i] & ASSISTANT:
+        if f is None or f.message_id not in needy or f.message_id in done or not index.flags[i] & ASSISTANT:
             continue
         done.add(f.message_id)
         group = sorted(by_msg.get(f.message_id, [i]))

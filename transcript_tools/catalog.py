@@ -31,7 +31,8 @@ from .reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_t
 from .search import Hit, Matcher, search_lines
 from .search import SkippedLine as SearchSkipped
 from .titles import first_string_field
-from .validate import Validator, session_id_from_name
+from .session import session_id_from_name
+from .validate import Validator
 
 
 def project_dirs(project: str | None = None, *, all_: bool = False, cwd: str | Path | None = None, root: Path | None = None) -> list[Path]:

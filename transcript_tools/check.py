@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
-from .validate import Report, Validator, session_id_from_name
+from .session import session_id_from_name
+from .validate import Report, Validator
 
 
 def _schema_check() -> Callable[[dict], list]:  # type: ignore[type-arg]

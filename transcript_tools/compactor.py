@@ -363,7 +363,7 @@ def _usage_tokens(rec: dict[str, Any]) -> int | None:
 
 def _new_target(source: Path, out: Path | None, new_id: Callable[[], str]) -> tuple[Path, str]:
     """Where a new session goes and its id (the file name is the id, as Claude Code needs)."""
-    from .validate import session_id_from_name
+    from .session import session_id_from_name
 
     if out is None or out.is_dir():
         sid = new_id()

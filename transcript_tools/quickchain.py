@@ -123,9 +123,15 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
     session_id: str | None = None
     seen_boundary = not partial
     get = index.get
+    add = nodes.append
+    add_parent = parent.append
+    add_flags = flags.append
+    add_child = has_child.append
+    chain_types = CHAIN_TYPES
     # One pass, everything the leaf search and `active` need. A parent must already be
     # known: Claude Code writes parents first, and a parent written later is the only way
-    # a parentUuid loop can form, so that goes to the full path.
+    # a parentUuid loop can form, so that goes to the full path. (Written for speed: this
+    # loop runs once a line, 50,000 times on a 50 MB session.)
     for e in entries:
         rec = e.record
         if session_id is None:
@@ -133,7 +139,7 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
             if isinstance(sid, str) and rec.get("isSidechain") is not True:
                 session_id = sid
         t = rec.get("type")
-        if t not in CHAIN_TYPES:
+        if t not in chain_types:
             continue
         u = rec.get("uuid")
         if type(u) is not str:
@@ -158,9 +164,9 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
                 j = found
                 has_child[j] = 1
         index[u] = i
-        nodes.append(e)
-        parent.append(j)
-        has_child.append(0)
+        add(e)
+        add_parent(j)
+        add_child(0)
         f = SIDECHAIN if side else 0
         if t == "assistant":
             f |= ASSISTANT
@@ -168,10 +174,10 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
             if type(m) is dict:
                 mid = m.get("id")
                 if type(mid) is str and mid:
-                    facts[i] = _Facts(mid, _ids(m, "tool_use", "id"), ())
+                    # The byte test first: a C search, and most lines make no call.
+                    facts[i] = _Facts(mid, _ids(m, "tool_use", "id") if b'"tool_use"' in e.raw else (), ())
         elif t == "user":
             f |= USER
-            # The byte test first: most user lines hold no result, and it is a C search.
             if b'"tool_result"' in e.raw:
                 results = _ids(rec.get("message"), "tool_result", "tool_use_id")
                 if results:
@@ -182,7 +188,7 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
             seen_boundary = True
         if f & (USER | ASSISTANT) and (rec.get("isMeta") is True or rec.get("teamName")):
             f |= META
-        flags.append(f)
+        add_flags(f)
     if cut and not cut.isdisjoint(index):
         return None  # a parent written after its child, before the boundary
     leaf = _active_leaf(flags, parent, has_child)

@@ -59,7 +59,7 @@ from typing import Any
 import orjson
 
 from . import conversation
-from .active import facts_of
+from .active import MAX_IMAGE_BYTES, facts_of
 from .errors import TranscriptTooLarge, Unreadable
 from .lines import DecodedLine, Entry
 from .quickchain import Outside, QuickChain, quick_conversation
@@ -241,8 +241,20 @@ def _self_contained(entries: list[Entry]) -> bool:
     return True
 
 
+#: No line shorter than this can hold an image past the API's limit (base64: 4 bytes per 3).
+_BIG_IMAGE_LINE = MAX_IMAGE_BYTES * 4 // 3
+
+
 def _big_image(chain: list[Entry]) -> bool:
-    return any(b'"type":"image"' in e.raw and facts_of(e.record, len(e.raw)).big_images for e in chain)
+    return any(
+        len(e.raw) > _BIG_IMAGE_LINE and b'"type":"image"' in e.raw and facts_of(e.record, len(e.raw)).big_images for e in chain
+    )
+
+
+def _crlf(data: bytes) -> bool:
+    # A one-byte search is a memchr, ten times the speed of the two-byte one; a CR can only
+    # be a terminator or damage (JSON strings escape it), so it is almost never there.
+    return b"\r" in data and b"\r\n" in data
 
 
 def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, session: bool = False) -> ForResume:
@@ -269,7 +281,7 @@ def _fast(path: Path, start: int, size: int, max_bytes: int) -> ForResume | None
     # One streaming pass: each line is decoded once, only the conversation's entries are
     # kept (`quickchain`), then the messages are built from those alone.
     data = _read(path, start)
-    if b"\r\n" in data:
+    if _crlf(data):
         return None
     try:
         q, torn = _scan(data, start)
@@ -281,7 +293,7 @@ def _fast(path: Path, start: int, size: int, max_bytes: int) -> ForResume | None
         start = 0
         del data
         data = _read(path, 0)
-        if b"\r\n" in data:
+        if _crlf(data):
             return None
         q, torn = _scan(data, 0)
     del data

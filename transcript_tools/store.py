@@ -160,7 +160,7 @@ def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = F
     ``latest`` (``-c/--continue``) picks the most recently modified session of the
     current directory's project.
     """
-    from .validate import session_id_from_name
+    from .session import session_id_from_name
 
     root = projects_dir() if root is None else root
     if spec is None or latest:

@@ -16,7 +16,7 @@ from .catalog import LegacyAgents, agent_files
 from .lines import Entry
 from .reader import iter_lines
 from .stats import Collector, Stats, combine
-from .validate import session_id_from_name
+from .session import session_id_from_name
 
 
 def session_stats(path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files) -> Stats:

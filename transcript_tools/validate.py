@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from .active import NodeFacts, conversation_nodes, facts_of
 from .api_checks import MAX_REQUEST_BYTES, api_findings
 from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, node_flags
 from .diagnostics import Diagnostic, Severity
+from .session import session_id_from_name
 from .lines import DecodedLine, Entry, decode_line
 
 _loads = orjson.loads
@@ -40,15 +40,8 @@ _UNSET = object()
 _JSONDecodeError = orjson.JSONDecodeError
 
 
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 SchemaCheck = Callable[[dict[str, Any]], list[Any]]
-
-
-def session_id_from_name(name: str) -> str | None:
-    """The session id a main transcript's file name implies (``<uuid>.jsonl``)."""
-    stem = name[:-6] if name.endswith(".jsonl") else name
-    return stem if _UUID_RE.match(stem) else None
 
 
 @dataclass(slots=True)
