@@ -65,5 +65,14 @@ def floor(path: Path, runs: int = 5) -> tuple[float, float]:
     return run([sys.executable, "-c", FLOOR, str(path)], runs)
 
 
+def compile_package() -> None:
+    """Write the package's bytecode, as installing a wheel does: an editable install in
+    an environment with PYTHONDONTWRITEBYTECODE would otherwise compile every module on
+    every run and time the compiler, not tt."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "transcript_tools"), quiet=1)
+
+
 def tt(*args: str) -> list[str]:
     return [sys.executable, "-m", "transcript_tools", *args]

@@ -28,10 +28,11 @@ import random
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .errors import ApiError, CredentialsError
+from .request import ModelRequest
 
 DEFAULT_MAX_RETRIES = 4
 DEFAULT_TIMEOUT = 600.0
@@ -66,25 +67,6 @@ def credentials_from_env(env: Mapping[str, str]) -> Credentials:
         )
     base = env.get("ANTHROPIC_BASE_URL", "").strip() or None
     return Credentials(key, token, base)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    model: str
-    messages: list[dict[str, Any]]
-    max_tokens: int
-    system: str | list[dict[str, Any]] | None = None
-    tools: list[dict[str, Any]] = field(default_factory=list)
-
-    def params(self) -> dict[str, Any]:
-        """The request body (without ``stream``), as --dry-run prints it."""
-        p: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
-        if self.system:
-            p["system"] = self.system
-        if self.tools:
-            p["tools"] = self.tools
-        p["messages"] = self.messages
-        return p
 
 
 @dataclass(frozen=True, slots=True)

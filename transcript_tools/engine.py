@@ -43,20 +43,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import turns
-from .client import Event, ModelClient, ModelRequest, ModelResponse
+from .client import Event, ModelClient, ModelResponse
 from .errors import ApiError, UsageError
 from .pricing import PRICES_READ_ON, Tokens, cost_usd, price_for
+from .request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
 from .tools import CallResult, Denial, ToolContext, ToolOutcome, ToolRegistry
-
-DEFAULT_MAX_TOKENS = 32_000
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are Claude, continuing a Claude Code session headlessly through tt (transcript_tools). "
-    "The conversation so far is the session's own history. Use the tools you are given to read and, "
-    "when allowed, change files in the working directory; answer concisely.\n"
-    "Working directory: {cwd}"
-)
-
 
 def check_budget_model(model: str) -> None:
     """A budget needs a price: `UsageError` for a model the pricing table lacks."""

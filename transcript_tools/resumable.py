@@ -24,14 +24,17 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
    `loader.load_session`) and `session.Session`, the reference path.
 
-The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`):
-each line is decoded once and dropped at once unless it is a chain node; the nodes'
-records are trimmed of what a resume never sends (a user line's ``toolUseResult``, a
-progress line's ``data``), so a 50 MB file is not held as dicts twice over. Measured
-(benchmarks/bench_resume.py): the Python work per node, not the decoding, is what is
-left above the orjson floor; decoding only parts of lines (envelope of progress lines,
-user lines without ``toolUseResult``, cut out of the raw bytes) was tried and was
-slower than orjson decoding the whole line.
+The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`)
+over the file mapped into memory (read ahead in one go): each line is decoded once and
+dropped at once unless it is a chain node; the nodes' records are trimmed of what a
+resume never sends (a user line's ``toolUseResult``; of a progress line, everything
+but its chain fields), so a 50 MB file is not held as dicts twice over. Every byte is
+still decoded: a line that is not valid JSON is one Claude Code drops, so the fast path
+must see it to decline. Measured (benchmarks/bench_resume.py): what is left above the
+orjson floor is Python's start-up and imports (~0.1 s), keeping the conversation's
+objects (the floor frees each line's at once), and the Python work per node; decoding
+only parts of lines (envelope of progress lines, user lines without ``toolUseResult``,
+cut out of the raw bytes) was tried and was slower than orjson decoding the whole line.
 
 Invariants:
 - Never writes. Reads at most the whole file; refuses what is past ``max_bytes``
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import gc
 import mmap
+import os
 import uuid as _uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,16 +109,44 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def resume_start(path: Path) -> int:
-    """Byte offset where the part a resume needs begins (0: the whole file)."""
+#: Read-only, shared, and read ahead in one go where the platform can (Linux's
+#: MAP_POPULATE: the page faults of a 50 MB file cost more than the copy of a read()).
+_MAP_ARGS: dict[str, int] = (
+    {"access": mmap.ACCESS_READ}
+    if os.name == "nt"
+    else {"flags": mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), "prot": mmap.PROT_READ}
+)
+
+
+@contextmanager
+def _mapped(path: Path) -> Iterator[mmap.mmap | None]:
+    """``path`` mapped into memory (None for an empty file).
+
+    Claude Code only ever appends, so the mapped length is a prefix of the file as it
+    grows; a file truncated by another process while mapped would fault (SIGBUS), which
+    nothing that writes transcripts does (tt itself replaces files by renaming).
+    """
+    file_size(path)  # a missing file or a directory: its own clear error
     try:
-        with open(path, "rb") as f:
-            if f.seek(0, 2) == 0:
-                return 0
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return _start(mm)
+        f = open(path, "rb")
     except OSError as e:
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    with f:
+        try:
+            mm = mmap.mmap(f.fileno(), 0, **_MAP_ARGS) if os.fstat(f.fileno()).st_size else None
+        except OSError as e:
+            raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+        if mm is None:
+            yield None
+            return
+        with mm:
+            yield mm
+
+
+def resume_start(path: Path) -> int:
+    """Byte offset where the part a resume needs begins (0: the whole file)."""
+    with _mapped(path) as mm:
+        return 0 if mm is None else _start(mm)
 
 
 def _line_start(mm: mmap.mmap, pos: int) -> int:
@@ -157,34 +189,29 @@ def _start(mm: mmap.mmap) -> int:
     return first
 
 
+#: The fields of a progress line a resume reads (`quickchain`, `conversation`).
+_PROGRESS_KEPT = ("type", "uuid", "parentUuid", "isSidechain", "sessionId", "cwd", "gitBranch", "version")
+
+
 class _Decline(Exception):
     """A line that is not exactly one JSON object: the reference path decides."""
 
 
-def _read(path: Path, start: int) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            if start:
-                f.seek(start)
-            return f.read()
-    except OSError as e:
-        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
-
-
-def _entries(data: bytes, start: int, torn: list[int]) -> Iterator[Entry]:
-    """Every line of ``data`` (read from byte ``start``) as one `Entry`, streamed.
+def _entries(data: mmap.mmap, start: int, torn: list[int]) -> Iterator[Entry]:
+    """Every line of ``data`` from byte ``start`` on as one `Entry`, streamed.
 
     Raises `_Decline` when a line is not exactly one JSON object ending in LF, but for a
     torn last line, which is left out (its size goes to ``torn``) as `repair`'s
     cut-torn-tail does. The records are trimmed of what a resume never sends and the
-    file often doubles (a user line's ``toolUseResult``, a progress line's ``data``):
+    file often doubles (a user line's ``toolUseResult``; of a progress line, all but
+    `_PROGRESS_KEPT`):
     the caller keeps the entries of the conversation, and a 50 MB file would otherwise
     stay in memory as dicts twice over. ``raw`` stays the exact bytes.
     """
     loads = orjson.loads
     find = data.find
     end = len(data)
-    pos = 0
+    pos = start
     number = 0
     while pos < end:
         nl = find(b"\n", pos)
@@ -207,14 +234,17 @@ def _entries(data: bytes, start: int, torn: list[int]) -> Iterator[Entry]:
         if t == "user":
             rec.pop("toolUseResult", None)
         elif t == "progress":
-            rec.pop("data", None)
-        yield Entry(number, start + pos, raw, rec)
+            # Only what the chain and the continuation read: the rest (``data``, often
+            # half the file) is not kept, so it is freed at once and its memory reused.
+            g = rec.get
+            rec = {k: g(k) for k in _PROGRESS_KEPT if k in rec}
+        yield Entry(number, pos, raw, rec)
         pos = stop + 1
 
 
-def _scan(data: bytes, start: int) -> tuple[QuickChain | None, int]:
-    """`quick_conversation` of the lines of ``data``, and the size of a torn last line
-    left out (0: none). None: a line the fast path cannot take."""
+def _scan(data: mmap.mmap, start: int) -> tuple[QuickChain | None, int]:
+    """`quick_conversation` of the lines of ``data`` from ``start`` on, and the size of a
+    torn last line left out (0: none). None: a line the fast path cannot take."""
     torn: list[int] = []
     try:
         q = quick_conversation(_entries(data, start, torn), partial=start > 0)
@@ -251,10 +281,10 @@ def _big_image(chain: list[Entry]) -> bool:
     )
 
 
-def _crlf(data: bytes) -> bool:
+def _crlf(data: mmap.mmap, start: int) -> bool:
     # A one-byte search is a memchr, ten times the speed of the two-byte one; a CR can only
     # be a terminator or damage (JSON strings escape it), so it is almost never there.
-    return b"\r" in data and b"\r\n" in data
+    return data.find(b"\r", start) >= 0 and data.find(b"\r\n", start) >= 0
 
 
 def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, session: bool = False) -> ForResume:
@@ -263,40 +293,35 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, s
     ``session``: also build the `Session` (``--fork`` needs it), which means the
     reference path.
     """
-    size = file_size(path)
-    start = resume_start(path)
-    if start and size - start > max_bytes:
-        start = 0  # the part does not fit either: refused below
-    if start == 0 and size > max_bytes:
-        raise TranscriptTooLarge(str(path), size, max_bytes)
-    with _no_gc():
-        if not session:
-            fast = _fast(path, start, size, max_bytes)
-            if fast is not None:
-                return fast
-        return _reference(path, start, size, max_bytes)
+    with _mapped(path) as mm:
+        size = 0 if mm is None else len(mm)
+        start = 0 if mm is None else _start(mm)
+        if start and size - start > max_bytes:
+            start = 0  # the part does not fit either: refused below
+        if start == 0 and size > max_bytes:
+            raise TranscriptTooLarge(str(path), size, max_bytes)
+        with _no_gc():
+            if not session and mm is not None:
+                fast = _fast(mm, start, size, max_bytes)
+                if fast is not None:
+                    return fast
+            return _reference(path, start, size, max_bytes)
 
 
-def _fast(path: Path, start: int, size: int, max_bytes: int) -> ForResume | None:
+def _fast(data: mmap.mmap, start: int, size: int, max_bytes: int) -> ForResume | None:
     # One streaming pass: each line is decoded once, only the conversation's entries are
     # kept (`quickchain`), then the messages are built from those alone.
-    data = _read(path, start)
-    if _crlf(data):
+    if _crlf(data, start):
         return None
     try:
         q, torn = _scan(data, start)
     except Outside:
         # A rewind into the history before the boundary: the whole file gives the chain
         # Claude Code would follow; past the cap, the reference path reads the part anyway.
-        if size > max_bytes:
+        if size > max_bytes or _crlf(data, 0):
             return None
         start = 0
-        del data
-        data = _read(path, 0)
-        if _crlf(data):
-            return None
         q, torn = _scan(data, 0)
-    del data
     if q is None:
         return None
     nodes = q.nodes

@@ -91,7 +91,7 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 
 
 def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
-    from ..engine import DEFAULT_SYSTEM_PROMPT
+    from ..request import DEFAULT_SYSTEM_PROMPT
 
     text = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
     if append:
@@ -146,14 +146,17 @@ def resume_command(
     Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL is honoured) unless --dry-run.
     """
     from .. import conversation
-    from ..client import DEFAULT_MAX_RETRIES, AnthropicClient, credentials_from_env
-    from ..engine import DEFAULT_MAX_TOKENS, check_budget_model
+    from ..request import DEFAULT_MAX_TOKENS, ModelRequest
     from ..tools import ToolRegistry
 
     text = _read_prompt(prompt, dry_run)
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
     ref = _pick(session, latest)
-    creds = None if dry_run else credentials_from_env(os.environ)  # before anything is written
+    creds = None
+    if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
+        from ..client import credentials_from_env
+
+        creds = credentials_from_env(os.environ)  # before anything is written
     got = _load(ref.path, max_bytes)
     path = ref.path
     if not got.conversation.messages:
@@ -162,6 +165,8 @@ def resume_command(
     if not chosen:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
     if max_budget_usd is not None and not dry_run:
+        from ..engine import check_budget_model
+
         check_budget_model(chosen)  # a usage error, before a fork is written
     if fork_ and not dry_run:
         path, got = _fork(ref, max_bytes)
@@ -170,11 +175,9 @@ def resume_command(
     system = _system(system_prompt, append_system_prompt, cwd)
     tokens = max_tokens or DEFAULT_MAX_TOKENS
     if dry_run:
-        from ..client import ModelRequest
-
         extra = [conversation.user_message(text)] if text is not None else []
         req = ModelRequest(chosen, [*conv.messages, *extra], tokens, system, registry.definitions())
-        sys.stdout.buffer.write(orjson.dumps(req.params()) + b"\n")
+        sys.stdout.buffer.write(orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE))
         sys.stdout.flush()
         _summary(got, path)
         leave_to_exit(got)
@@ -182,6 +185,8 @@ def resume_command(
     assert creds is not None and text is not None
     if got.actions or got.mended or conv.mended:
         _summary(got, path)  # say what was mended in memory: damage is never silent
+    from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
+
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
     engine = _engine(client, registry, conv, session_id, path, cwd, chosen, system, tokens, max_turns, max_budget_usd, include_partial_messages)
