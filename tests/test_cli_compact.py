@@ -132,7 +132,9 @@ def test_prune_and_keep_options(config: Path) -> None:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-o", "x.jsonl", "--in-place"], "not both"),
+        (["-o", "x.jsonl", "--in-place"], "choose one of"),
+        (["--in-place", "--dry-run"], "choose one of"),
+        (["-o", "x.jsonl", "--dry-run"], "choose one of"),
         (["--prune", "tool-output,bogus"], "unknown kind"),
         (["--instructions", "focus"], "needs --summarizer anthropic"),
         (["--force"], "--force only applies"),

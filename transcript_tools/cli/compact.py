@@ -73,8 +73,9 @@ def compact_command(
     """
     from ..compactor import Target, compact_file
 
-    if in_place and out is not None:
-        raise UsageError("give -o or --in-place, not both")
+    if sum((out is not None, in_place, dry_run)) > 1:
+        # As tt repair and tt redact: a dry run that also names a target is a mistake, not a plan.
+        raise UsageError("choose one of -o OUT, --in-place or --dry-run")
     if force and not in_place:
         raise UsageError("--force only applies to --in-place")
     if instructions is not None and summarizer != "anthropic":
