@@ -9,6 +9,7 @@ from typing import Any
 import click
 import orjson
 
+from ..errors import UsageError
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 
 #: Set by `cli.run` (the console script), which ends the process without freeing memory.
@@ -44,6 +45,14 @@ def max_bytes_option(f: Any) -> Any:
 
 def continue_option(f: Any) -> Any:
     return click.option("-c", "--continue", "latest", is_flag=True, help="The latest session of this directory's project.")(f)
+
+
+def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool = False) -> None:
+    """``-o``, ``--in-place`` and ``--dry-run`` exclude each other (repair, redact,
+    compact); ``required``: one of them must be given."""
+    chosen = sum((output is not None, in_place, dry_run))
+    if chosen > 1 or (required and chosen == 0):
+        raise UsageError("choose one of -o OUT, --in-place or --dry-run")
 
 
 def emit_json(value: Any) -> None:

@@ -17,7 +17,7 @@ import click
 from .. import store
 from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
 from ..errors import UsageError
-from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
+from .common import console, continue_option, emit_json, json_option, max_bytes_option, one_output, require_transcript
 
 #: Show a progress bar for files from this size on.
 PROGRESS_FROM = 20 * 1024 * 1024
@@ -73,9 +73,7 @@ def compact_command(
     """
     from ..compactor import Target, compact_file
 
-    if sum((out is not None, in_place, dry_run)) > 1:
-        # As tt repair and tt redact: a dry run that also names a target is a mistake, not a plan.
-        raise UsageError("choose one of -o OUT, --in-place or --dry-run")
+    one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
     if force and not in_place:
         raise UsageError("--force only applies to --in-place")
     if instructions is not None and summarizer != "anthropic":

@@ -18,7 +18,7 @@ import click
 from .. import store
 from ..errors import UsageError, WriteFailed
 from ..redact_files import FileResult, redact_in_place, redact_to, scan_file
-from .common import console, emit_json, json_option
+from .common import console, emit_json, json_option, one_output
 
 
 def _targets(ref: store.SessionRef, subagents: bool) -> list[Path]:
@@ -66,8 +66,7 @@ def redact_command(
     tool inputs, tool results and toolUseResult. Reports by default; writes with -o or
     --in-place. Exit 1 when a report found secrets.
     """
-    if sum((output is not None, in_place, dry_run)) > 1:
-        raise click.UsageError("choose one of -o OUT, --in-place or --dry-run")
+    one_output(output, in_place, dry_run)
     if (no_backup or force) and not in_place:
         raise click.UsageError("--no-backup and --force only apply with --in-place")
     ref = store.resolve(target)

@@ -17,7 +17,7 @@ from ..errors import UsageError, WriteFailed
 from ..repair import RepairOptions
 from ..repair_files import FileReport, repair_file
 from ..writer import iso_now
-from .common import console, emit_json, json_option, max_bytes_option
+from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
 @click.command("repair")
@@ -53,9 +53,7 @@ def repair_command(
     Exit 0 when repaired or nothing needed repair, 1 when damage remains that repair
     cannot fix, 6 when the output could not be written.
     """
-    chosen = sum((output is not None, in_place, dry_run))
-    if chosen != 1:
-        raise click.UsageError("choose one of -o OUT, --in-place or --dry-run")
+    one_output(output, in_place, dry_run, required=True)
     if force and dry_run:
         raise click.UsageError("--force only applies when writing")
     ref = store.resolve(target)
