@@ -1,9 +1,12 @@
 """The disk side of `tt ls` and `tt search`: which sessions, and reading them.
 
 `project_dirs` turns the scope the user gave (this directory's project, ``--project``,
-``--all``) into project folders; `list_sessions` reads each session file's 64 KiB head
-and tail (`reader.read_head_tail`) and parses them with `listing.parse_lite`, or, with
-``check=True``, streams the whole file through the validator for exact counts and health.
+``--all``) into project folders; a working directory's project spans the folders of
+every git worktree of its repository (`store.session_folders`), as in the Agent SDK's
+``list_sessions(directory=...)`` and the /resume picker. `list_sessions` reads each
+session file's 64 KiB head and tail (`reader.read_head_tail`) and parses them with
+`listing.parse_lite`, or, with ``check=True``, streams the whole file through the
+validator for exact counts and health.
 
 Invariants:
 - Without ``check`` a session file is never read past its first and last 64 KiB (the
@@ -11,6 +14,8 @@ Invariants:
   counted (a directory listing), 2.0.x ``agent-*.jsonl`` beside them read for 4 KiB.
 - A file that vanishes while listing is left out; one that cannot be read is a row with
   ``unreadable`` set. Damage never raises: it is reported in ``Row.skipped``.
+- One row per session id, however many folders hold a copy: the newest of the copies
+  the SDK lists, else the newest copy (what the SDK lists is what `tt ls` shows).
 - `search_files` streams: a file is read in 1 MiB chunks for the raw-bytes prefilter, and
   only the lines that pass it are parsed (`search.search_lines`).
 """
@@ -35,10 +40,14 @@ from .session import session_id_from_name
 from .validate import Validator
 
 
-def project_dirs(project: str | None = None, *, all_: bool = False, cwd: str | Path | None = None, root: Path | None = None) -> list[Path]:
+def project_dirs(
+    project: str | None = None, *, all_: bool = False, cwd: str | Path | None = None, root: Path | None = None, worktrees: bool = True
+) -> list[Path]:
     """The project folders in scope: every one (``all_``), the one named by ``project``
-    (a folder under ``projects/``, its name, or a working directory), or the current
-    directory's."""
+    (a folder under ``projects/``, or its name), or those of a working directory
+    (``project``, else the current one). A working directory's are its own folder and,
+    with ``worktrees``, the folders of the other git worktrees of its repository
+    (`store.session_folders`)."""
     root = store.projects_dir() if root is None else root
     if all_:
         if project is not None:
@@ -54,16 +63,16 @@ def project_dirs(project: str | None = None, *, all_: bool = False, cwd: str | P
         if "/" not in project and named.is_dir():
             return [named]
         if p.is_dir():
-            found = store.find_project_dir(p, root)
-            if found is not None:
-                return [found]
-            raise NotFound(f"no sessions for {store.canonical_cwd(p)} under {root}", hint="`tt ls --all` lists every project")
+            return _working_dir_folders(p, root, worktrees)
         raise NotFound(f"{project}: neither a project folder under {root} nor a directory")
-    here = store.canonical_cwd(cwd or os.getcwd())
-    found = store.find_project_dir(here, root)
-    if found is None:
-        raise NotFound(f"no sessions for {here} under {root}", hint="`tt ls --all` lists every project")
-    return [found]
+    return _working_dir_folders(cwd or os.getcwd(), root, worktrees)
+
+
+def _working_dir_folders(directory: str | Path, root: Path, worktrees: bool) -> list[Path]:
+    found = store.session_folders(directory, root, worktrees=worktrees)
+    if not found:
+        raise NotFound(f"no sessions for {store.canonical_cwd(directory)} under {root}", hint="`tt ls --all` lists every project")
+    return found
 
 
 #: From how many files on a listing is spread over processes (forking costs ~20 ms).
@@ -95,7 +104,18 @@ def list_sessions(
         read = partial(_read_job, check=check, cap=cap)
         with ProcessPoolExecutor(max_workers=workers) as pool:
             rows = list(pool.map(read, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
-    return sort_rows(r for r in rows if r is not None)
+    return sort_rows(_listed_copies_first([r for r in rows if r is not None]))
+
+
+def _listed_copies_first(rows: list[Row]) -> list[Row]:
+    """Leave out the hidden copies of a session that has a copy the SDK lists.
+
+    The SDK drops hidden files before it keeps the newest copy of each session id, so a
+    newer copy that it hides (an empty or title-less file beside a worktree's transcript)
+    must not win over the older copy it shows (`listing.sort_rows` keeps the newest).
+    """
+    listed = {r.session_id for r in rows if r.lite.hidden is None}
+    return [r for r in rows if r.lite.hidden is None or r.session_id not in listed]
 
 
 def _read_job(job: tuple[Path, Counter[str]], *, check: bool, cap: int) -> Row | None:

@@ -10,23 +10,31 @@ every character outside ``[A-Za-z0-9]`` becomes ``-``; past 200 characters the n
 cut and a hash appended. The CLI hashes with ``Bun.hash`` and the SDK with a JS
 ``simpleHash``, so long names are matched by their 200-character prefix.
 
+A directory's sessions include those of every git worktree of its repository, as the
+Agent SDK's ``list_sessions(directory=...)`` and the /resume picker list them: each
+worktree has its own project folder (`session_folders`). The worktrees are found by
+reading git's own files (`worktrees.worktree_paths`), never by running git.
+
 Invariants:
 - A session *id* never resolves to a path outside the config dir: ids are checked
   against ``[0-9A-Za-z-]`` before any path is built from them.
 - Paths given by the user are taken as they are (that is what a path means).
-- Reads directory listings and stats only; never opens transcripts (see `reader`).
+- Reads directory listings and stats only; never opens transcripts (see `reader`), nor
+  any file but git's few (`worktrees`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AmbiguousSession, NotFound, UsageError
+from .worktrees import worktree_paths
 
 MAX_SANITIZED_LENGTH = 200
 _SANITIZE = re.compile(r"[^a-zA-Z0-9]")
@@ -88,6 +96,66 @@ def find_project_dir(cwd: str | Path, root: Path | None = None) -> Path | None:
         if d.is_dir() and d.name.startswith(prefix):
             return d
     return None
+
+
+def session_folders(cwd: str | Path, root: Path | None = None, *, worktrees: bool = True) -> list[Path]:
+    """The project folders holding the sessions of the working directory ``cwd``, as the
+    Agent SDK's ``list_sessions(directory=cwd)`` picks them (``_list_sessions_for_project``).
+
+    With fewer than two git worktrees (`worktrees.worktree_paths`): the directory's own folder
+    (`find_project_dir`), or none. With two or more: its own folder first (it may be a
+    subdirectory of a worktree, with a folder of its own), then the folder of every
+    worktree (`worktree_folder_names`). ``worktrees=False`` is the SDK's
+    ``include_worktrees=False``.
+    """
+    root = projects_dir() if root is None else root
+    here = canonical_cwd(cwd)
+    own = find_project_dir(here, root)
+    trees = worktree_paths(here) if worktrees else []
+    if len(trees) < 2:
+        return [] if own is None else [own]
+    names = worktree_folder_names(_dir_names(root), trees, None if own is None else own.name)
+    return [root / n for n in names]
+
+
+def worktree_folder_names(names: Iterable[str], worktrees: Sequence[str], own: str | None) -> list[str]:
+    """Which of the project folder ``names`` belong to a repository with these
+    ``worktrees``: ``own`` first when given, then the matching ``names`` in their order,
+    each once. Pure.
+
+    A folder belongs to a worktree when its name is the worktree's `project_dir_name`.
+    Names of `MAX_SANITIZED_LENGTH` characters or more also take any folder named by
+    their first 200 characters, ``-`` and a hash, and shorter ones do not: so
+    ``/root/project`` never takes the folder of ``/root/project-foo``. Longer names are
+    tried first, as in the SDK.
+    """
+    # The SDK compares long names with its own hash kept (``prefix + "-"`` on the whole
+    # sanitized name), which only finds folders hashed as the SDK hashes; Claude Code
+    # names folders with Bun.hash, and its /resume picker (2.1.332) compares the first
+    # 200 characters, as `find_project_dir` does. For names of exactly 200 characters
+    # both rules are the same.
+    keys = sorted((project_dir_name(w) for w in worktrees), key=len, reverse=True)
+    out = [] if own is None else [own]
+    seen = set(out)
+    for name in names:
+        if name in seen:
+            continue
+        for key in keys:
+            if name == key or (len(key) >= MAX_SANITIZED_LENGTH and name.startswith(key[:MAX_SANITIZED_LENGTH] + "-")):
+                out.append(name)
+                seen.add(name)
+                break
+    return out
+
+
+def _dir_names(d: Path) -> list[str]:
+    """Names of the subdirectories of ``d``, sorted; a scandir, so no stat per entry
+    where the file system gives the type."""
+    try:
+        with os.scandir(d) as it:
+            return sorted(e.name for e in it if e.is_dir())
+    except OSError:
+        return []
 
 
 def _listdir(d: Path) -> list[Path]:

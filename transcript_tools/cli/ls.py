@@ -50,6 +50,6 @@ def ls_command(
     if as_json:
         emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
     else:
-        render_rows(console(), shown, hidden=left_out, show_project=all_, checked=check)
+        render_rows(console(), shown, hidden=left_out, show_project=all_ or len(dirs) > 1, checked=check)
     # With --check, damage is a finding (exit 1), as for `tt validate`.
     return 1 if any(r.errors for r in shown) else 0
