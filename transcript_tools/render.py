@@ -10,8 +10,10 @@ one level deeper (``depth``): 2.1.x ``subagents/`` files are linked by their
 ``.meta.json`` ``toolUseId``, the result's ``toolUseResult.agentId`` or ``agent_progress``
 lines; 1.0.x inline sidechains by their first prompt, which is the Task call's prompt.
 
-`render_text` exports them (Markdown, JSON); folding long text is for the views and
-exports; items keep it whole. `subagents` finds which transcript a call spawned.
+The top of a one-way stack: the values themselves are `display_items` (re-exported
+here); `render_text` turns content into blocks and exports items (Markdown, JSON);
+`subagents` finds which transcript a call spawned. None of them imports this module.
+Folding long text is for the views and exports; items keep it whole.
 
 Invariants: pure (sessions in, values out); every entry shown at most once; a tool
 result is shown under its call when the call is shown, else on its own.
@@ -21,69 +23,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .active import conversation_nodes
 from .chain import ASSISTANT, BOUNDARY, META, SIDECHAIN, SUMMARY, USER
+from .display_items import Block, Item, Marker, Message, ToolResult
 from .lines import Entry
 from .render_text import blocks_of, plain_text
 from .session import Session
+from .subagents import Sub, inline_sidechains
 
-if TYPE_CHECKING:
-    from .subagents import Sub
-
-# --- display values ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    text: str
-    is_error: bool = False
-    images: int = 0
-
-
-@dataclass(slots=True)
-class Block:
-    """One content block: ``kind`` is text, thinking, tool_use, image or the raw type."""
-
-    kind: str
-    text: str = ""
-    name: str = ""  # tool name
-    tool_id: str = ""
-    input: Any = None
-    result: ToolResult | None = None
-    children: list[Item] = field(default_factory=list)  # a subagent's items, under its call
-    agent: str = ""  # the subagent's name (its file's stem), when ``children``
-
-
-@dataclass(slots=True)
-class Message:
-    role: str  # "user" | "assistant"
-    time: str | None
-    uuid: str | None
-    line: int
-    depth: int = 0
-    model: str | None = None
-    blocks: list[Block] = field(default_factory=list)
-    lines: int = 1  # how many file lines it was written as
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """Something that is not a message: ``kind`` is compact, microcompact, summary,
-    command, command-output, interrupted, api-error, system, attachment, earlier,
-    history-joined, history-cut, or subagent-unlinked."""
-
-    kind: str
-    text: str
-    time: str | None = None
-    line: int | None = None
-    depth: int = 0
-
-
-Item = Message | Marker
-
+# The display values live in `display_items` (the bottom of the render stack); they are
+# named here too because callers know them as ``render.Message`` and so on.
+__all__ = ["Block", "Item", "Marker", "Message", "ToolResult", "build", "history_segments", "previous_leaf"]
 
 # --- the history ---------------------------------------------------------------------------
 
@@ -149,9 +101,7 @@ def build(
     subagents: Mapping[str, Sub] | None = None,
 ) -> list[Item]:
     """Display items of a session's conversation. ``subagents`` maps tool_use ids to
-    the subagent transcripts they spawned (see `link_subagents`)."""
-    from .subagents import inline_sidechains
-
+    the subagent transcripts they spawned (see `subagents.link_subagents`)."""
     subs = dict(subagents or {})
     subs.update(inline_sidechains(session))
     segments = history_segments(session, full=full)

@@ -1,25 +1,24 @@
 """Content as text: blocks of a message, tool inputs, folding, Markdown and JSON exports.
 
-`blocks_of` turns a message's ``content`` (a string or a list of blocks) into `render`
-blocks; `to_markdown` and `to_json` export `render` items. Folding keeps the first lines
-of long text (tool output, thinking) and says how many were left out.
+`blocks_of` turns a message's ``content`` (a string or a list of blocks) into
+`display_items.Block`s; `to_markdown` and `to_json` export display items. Folding keeps
+the first lines of long text (tool output, thinking) and says how many were left out.
 
 Invariants: pure; never raises on odd content (unknown block types are kept by name).
+Imports only `display_items` of this package: `subagents` and `render` build on it, so
+it must not import them back.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .render import Block, Item
+from .display_items import Block, Item, Marker, ToolResult
 
 
 def blocks_of(content: Any) -> list[Block]:
-    from .render import Block, ToolResult
-
     if isinstance(content, str):
         return [Block("text", content)] if content else []
     if not isinstance(content, list):
@@ -118,8 +117,6 @@ def to_markdown(items: Iterable[Item], *, fold_lines: int = 0, title: str | None
 
 
 def _md_item(it: Item, out: list[str], n: int) -> None:
-    from .render import Marker
-
     q = "> " * it.depth
     if isinstance(it, Marker):
         body = it.text if it.kind != "summary" else fold(it.text, n)[0]
@@ -161,8 +158,6 @@ def to_json(items: Iterable[Item]) -> list[dict[str, Any]]:
 
 
 def _json_item(it: Item) -> dict[str, Any]:
-    from .render import Marker
-
     if isinstance(it, Marker):
         return {"kind": it.kind, "text": it.text, "timestamp": it.time, "line": it.line, "depth": it.depth}
     return {

@@ -10,7 +10,9 @@
   them (FORMAT.md §6).
 
 Invariants: pure; each call gets at most one transcript and each transcript at most
-one call; what cannot be linked is returned, never dropped.
+one call; what cannot be linked is returned, never dropped. Reads content through
+`render_text` and is read by `render` (``build`` shows a `Sub` under its call), so it
+must not import `render`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ fixes in memory, so a damaged file shows as its repaired copy would, without tou
 it); what the repair did is kept (`Action`s name the lines skipped or changed).
 Without ``full``, a file past the cap is read from its last compact boundary on (what a
 resume reads). Subagent files are loaded the same way and linked to the calls that
-spawned them (`render.link_subagents`), using their ``.meta.json`` sidecars.
+spawned them (`subagents.link_subagents`), using their ``.meta.json`` sidecars.
 
 Invariants: never writes; a subagent file that cannot be read is reported, not fatal.
 """

@@ -21,7 +21,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from ..render import Block, Item, Marker
+from ..display_items import Block, Item, Marker
 from ..render_text import fold, tool_input_text
 from ..tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
 
