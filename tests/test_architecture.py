@@ -20,7 +20,7 @@ PKG = Path(transcript_tools.__file__).parent
 CORE = [
     "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
     "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
-    "redact", "bundle", "rewind", "request",
+    "redact", "bundle", "rewind", "request", "display_items", "render_text", "subagents", "render",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}
 
