@@ -1,9 +1,11 @@
-"""Bash, as Claude Code shapes it (see `builtin_tools`).
+"""Bash, as Claude Code shapes it (see `builtin_tools` for where they were observed).
 
 The command runs with ``bash -c`` in the session's cwd, stdin closed, in its own process
 group, killed whole on timeout or Ctrl-C. Output is stdout then stderr, trailing newlines
 trimmed, capped at ``ToolContext.bash_max_output``; a failure reads ``Exit code N`` +
 output (an ``is_error`` result and an ``"Error: ..."`` toolUseResult).
+
+It builds on `tool_base` alone; `builtin_tools` puts it in the default set.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .builtin_tools import cap, schema
-from .tools import MAX_BASH_TIMEOUT, ToolContext, ToolOutcome
+from .tool_base import MAX_BASH_TIMEOUT, ToolContext, ToolOutcome, cap, schema
+
 
 class Bash:
     name = "Bash"

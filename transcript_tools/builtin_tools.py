@@ -1,15 +1,16 @@
-"""The built-in file tools (Read, Write, Edit), the helpers all six share, and `builtin()`.
+"""The file tools (Read, Write, Edit) and `builtin()`, the default set of all six.
 
 Each tool takes Claude Code's input (names, types, defaults) and answers with its
 ``tool_result`` text and ``toolUseResult`` (observed with Claude Code 2.1.332 against the
 stand-in, and in fixtures/real/claude-config-*; FORMAT.md §5): Read numbers lines as
 ``N<TAB>text``; Write and Edit refuse a file that was not read first, or changed since,
 and return a ``structuredPatch``. Glob and Grep are in `search_tools`, Bash in
-`bash_tool`.
+`bash_tool`; the types and helpers all six share are in `tool_base`.
 
-Invariants: every tool returns a `tools.ToolOutcome` (errors included) and never raises
-for bad input; outputs are capped. This is an adapter: it touches the file system;
-`tools` decides whether it may.
+Invariants: every tool returns a `tool_base.ToolOutcome` (errors included) and never
+raises for bad input; outputs are capped. This is an adapter: it touches the file system;
+`tools` decides whether it may. It sits below `tools` and never imports it: the registry
+takes its default set from `builtin()`.
 """
 
 from __future__ import annotations
@@ -18,40 +19,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .tools import ToolContext, ToolOutcome
+from .bash_tool import Bash
+from .search_tools import Glob, Grep
+from .tool_base import Tool, ToolContext, ToolOutcome, cap, mtime, schema
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_READ_BYTES = 256 * 1024  # a whole-file Read past this asks for offset/limit (Claude Code)
 MAX_IMAGE_BYTES = 3_750_000  # 5 MB once base64-encoded, the API's image limit
 _IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
 _NOT_READ = "File has not been read yet. Read it first before writing to it."
 _CHANGED = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
-
-
-def schema(props: Mapping[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
-    return {"type": "object", "properties": dict(props), "required": list(required), "additionalProperties": False}
-
-
-def cap(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n\n... [{len(text) - limit} characters truncated] ..."
-
-
-def shown(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.relative_to(cwd))
-    except ValueError:
-        return str(path)
-
-
-def mtime(path: Path) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None
 
 
 def _check_fresh(path: Path, ctx: ToolContext) -> str | None:
@@ -299,10 +277,6 @@ class Edit:
         )
 
 
-
-def builtin() -> tuple[Any, ...]:
+def builtin() -> tuple[Tool, ...]:
     """The six tools, in the order they are offered."""
-    from .bash_tool import Bash
-    from .search_tools import Glob, Grep
-
     return (Read(), Glob(), Grep(), Bash(), Write(), Edit())

@@ -1,4 +1,4 @@
-"""Glob and Grep, as Claude Code shapes them (see `builtin_tools`).
+"""Glob and Grep, as Claude Code shapes them (see `builtin_tools` for where they were observed).
 
 Glob lists paths relative to the cwd, oldest first, at most ``GLOB_LIMIT``; Grep's default
 mode lists files newest first ("Found N files"), ``content`` prints ``path:line:text``
@@ -6,6 +6,7 @@ with ``-A/-B/-C`` context, ``count`` prints ``path:N``. Both skip VCS and depend
 directories and stop at the context's timeout.
 
 Invariant: never raises for bad input (a bad pattern is an ``is_error`` result).
+It builds on `tool_base` alone; `builtin_tools` puts both in the default set.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .builtin_tools import SKIP_DIRS, cap, mtime, schema, shown
-from .tools import ToolContext, ToolOutcome
+from .tool_base import SKIP_DIRS, ToolContext, ToolOutcome, cap, mtime, schema, shown
 
 GLOB_LIMIT = 100
 

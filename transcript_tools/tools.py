@@ -3,7 +3,8 @@
 Six tools, named and shaped as Claude Code's so a session moves between tt and
 ``claude --resume`` without the model noticing (inputs, ``tool_result`` text and the
 ``toolUseResult`` each writes are Claude Code 2.1.332's, FORMAT.md §5; the
-implementations are in `builtin_tools`, `search_tools` and `bash_tool`):
+implementations are in `builtin_tools`, `search_tools` and `bash_tool`, on the types of
+`tool_base`):
 
 - ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read);
 - ``Bash``, ``Write``, ``Edit`` only when allowed (``--allowed-tools``);
@@ -23,6 +24,9 @@ requested permissions to ...", "No such tool available: ..."), and becomes a
 ``tool_use_id``, ``tool_input``: the Agent SDK's result field). Claude Code 2.1.332
 does not count unknown tools as denials; the issue asks tt to, so a script sees them.
 
+This is the top of the tools stack (drawn in `tool_base`): it imports the default set
+from `builtin_tools` and nothing below imports it back.
+
 Invariants:
 - A tool never runs without an allow rule matching the call.
 - Tools run in the session's cwd, with a timeout and a cap on their output; the
@@ -35,83 +39,21 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
+from .builtin_tools import builtin
 from .errors import UsageError
+
+# Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
+# needs and the ToolOutcome it gives from this one module; the types live in tool_base
+# so that the tools below can use them without importing this.
+from .tool_base import Tool as Tool
+from .tool_base import ToolContext as ToolContext
+from .tool_base import ToolOutcome as ToolOutcome
 
 DEFAULT_ALLOWED = ("Read", "Glob", "Grep")
 OPT_IN = ("Bash", "Write", "Edit")
-#: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
-BASH_MAX_OUTPUT = 30_000
-#: Cap on any other tool's result text.
-MAX_OUTPUT = 100_000
-#: Seconds a Read/Glob/Grep may take; Bash has its own timeout (the call's, else this).
-DEFAULT_TIMEOUT = 120.0
-MAX_BASH_TIMEOUT = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What one call produced: the ``tool_result`` content the model sees and the
-    ``toolUseResult`` Claude Code writes beside it."""
-
-    content: str | list[dict[str, Any]]
-    result: Any  # toolUseResult: a dict per tool, a string ("Error: ...") on failure
-    is_error: bool = False
-    #: The result block carries ``"is_error": false`` explicitly (Claude Code's Bash does).
-    explicit_ok: bool = False
-
-    @classmethod
-    def error(cls, message: str, *, wrap: bool = True, result: str | None = None) -> ToolOutcome:
-        """Claude Code's error form: ``<tool_use_error>message</tool_use_error>`` (or the
-        bare message) for the model, ``"Error: message"`` as the toolUseResult."""
-        content = f"<tool_use_error>{message}</tool_use_error>" if wrap else message
-        return cls(content, result if result is not None else f"Error: {message}", is_error=True)
-
-    def block(self, tool_use_id: str) -> dict[str, Any]:
-        """The ``tool_result`` block, keys in Claude Code's order."""
-        if self.is_error:
-            return {"type": "tool_result", "content": self.content, "is_error": True, "tool_use_id": tool_use_id}
-        b: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": self.content}
-        if self.explicit_ok:
-            b["is_error"] = False
-        return b
-
-
-@dataclass(slots=True)
-class ToolContext:
-    """Where and how tools run. ``files_read`` maps a resolved path to the ``st_mtime_ns``
-    it had when last read or written by a tool of this engine (Edit and Write refuse a
-    file not read first, or changed since, as Claude Code does)."""
-
-    cwd: Path
-    files_read: dict[str, int] = field(default_factory=dict)
-    timeout: float = DEFAULT_TIMEOUT
-    max_output: int = MAX_OUTPUT
-    bash_max_output: int = BASH_MAX_OUTPUT
-
-    def resolve(self, path: str) -> Path:
-        p = Path(path).expanduser()
-        return p if p.is_absolute() else self.cwd / p
-
-
-class Tool(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def input_schema(self) -> Mapping[str, Any]: ...
-
-    def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome: ...
-
-    def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
-        """What a ``Name(pattern)`` rule is matched against (a command or a path)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +142,6 @@ class ToolRegistry:
         tools: Iterable[Tool] | None = None,
     ) -> None:
         if tools is None:
-            from .builtin_tools import builtin
-
             tools = builtin()
         self._tools: dict[str, Tool] = {t.name: t for t in tools}
         names = list(self._tools)

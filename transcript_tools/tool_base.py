@@ -1,0 +1,127 @@
+"""What every tool of the QueryEngine is built on: the `Tool` seam, the values a call
+takes and gives (`ToolContext`, `ToolOutcome`), the limits, and the small helpers the six
+tools share (`schema`, `cap`, `shown`, `mtime`, `SKIP_DIRS`).
+
+The tools import stack, one way only (a module never imports one above it):
+
+    tools            the registry: allow/deny rules, input checks, denials
+      builtin_tools  Read, Write, Edit and `builtin()`, the default set of six
+        bash_tool    Bash
+        search_tools Glob, Grep
+          tool_base  this module
+
+Invariants: this module imports nothing else of tt's; it reads and writes no file
+(`mtime` only stats one) and runs no tool. A tool built on it keeps the
+contract `tools` relies on: it answers every call with a `ToolOutcome` (failures are
+``is_error`` results, never exceptions, except KeyboardInterrupt) and caps its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+#: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
+BASH_MAX_OUTPUT = 30_000
+#: Cap on any other tool's result text.
+MAX_OUTPUT = 100_000
+#: Seconds a Read/Glob/Grep may take; Bash has its own timeout (the call's, else this).
+DEFAULT_TIMEOUT = 120.0
+MAX_BASH_TIMEOUT = 600.0
+#: Directories Glob and Grep never descend into (VCS metadata, dependencies, caches).
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What one call produced: the ``tool_result`` content the model sees and the
+    ``toolUseResult`` Claude Code writes beside it."""
+
+    content: str | list[dict[str, Any]]
+    result: Any  # toolUseResult: a dict per tool, a string ("Error: ...") on failure
+    is_error: bool = False
+    #: The result block carries ``"is_error": false`` explicitly (Claude Code's Bash does).
+    explicit_ok: bool = False
+
+    @classmethod
+    def error(cls, message: str, *, wrap: bool = True, result: str | None = None) -> ToolOutcome:
+        """Claude Code's error form: ``<tool_use_error>message</tool_use_error>`` (or the
+        bare message) for the model, ``"Error: message"`` as the toolUseResult."""
+        content = f"<tool_use_error>{message}</tool_use_error>" if wrap else message
+        return cls(content, result if result is not None else f"Error: {message}", is_error=True)
+
+    def block(self, tool_use_id: str) -> dict[str, Any]:
+        """The ``tool_result`` block, keys in Claude Code's order."""
+        if self.is_error:
+            return {"type": "tool_result", "content": self.content, "is_error": True, "tool_use_id": tool_use_id}
+        b: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": self.content}
+        if self.explicit_ok:
+            b["is_error"] = False
+        return b
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Where and how tools run. ``files_read`` maps a resolved path to the ``st_mtime_ns``
+    it had when last read or written by a tool of this engine (Edit and Write refuse a
+    file not read first, or changed since, as Claude Code does)."""
+
+    cwd: Path
+    files_read: dict[str, int] = field(default_factory=dict)
+    timeout: float = DEFAULT_TIMEOUT
+    max_output: int = MAX_OUTPUT
+    bash_max_output: int = BASH_MAX_OUTPUT
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+
+class Tool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+    def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome: ...
+
+    def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
+        """What a ``Name(pattern)`` rule is matched against (a command or a path)."""
+        ...
+
+
+# --- helpers the tools share ------------------------------------------------------------
+
+
+def schema(props: Mapping[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
+    """A tool's ``input_schema``: an object of exactly these properties."""
+    return {"type": "object", "properties": dict(props), "required": list(required), "additionalProperties": False}
+
+
+def cap(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n... [{len(text) - limit} characters truncated] ..."
+
+
+def shown(path: Path, cwd: Path) -> str:
+    """``path`` as a result lists it: relative to the cwd when under it, else absolute."""
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def mtime(path: Path) -> int | None:
+    """``st_mtime_ns``, or None when the path cannot be stat'ed."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
