@@ -269,6 +269,21 @@ def test_fork_continues_into_a_new_session_and_leaves_the_original(tt: Any, conf
     assert sent[:-1] == original  # the same conversation, continued elsewhere
 
 
+def test_fork_past_the_cap_keeps_the_preserved_segment(tt: Any, config: Path, standin: StandIn) -> None:
+    # Past --max-bytes only the part after the last boundary is read, from the first line
+    # of the messages the compaction kept verbatim (written before the boundary): the
+    # fork must carry them, or it sends less than a resume of the original.
+    path = transcript(config)
+    data = path.read_bytes()
+    boundary_at = data.rindex(b'"subtype":"compact_boundary"')
+    cap = len(data) - data.rindex(b"\n", 0, boundary_at) + 20_000  # the boundary and a little before it
+    assert cap < len(data)
+    original = json.loads(tt("resume", SID332, "--dry-run", "--max-bytes", str(cap)).out)["messages"]
+    r = tt("resume", SID332, "--fork", "--max-bytes", str(cap), "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    assert r.code == 0, r.err
+    assert standin.message_requests[0].messages[:-1] == original
+
+
 def test_fork_forks_the_subagent_transcripts_as_tt_fork_does(tt: Any, config: Path, standin: StandIn) -> None:
     path = transcript(config)
     project = path.parent

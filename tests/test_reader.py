@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transcript_tools.errors import NotFound, TranscriptTooLarge, Unreadable
-from transcript_tools.reader import MAX_TRANSCRIPT_READ_BYTES, find_last_boundary_offset, iter_lines, iter_raw, load, read_head_tail
+from transcript_tools.reader import MAX_TRANSCRIPT_READ_BYTES, find_last_boundary_offset, iter_lines, iter_raw, load, preserved_start, read_head_tail
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 SESSION_332 = FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
@@ -55,11 +56,19 @@ def test_load_from_last_boundary_when_the_tail_fits(tmp_path: Path) -> None:
     off = find_last_boundary_offset(p)
     assert off is not None and off > 0
     size = p.stat().st_size
-    t = load(p, max_bytes=size - off + 10, from_last_boundary=True)
-    assert t.start == off
-    assert t.entries[0].is_compact_boundary
+    data = p.read_bytes()
+    boundary = orjson.loads(data[off : data.index(b"\n", off)])
+    head = boundary["compactMetadata"]["preservedSegment"]["headUuid"]
+    # The part starts at the first line of the preserved segment (written before the
+    # boundary: what a resume sends), not at the boundary itself.
+    first = preserved_start(data, off, boundary)
+    assert 0 < first < off
+    t = load(p, max_bytes=size - first + 10, from_last_boundary=True)
+    assert t.start == first
+    assert t.entries[0].uuid == head
+    assert any(e.is_compact_boundary for e in t.entries)
     with pytest.raises(TranscriptTooLarge):
-        load(p, max_bytes=(size - off) // 2, from_last_boundary=True)
+        load(p, max_bytes=size - first - 10, from_last_boundary=True)  # the boundary alone would fit
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ conversation at hand (resume, show, fork). It refuses files past
 ``MAX_TRANSCRIPT_READ_BYTES`` (50 MiB) with `TranscriptTooLarge`, before reading a byte:
 Claude Code slows down and has run out of memory on such files, and so would we.
 `load(..., from_last_boundary=True)` may instead keep only what follows the last
-compact boundary, when that part fits.
+compact boundary (from the first line of its preserved segment, `preserved_start`:
+the part a resume sends), when that part fits.
 
 Invariants:
 - Bytes round-trip: the concatenation of every line's ``data + terminator`` is the file.
@@ -19,10 +20,12 @@ Invariants:
 
 from __future__ import annotations
 
+import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from .errors import NotFound, TranscriptTooLarge, Unreadable
 from .lines import DecodedLine, Entry, decode_line
@@ -30,6 +33,12 @@ from .lines import DecodedLine, Entry, decode_line
 MAX_TRANSCRIPT_READ_BYTES = 50 * 1024 * 1024
 
 _BUFFER = 1 << 20
+
+
+class Buffer(Protocol):
+    """Bytes, or a memory mapping of them: what `preserved_start` searches."""
+
+    def rfind(self, sub: bytes, start: int = ..., end: int = ..., /) -> int: ...
 
 
 def file_size(path: Path) -> int:
@@ -128,7 +137,8 @@ def load(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, from_last_bo
     if size > max_bytes:
         if not from_last_boundary:
             raise TranscriptTooLarge(str(path), size, max_bytes)
-        start = find_last_boundary_offset(path)
+        found = _last_boundary(path)
+        start = None if found is None else _preserved_start_of(path, *found)
         if start is None or size - start > max_bytes:
             raise TranscriptTooLarge(str(path), size if start is None else size - start, max_bytes)
     t = Transcript(path, size, start=start)
@@ -145,13 +155,55 @@ def find_last_boundary_offset(path: Path) -> int | None:
     A raw-bytes prefilter (Claude Code writes compact JSON) keeps this near disk speed;
     candidates are confirmed by decoding the line.
     """
-    found: int | None = None
+    found = _last_boundary(path)
+    return None if found is None else found[0]
+
+
+def _last_boundary(path: Path) -> tuple[int, dict[str, Any]] | None:
+    found: tuple[int, dict[str, Any]] | None = None
     for number, offset, data, term, last in iter_raw(path):
         if _BOUNDARY_MARK in data:
             for e in decode_line(number, offset, data, term, is_last=last).entries:
                 if e.is_compact_boundary:
-                    found = offset
+                    found = (offset, e.record)
     return found
+
+
+def _preserved_start_of(path: Path, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return preserved_start(mm, boundary_offset, boundary)
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+
+
+def preserved_start(buf: Buffer, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
+    """Where the part after a compact boundary begins: the first line of the messages
+    its ``compactMetadata`` kept verbatim (the preserved segment, written before the
+    boundary; FORMAT.md §0a), or the boundary's own line (``boundary_offset``).
+
+    ``buf`` is the file's bytes (or a mapping of them); the segment's entries are found
+    by a raw search for ``"uuid":"<id>"`` (Claude Code writes compact JSON) before the
+    boundary.
+    """
+    md = boundary.get("compactMetadata")
+    kept: list[str] = []
+    if isinstance(md, dict):
+        seg = md.get("preservedSegment")
+        if isinstance(seg, dict):
+            # Not the anchor: it is spliced after only when on the chain from the boundary,
+            # so it is never needed from before it (2.1.332 writes it after the boundary,
+            # and searching the whole history for it would read the whole file).
+            kept += [seg[k] for k in ("headUuid", "tailUuid") if isinstance(seg.get(k), str)]
+        pm = md.get("preservedMessages")
+        if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
+            kept += [u for u in pm["uuids"] if isinstance(u, str)]
+    first = boundary_offset
+    for u in kept:
+        p = buf.rfind(b'"uuid":"' + u.encode("utf-8", "replace") + b'"', 0, boundary_offset)
+        if p >= 0:
+            first = min(first, buf.rfind(b"\n", 0, p) + 1)
+    return first
 
 
 def read_head_tail(path: Path, size: int = 64 * 1024) -> tuple[bytes, bytes, os.stat_result]:

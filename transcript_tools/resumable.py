@@ -7,7 +7,8 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    null, so nothing before it is reached, except the *preserved segment* its
    ``compactMetadata`` names (messages kept verbatim across the compaction, written
    before the boundary). So only ``[first line of the preserved segment, or the
-   boundary] ... end of file`` is read. The boundary is found from the end of the file
+   boundary] ... end of file`` is read (`reader.preserved_start`, which `reader.load`
+   uses too, so a fork or a show past the cap starts at the same line). The boundary is found from the end of the file
    with a raw byte search (Claude Code writes compact JSON, so
    ``"subtype":"compact_boundary"`` appears verbatim; candidates are confirmed by
    decoding their line). If an entry after the boundary names a parent outside that part
@@ -25,7 +26,7 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    `loader.load_session`) and `session.Session`, the reference path.
 
 The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`)
-over the file mapped into memory (read ahead in one go): each line is decoded once and
+over the file mapped into memory: each line is decoded once and
 dropped at once unless it is a chain node; the nodes' records are trimmed of what a
 resume never sends (a user line's ``toolUseResult``; of a progress line, everything
 but its chain fields), so a 50 MB file is not held as dicts twice over. Every byte is
@@ -67,7 +68,7 @@ from .active import MAX_IMAGE_BYTES, facts_of
 from .errors import TranscriptTooLarge, Unreadable
 from .lines import DecodedLine, Entry
 from .quickchain import Outside, QuickChain, quick_conversation
-from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines
+from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, preserved_start
 from .session import Session
 
 _MARK = b'"subtype":"compact_boundary"'
@@ -83,7 +84,7 @@ class ForResume:
     size: int = 0
     #: True when no repair pass was needed (point 2 of the module docstring).
     fast: bool = False
-    #: The session (reference path, or asked for with ``session=True``), else None.
+    #: The session the reference path built, else None.
     session: Session | None = None
     #: What the fast path mended itself (a torn last line left out), in words.
     mended: list[str] = field(default_factory=list)
@@ -109,18 +110,11 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-#: Read-only, shared, and read ahead in one go where the platform can (Linux's
-#: MAP_POPULATE: the page faults of a 50 MB file cost more than the copy of a read()).
-_MAP_ARGS: dict[str, int] = (
-    {"access": mmap.ACCESS_READ}
-    if os.name == "nt"
-    else {"flags": mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), "prot": mmap.PROT_READ}
-)
-
-
 @contextmanager
 def _mapped(path: Path) -> Iterator[mmap.mmap | None]:
-    """``path`` mapped into memory (None for an empty file).
+    """``path`` mapped into memory, read-only (None for an empty file): only the pages
+    searched or scanned are read, and no line is copied twice (a read() would copy the
+    whole file once more).
 
     Claude Code only ever appends, so the mapped length is a prefix of the file as it
     grows; a file truncated by another process while mapped would fault (SIGBUS), which
@@ -133,7 +127,7 @@ def _mapped(path: Path) -> Iterator[mmap.mmap | None]:
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
     with f:
         try:
-            mm = mmap.mmap(f.fileno(), 0, **_MAP_ARGS) if os.fstat(f.fileno()).st_size else None
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
         except OSError as e:
             raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
         if mm is None:
@@ -172,21 +166,7 @@ def _start(mm: mmap.mmap) -> int:
         if isinstance(rec, dict) and rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
             break
         end = pos  # the text inside some other record, or a damaged line: look further back
-    md = rec.get("compactMetadata")
-    kept: list[str] = []
-    if isinstance(md, dict):
-        seg = md.get("preservedSegment")
-        if isinstance(seg, dict):
-            kept += [seg[k] for k in ("headUuid", "tailUuid", "anchorUuid") if isinstance(seg.get(k), str)]
-        pm = md.get("preservedMessages")
-        if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
-            kept += [u for u in pm["uuids"] if isinstance(u, str)]
-    first = start
-    for u in kept:
-        p = mm.rfind(b'"uuid":"' + u.encode("utf-8", "replace") + b'"', 0, start)
-        if p >= 0:
-            first = min(first, _line_start(mm, p))
-    return first
+    return preserved_start(mm, start, rec)
 
 
 #: The fields of a progress line a resume reads (`quickchain`, `conversation`).
@@ -287,12 +267,8 @@ def _crlf(data: mmap.mmap, start: int) -> bool:
     return data.find(b"\r", start) >= 0 and data.find(b"\r\n", start) >= 0
 
 
-def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, session: bool = False) -> ForResume:
-    """What a resume of ``path`` sends and where it continues (see the module docstring).
-
-    ``session``: also build the `Session` (``--fork`` needs it), which means the
-    reference path.
-    """
+def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -> ForResume:
+    """What a resume of ``path`` sends and where it continues (see the module docstring)."""
     with _mapped(path) as mm:
         size = 0 if mm is None else len(mm)
         start = 0 if mm is None else _start(mm)
@@ -301,11 +277,12 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, s
         if start == 0 and size > max_bytes:
             raise TranscriptTooLarge(str(path), size, max_bytes)
         with _no_gc():
-            if not session and mm is not None:
-                fast = _fast(mm, start, size, max_bytes)
-                if fast is not None:
-                    return fast
-            return _reference(path, start, size, max_bytes)
+            fast = None if mm is None else _fast(mm, start, size, max_bytes)
+    if fast is not None:
+        return fast
+    # The mapping is gone by now: the reference path streams the file itself.
+    with _no_gc():
+        return _reference(path, start, size, max_bytes)
 
 
 def _fast(data: mmap.mmap, start: int, size: int, max_bytes: int) -> ForResume | None:

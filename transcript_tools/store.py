@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass

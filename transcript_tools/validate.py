@@ -32,13 +32,12 @@ from .active import NodeFacts, conversation_nodes, facts_of
 from .api_checks import MAX_REQUEST_BYTES, api_findings
 from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, node_flags
 from .diagnostics import Diagnostic, Severity
-from .session import session_id_from_name
 from .lines import DecodedLine, Entry, decode_line
+from .session import session_id_from_name
 
 _loads = orjson.loads
 _UNSET = object()
 _JSONDecodeError = orjson.JSONDecodeError
-
 
 
 SchemaCheck = Callable[[dict[str, Any]], list[Any]]

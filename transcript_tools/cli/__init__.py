@@ -112,10 +112,21 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except BrokenPipeError:
         # The reader of our stdout went away (tt ls | head): not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         code = 0
+    except OSError as e:
+        # Every file tt reads or writes turns its OSError into a TTError where it happens;
+        # what reaches here is the output itself failing (a full disk behind a redirect).
+        _drop_stdout()
+        click.echo(f"tt: cannot write the output ({e.strerror or e})", err=True)
+        code = 6
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so what is still buffered for it goes nowhere quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def run() -> NoReturn:
@@ -141,9 +152,14 @@ def run() -> NoReturn:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):
         pass  # the reader went away (tt ls | head), or stdout was closed: nothing to flush to
+    except OSError as e:  # a full disk behind a redirect, say: the output is incomplete
+        code = 6
+        try:
+            sys.stderr.write(f"tt: cannot write the output ({e.strerror})\n")
+        except OSError:
+            pass
     try:
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError):
         pass
-    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
-
+    os._exit(code if isinstance(code, int) else 0)  # as `main`: its codes are ints

@@ -9,7 +9,6 @@ from typing import Any
 import click
 import orjson
 
-from ..errors import UsageError
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 
 #: Set by `cli.run` (the console script), which ends the process without freeing memory.
@@ -52,7 +51,7 @@ def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool 
     compact); ``required``: one of them must be given."""
     chosen = sum((output is not None, in_place, dry_run))
     if chosen > 1 or (required and chosen == 0):
-        raise UsageError("choose one of -o OUT, --in-place or --dry-run")
+        raise click.UsageError("choose one of -o OUT, --in-place or --dry-run")
 
 
 def emit_json(value: Any) -> None:

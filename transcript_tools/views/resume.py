@@ -1,9 +1,9 @@
 """The interactive session picker of ``tt resume`` (a terminal, no session named).
 
-Lists this directory's project sessions, newest first, titled as the ``/resume`` picker
-and the Agent SDK title them (`listing.parse_lite` over the 64 KiB head and tail), and
-asks for a number on stderr. Presentation only: choosing is the user's, loading is
-`cli.resume`'s.
+Lists this directory's sessions, its git worktrees' too (`store.session_folders`), newest
+first, titled as the ``/resume`` picker and the Agent SDK title them (`listing.parse_lite`
+over the 64 KiB head and tail), and asks for a number on stderr. Presentation only:
+choosing is the user's, loading is `cli.resume`'s.
 """
 
 from __future__ import annotations
@@ -22,16 +22,20 @@ from ..reader import read_head_tail
 MAX_ROWS = 20
 
 
-def _rows(project: Path) -> list[tuple[Path, str, float]]:
+def _rows(projects: list[Path]) -> list[tuple[Path, str, float]]:
     out: list[tuple[Path, str, float]] = []
-    for p in store.session_files(project):
+    for p in (f for project in projects for f in store.session_files(project)):
         head, tail, st = read_head_tail(p)
         lite = parse_lite(p.name[:-6], head, tail, st.st_size)
         if lite.hidden == "sidechain" or lite.hidden == "empty":
             continue
         out.append((p, (lite.title or "(untitled)").replace("\n", " "), st.st_mtime))
     out.sort(key=lambda r: -r[2])
-    return out[:MAX_ROWS]
+    # A session copied into two worktrees' folders is listed once: its newest copy.
+    newest: dict[str, tuple[Path, str, float]] = {}
+    for r in out:
+        newest.setdefault(r[0].name, r)
+    return list(newest.values())[:MAX_ROWS]
 
 
 def pick_session() -> store.SessionRef:
@@ -39,8 +43,7 @@ def pick_session() -> store.SessionRef:
     from rich.table import Table
 
     here = store.canonical_cwd(os.getcwd())
-    project = store.find_project_dir(here)
-    rows = _rows(project) if project is not None else []
+    rows = _rows(store.session_folders(here))  # with the repository's other worktrees, as /resume
     if not rows:
         raise NotFound(f"no sessions for {here}", hint="name a session (path, id or prefix)")
     table = Table(box=None, show_header=True, pad_edge=False)
