@@ -93,3 +93,64 @@ def test_exported_members() -> None:
     }
     for name in transcript_tools.__all__:
         assert hasattr(transcript_tools, name), name
+
+
+def _module_name(p: Path) -> str:
+    rel = p.relative_to(PKG).with_suffix("")
+    parts = ["transcript_tools", *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_imports(p: Path, name: str) -> set[str]:
+    """The package's modules ``p`` imports anywhere (top level, in functions, under
+    TYPE_CHECKING), resolved to module names."""
+    is_pkg = p.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(p.read_text(), str(p))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("transcript_tools"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parent = base[: len(base) - node.level + 1]
+                mod = ".".join(parent + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("transcript_tools"):
+                mod = node.module
+            else:
+                continue
+            # `from . import x` names a module; `from .m import f` names m.
+            out.update(f"{mod}.{a.name}" for a in node.names if (PKG.parent / f"{mod}.{a.name}".replace(".", "/")).with_suffix(".py").exists())
+            out.add(mod)
+    return out
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    # A one-way stack of modules (see the README's layout): a circle would mean two
+    # modules that cannot be understood, tested or moved one without the other.
+    files = {_module_name(p): p for p in PKG.rglob("*.py")}
+    graph = {m: {i for i in _package_imports(p, m) if i in files and i != m} for m, p in files.items()}
+    # Package __init__ files only hand names on; their arrows are not dependencies of a layer.
+    for m in list(graph):
+        if files[m].name == "__init__.py":
+            graph[m] = set()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                return stack[stack.index(n) :] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            circle = visit(m)
+            assert circle is None, " -> ".join(circle)
