@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ import pytest
 
 from tests.resume_helpers import REAL, SESSION, Builder, check_api_shape, read_records, text, tool_use
 from tests.support.sessions import project_folder_name
-from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
+from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse, closed_port
 from transcript_tools.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,16 +178,8 @@ def test_a_budget_on_an_unpriced_model_is_exit_2_before_a_fork_is_written(tt: An
     assert sorted(project.glob("*.jsonl")) == files
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return int(port)
-
-
 def test_unreachable_api_is_exit_5_with_one_clear_message(tt: Any, config: Path) -> None:
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{_closed_port()}"}
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed_port()}"}
     r = tt("resume", SID332, "-p", "hello", "--max-retries", "0", "--cwd", work_dir(config), env=env)
     assert r.code == 5 and r.err.startswith("tt: cannot reach the API at http://127.0.0.1:")
     # The prompt was written before the call, as Claude Code does: still a resumable session.

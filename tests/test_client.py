@@ -3,13 +3,12 @@ retries with retry-after, every error translated — and the pure stream accumul
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import pytest
 
 from tests.support.standin import ApiError as Scripted
-from tests.support.standin import Blocks, StandIn, Text, ToolUse
+from tests.support.standin import Blocks, StandIn, Text, ToolUse, closed_port
 from transcript_tools.client import (
     AnthropicClient,
     Credentials,
@@ -160,17 +159,9 @@ def test_client_errors_are_not_retried(standin: StandIn, status: int, error: typ
     assert sleeps.calls == [] and hint in str(e.value) and "nope" in str(e.value)
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return int(port)
-
-
 def test_an_unreachable_api_is_retried_then_one_clear_error() -> None:
     sleeps = Sleeps()
-    base = f"http://127.0.0.1:{_closed_port()}"
+    base = f"http://127.0.0.1:{closed_port()}"
     c = AnthropicClient(Credentials("k", None, base), max_retries=2, sleep=sleeps, rand=lambda: 0.0)
     with c, pytest.raises(ApiError, match=f"cannot reach the API at {base}") as e:
         c.create(request())

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import sys
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -315,3 +316,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then let go): an API that cannot be reached."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return int(port)
