@@ -23,6 +23,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -170,11 +171,10 @@ def _last_boundary(path: Path) -> tuple[int, dict[str, Any]] | None:
 
 
 def _preserved_start_of(path: Path, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
-    try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return preserved_start(mm, boundary_offset, boundary)
-    except OSError as e:
-        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    with mapped(path) as mm:
+        if mm is None:  # emptied since the boundary was found
+            raise Unreadable(f"{path}: changed while it was read")
+        return preserved_start(mm, boundary_offset, boundary)
 
 
 def preserved_start(buf: Buffer, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
@@ -204,6 +204,35 @@ def preserved_start(buf: Buffer, boundary_offset: int, boundary: Mapping[str, An
         if p >= 0:
             first = min(first, buf.rfind(b"\n", 0, p) + 1)
     return first
+
+
+@contextmanager
+def mapped(path: Path) -> Iterator[mmap.mmap | None]:
+    """``path`` mapped into memory, read-only (None for an empty file): only the pages
+    searched or scanned are read, and no line is copied twice (a read() would copy the
+    whole file once more).
+
+    Claude Code only ever appends, so the mapped length is a prefix of the file as it
+    grows; a file truncated by another process while mapped would fault (SIGBUS), which
+    nothing that writes transcripts does (tt itself replaces files by renaming).
+    """
+    file_size(path)  # a missing file or a directory: its own clear error
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    with f:
+        try:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
+        except ValueError:
+            mm = None  # emptied between the size check and the mapping: an empty file
+        except OSError as e:
+            raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+        if mm is None:
+            yield None
+            return
+        with mm:
+            yield mm
 
 
 def read_head_tail(path: Path, size: int = 64 * 1024) -> tuple[bytes, bytes, os.stat_result]:

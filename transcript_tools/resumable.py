@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import gc
 import mmap
-import os
 import uuid as _uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,10 +64,10 @@ import orjson
 
 from . import conversation
 from .active import MAX_IMAGE_BYTES, facts_of
-from .errors import TranscriptTooLarge, Unreadable
+from .errors import TranscriptTooLarge
 from .lines import DecodedLine, Entry
 from .quickchain import Outside, QuickChain, quick_conversation
-from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, preserved_start
+from .reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, mapped, preserved_start
 from .session import Session
 
 _MARK = b'"subtype":"compact_boundary"'
@@ -110,36 +109,9 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-@contextmanager
-def _mapped(path: Path) -> Iterator[mmap.mmap | None]:
-    """``path`` mapped into memory, read-only (None for an empty file): only the pages
-    searched or scanned are read, and no line is copied twice (a read() would copy the
-    whole file once more).
-
-    Claude Code only ever appends, so the mapped length is a prefix of the file as it
-    grows; a file truncated by another process while mapped would fault (SIGBUS), which
-    nothing that writes transcripts does (tt itself replaces files by renaming).
-    """
-    file_size(path)  # a missing file or a directory: its own clear error
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
-    with f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
-        except OSError as e:
-            raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
-        if mm is None:
-            yield None
-            return
-        with mm:
-            yield mm
-
-
 def resume_start(path: Path) -> int:
     """Byte offset where the part a resume needs begins (0: the whole file)."""
-    with _mapped(path) as mm:
+    with mapped(path) as mm:
         return 0 if mm is None else _start(mm)
 
 
@@ -269,7 +241,7 @@ def _crlf(data: mmap.mmap, start: int) -> bool:
 
 def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -> ForResume:
     """What a resume of ``path`` sends and where it continues (see the module docstring)."""
-    with _mapped(path) as mm:
+    with mapped(path) as mm:
         size = 0 if mm is None else len(mm)
         start = 0 if mm is None else _start(mm)
         if start and size - start > max_bytes:
