@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, ClaudeCLI, find_cli, npm_cache_dir
+from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, ClaudeCLI, faketime_library, find_cli, npm_cache_dir
 from tests.support.sessions import GeneratedSession, generate_session
 from tests.support.standin import StandIn
 
@@ -40,6 +40,13 @@ def standin() -> Iterator[StandIn]:
     """A running stand-in with the default policy and an empty script."""
     with StandIn() as api:
         yield api
+
+
+@pytest.fixture(scope="session")
+def faketime() -> None:
+    """libfaketime, to run a real CLI at a pinned clock (`claude_cli.clock_env`)."""
+    if faketime_library() is None:
+        pytest.skip("libfaketime not installed (apt-get install faketime): the CLI's clock cannot be pinned")
 
 
 @pytest.fixture(scope="session")

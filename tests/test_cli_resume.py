@@ -411,3 +411,41 @@ def test_tt_resumes_what_claude_code_just_wrote_sending_the_same_conversation(tt
     assert r.code == 0, r.err
     mine = standin.message_requests[0].messages
     assert compare_histories(mine, theirs, labels=("tt", f"claude {s.cli.version}")) == ""
+
+
+# --- the model lifecycle (`lifecycle`): the clock is TT_NOW ----------------------------------
+
+SONNET_45_SESSION = REAL / "v2.1.14-microcompact-partial-copy.jsonl"
+
+
+def _thinking_blocks(req: dict[str, Any]) -> int:
+    return sum(1 for m in req["messages"] if isinstance(m["content"], list) for b in m["content"] if b["type"] == "thinking")
+
+
+def test_a_retired_model_switches_on_its_date_with_one_line_and_no_thinking(tt: Any) -> None:
+    before = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    assert before.code == 0, before.err
+    assert before.json()["model"] == "claude-sonnet-4-5-20250929" and _thinking_blocks(before.json()) == 19
+    assert "retired" not in before.err
+    after = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    assert after.code == 0, after.err
+    assert after.json()["model"] == "claude-opus-5-5" and _thinking_blocks(after.json()) == 0
+    assert (
+        "tt: claude-sonnet-4-5-20250929 is retired since 2026-11-30: continuing on claude-opus-5-5, as Claude Code "
+        "2.1.332 does (--model overrides); its 19 thinking block(s) are not sent\n"
+    ) in after.err
+    # --model overrides, and the model that wrote the thinking gets it back.
+    given = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--model", "claude-sonnet-4-5", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    assert given.json()["model"] == "claude-sonnet-4-5" and _thinking_blocks(given.json()) == 19
+    assert "retired" not in given.err
+
+
+def test_another_model_gets_no_thinking_and_says_so(tt: Any) -> None:
+    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--model", "claude-opus-4-6", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    assert r.json()["model"] == "claude-opus-4-6" and _thinking_blocks(r.json()) == 0
+    assert "tt: 19 thinking block(s) written by another model than claude-opus-4-6 are not sent" in r.err
+
+
+def test_a_bad_tt_now_is_a_usage_error(tt: Any) -> None:
+    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", env={"TT_NOW": "yesterday"})
+    assert r.code == 2 and "TT_NOW='yesterday' is not an ISO 8601 date and time" in r.err

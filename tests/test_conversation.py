@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from tests.resume_helpers import (
     thinking,
     tool_use,
 )
-from transcript_tools import conversation
+from transcript_tools import conversation, lifecycle
 from transcript_tools.conversation import INTERRUPTED_TOOL_RESULT, NO_CONTENT, NO_RESPONSE_REQUESTED, api_messages
 from transcript_tools.loader import load_session
 from transcript_tools.quickchain import Outside, quick_conversation
@@ -497,8 +498,17 @@ DIFFERS_IN_197 = {
 }
 
 
-def _oracle_messages(cli: Any, path: Path, probe: str) -> list[dict[str, Any]]:
-    from tests.support.oracle import resume_with_cli
+#: The clocks every comparison with a real CLI runs at: the day before Claude Code 2.1.332
+#: retires Claude Sonnet 4.5 (2026-11-30, `lifecycle`), and a day after. Pinned, so the
+#: verdict is the same on any day the suite runs.
+CLOCKS = {
+    "2026-11-29": datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc),
+    "2026-12-01": datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc),
+}
+
+
+def _oracle_request(cli: Any, path: Path, probe: str, clock: datetime) -> Any:
+    from tests.support.oracle import resume_request
     from tests.support.sessions import project_folder_name
 
     sid = _session_id(path)
@@ -509,7 +519,17 @@ def _oracle_messages(cli: Any, path: Path, probe: str) -> list[dict[str, Any]]:
         project = root / "config" / "projects" / project_folder_name(cwd)
         project.mkdir(parents=True)
         shutil.copy(path, project / f"{sid}.jsonl")
-        return resume_with_cli(cli, root / "config", sid, cwd, probe)
+        return resume_request(cli, root / "config", sid, cwd, probe, clock=clock)
+
+
+def _oracle_messages(cli: Any, path: Path, probe: str, clock: datetime = CLOCKS["2026-12-01"]) -> list[dict[str, Any]]:
+    return list(_oracle_request(cli, path, probe, clock).messages)
+
+
+def _as_sent(conv: conversation.Conversation, table: lifecycle.ModelTable, clock: datetime) -> conversation.Conversation:
+    """``conv`` as a resume at ``clock`` sends it: the model `lifecycle` picks, its thinking only."""
+    choice = lifecycle.resume_model(table, conv.model, None, lifecycle.Clock.fixed(clock))
+    return conv.for_model(choice.model) if choice.model else conv
 
 
 def _session_id(path: Path) -> str:
@@ -520,19 +540,25 @@ PARITY_FILES = [p for p in REAL_FILES if p.name not in NOT_A_CHAIN and "edge-cas
 
 
 @pytest.mark.claude
+@pytest.mark.parametrize("when", sorted(CLOCKS))
 @pytest.mark.parametrize("path", PARITY_FILES, ids=lambda p: p.name[:40])
-def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332: Any, path: Path) -> None:
+def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332: Any, faketime: None, path: Path, when: str) -> None:
     from tests.support.oracle import compare_histories, conversation_blocks
 
     probe = "Parity probe"
-    theirs = _oracle_messages(claude_332, path, probe)
-    # The rebuild itself, on the file's entries as they are: exactly Claude Code's blocks.
-    plain = conversation.build(Session.from_entries(load(path).entries)).messages + [{"role": "user", "content": probe}]
+    clock = CLOCKS[when]
+    request = _oracle_request(claude_332, path, probe, clock)
+    theirs = request.messages
+    # The rebuild itself, on the file's entries as they are: exactly Claude Code's blocks,
+    # to the model Claude Code picks at that clock.
+    built = _as_sent(conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_332, clock)
+    assert request.model == built.model
+    plain = built.messages + [{"role": "user", "content": probe}]
     assert compare_histories(plain, theirs, labels=("tt", "claude")) == ""
     # What tt sends after its in-memory repair: the same, or more where repair relinked a
     # broken parentUuid and so recovered history Claude Code silently cut off.
     got = load_for_resume(path)
-    mine = got.conversation.messages + [{"role": "user", "content": probe}]
+    mine = _as_sent(got.conversation, lifecycle.CLAUDE_CODE_2_1_332, clock).messages + [{"role": "user", "content": probe}]
     if any(a.fix == "relink-parent" for a in got.actions) and got.start == 0:
         ours, cc = conversation_blocks(mine), conversation_blocks(theirs)
         assert ours[-len(cc) :] == cc
@@ -542,13 +568,17 @@ def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332
 
 @pytest.mark.claude
 @pytest.mark.parametrize("path", [p for p in PARITY_FILES if p.name not in DIFFERS_IN_197], ids=lambda p: p.name[:40])
-def test_first_request_carries_the_same_blocks_as_claude_code_2_1_197(claude_197: Any, path: Path) -> None:
+def test_first_request_carries_the_same_blocks_as_claude_code_2_1_197(claude_197: Any, faketime: None, path: Path) -> None:
     from tests.support.oracle import compare_histories
 
     probe = "Parity probe"
-    theirs = _oracle_messages(claude_197, path, probe)
-    plain = conversation.build(Session.from_entries(load(path).entries)).messages + [{"role": "user", "content": probe}]
-    assert compare_histories(plain, theirs, labels=("tt", "claude")) == ""
+    clock = CLOCKS["2026-12-01"]
+    request = _oracle_request(claude_197, path, probe, clock)
+    # 2.1.197's own table: Sonnet 4.5 is not retired there, so it keeps that model and its thinking.
+    built = _as_sent(conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_197, clock)
+    assert request.model == built.model
+    plain = built.messages + [{"role": "user", "content": probe}]
+    assert compare_histories(plain, request.messages, labels=("tt", "claude")) == ""
 
 
 def _probe_sessions() -> dict[str, Builder]:
@@ -586,16 +616,41 @@ def _probe_sessions() -> dict[str, Builder]:
     b.attachment({"type": "queued_command", "prompt": "QUEUED PROMPT TEXT", "commandMode": "prompt"})
     b.assistant(text("a2"))
     out["queued-command"] = b
+    out["thinking-of-other-models"] = thinking_of_other_models()
     return out
 
 
+def thinking_of_other_models() -> Builder:
+    """Thinking alone in a message, beside a call, redacted, in a message with no model,
+    and written by another model than the one the resume continues on (rule 4)."""
+    b = Builder()
+    b.user("p0")
+    b.assistant(thinking("lonely thought"))
+    b.assistant(text("answer B"))
+    b.user("p1")
+    b.assistant(thinking("t2"), tool_use("toolu_1"))
+    b.result("toolu_1", "res")
+    b.assistant(thinking("t3"))
+    b.user("p2")
+    b.assistant({"type": "redacted_thinking", "data": "abc"}, text("after redacted"), model="claude-opus-4-5-20251101")
+    b.user("p3")
+    b.assistant(thinking("by opus 4.5"), text("opus text"), model="claude-opus-4-5-20251101")
+    b.user("p4")
+    for rec in b.assistant(thinking("no model field"), text("no-model text")):
+        del rec["message"]["model"]
+    return b
+
+
 @pytest.mark.claude
+@pytest.mark.parametrize("when", sorted(CLOCKS))
 @pytest.mark.parametrize("name", sorted(_probe_sessions()))
-def test_edge_cases_match_claude_code_2_1_332(claude_332: Any, name: str, tmp_path: Path) -> None:
+def test_edge_cases_match_claude_code_2_1_332(claude_332: Any, faketime: None, name: str, when: str, tmp_path: Path) -> None:
     from tests.support.oracle import compare_histories
 
     b = _probe_sessions()[name]
     path = b.write(tmp_path / f"{SESSION}.jsonl")
-    theirs = _oracle_messages(claude_332, path, "probe")
-    mine = build(b).messages + [{"role": "user", "content": "probe"}]
-    assert compare_histories(mine, theirs, labels=("tt", "claude")) == ""
+    request = _oracle_request(claude_332, path, "probe", CLOCKS[when])
+    built = _as_sent(build(b), lifecycle.CLAUDE_CODE_2_1_332, CLOCKS[when])
+    assert request.model == built.model
+    mine = built.messages + [{"role": "user", "content": "probe"}]
+    assert compare_histories(mine, request.messages, labels=("tt", "claude")) == ""

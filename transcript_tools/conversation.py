@@ -28,11 +28,13 @@ Code 2.1.332 and 2.1.197; tests/test_conversation.py keeps the comparison):
    its lines (parallel tool calls): all the calls first, then one user message with the
    results in the order they were written. Consecutive user entries become one user
    message; in it ``tool_result`` blocks come first, as the API requires.
-4. Blocks are passed as written (thinking blocks keep their signature: both CLIs resend
-   them), except: ``caller`` on ``tool_use`` is dropped (written from 2.1.17 on; 2.1.197
-   strips it, 2.1.332 sends it along with an advanced-tool-use beta tt does not use),
-   and calls of the tool ``Task`` are sent as ``Agent``, its name since 2.1.x (both CLIs
-   rename them).
+4. Blocks are passed as written (thinking blocks keep their signature), except:
+   ``caller`` on ``tool_use`` is dropped (written from 2.1.17 on; 2.1.197 strips it,
+   2.1.332 sends it along with an advanced-tool-use beta tt does not use); calls of the
+   tool ``Task`` are sent as ``Agent``, its name since 2.1.x (both CLIs rename them); and,
+   once the request's model is known (`Conversation.for_model`), thinking blocks written
+   by another model are not sent (`lifecycle` rule 3: both CLIs, any date; a session
+   whose model retired continues on another model and so loses all its thinking).
 5. A ``tool_use`` whose result is not in the next user message (a crash mid-tool) gets a
    synthetic ``is_error`` result there, worded as Claude Code 2.1.332 words it (2.1.197
    drops the call instead). A ``tool_result`` that answers no call of the message just
@@ -60,10 +62,11 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .chain import ASSISTANT, USER
+from .lifecycle import SYNTHETIC_MODEL, sends_thinking
 from .lines import Entry
 from .session import Session
 
@@ -74,7 +77,6 @@ INTERRUPTED_TOOL_RESULT = (
 )
 #: The synthetic assistant answer both CLIs put after a conversation that ends on a user turn.
 NO_RESPONSE_REQUESTED = "No response requested."
-SYNTHETIC_MODEL = "<synthetic>"
 #: What Claude Code 2.1.332 sends for a message left without content (rules 5, 6).
 NO_CONTENT = "(no content)"
 _THINKING = frozenset({"thinking", "redacted_thinking"})
@@ -94,7 +96,8 @@ class Note:
     """One thing the rebuild did that the file does not say (for --dry-run and logs)."""
 
     #: synthetic-tool-result | orphan-tool-result | split-message | empty-message |
-    #: orphan-thinking | no-response-sentinel | queued-command-dropped
+    #: orphan-thinking | no-response-sentinel | queued-command-dropped |
+    #: thinking-not-sent (detail: how many blocks of a message that is sent)
     code: str
     uuid: str | None
     detail: str = ""
@@ -124,6 +127,20 @@ class Conversation:
     @property
     def ends_with_user(self) -> bool:
         return bool(self.messages) and self.messages[-1]["role"] == "user"
+
+    @property
+    def thinking_not_sent(self) -> int:
+        """How many thinking blocks `for_model` left out."""
+        return sum(int(n.detail) for n in self.notes if n.code == "thinking-not-sent")
+
+    def for_model(self, model: str) -> Conversation:
+        """The conversation as a request to ``model`` sends it (rule 4: only the thinking
+        blocks ``model`` wrote); ``self`` when nothing changes."""
+        if not any(_foreign_thinking(e, model) for e in self.entries):
+            return replace(self, model=model) if model != self.model else self
+        # Built without the sentinel, a conversation may end on a user message: keep it so.
+        messages, notes = api_messages(self.entries, sentinel=not self.ends_with_user, model=model)
+        return replace(self, messages=messages, notes=tuple(notes), model=model)
 
 
 def build(session: Session, *, on_disk: Container[str] | None = None, sentinel: bool = True) -> Conversation:
@@ -231,12 +248,18 @@ class _Msg:
     message_id: str | None  # assistant: the response id; user: None
     uuid: str | None  # the last entry merged in
     string: str | None = None  # a lone string content, sent as a string (as Claude Code does)
+    #: thinking blocks left out for the request's model: the message still counts as one
+    #: of thinking only for rule 6 (both CLIs drop it rather than send "(no content)")
+    thinking_left_out: int = 0
 
 
-def api_messages(entries: Iterable[Entry], *, sentinel: bool = True) -> tuple[list[Message], list[Note]]:
-    """Rules 1-7 of the module docstring over conversation entries in order."""
+def api_messages(
+    entries: Iterable[Entry], *, sentinel: bool = True, model: str | None = None
+) -> tuple[list[Message], list[Note]]:
+    """Rules 1-7 of the module docstring over conversation entries in order; with
+    ``model``, only the thinking blocks that model wrote (rule 4)."""
     notes: list[Note] = []
-    msgs = _group(entries, notes)
+    msgs = _group(entries, notes, model)
     msgs = _pair_tools(msgs, notes)
     msgs = _drop_empty(msgs, notes)
     if sentinel and msgs and msgs[-1].role == "user":
@@ -249,7 +272,18 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _group(entries: Iterable[Entry], notes: list[Note]) -> list[_Msg]:
+def _foreign_thinking(e: Entry, model: str) -> bool:
+    """Does ``e`` hold a thinking block that a request to ``model`` must leave out?"""
+    if e.type != "assistant":
+        return False
+    msg = e.message
+    content = msg.get("content") if msg is not None else None
+    if not isinstance(content, list) or sends_thinking(model, msg.get("model") if msg is not None else None):
+        return False
+    return any(isinstance(b, dict) and b.get("type") in _THINKING for b in content)
+
+
+def _group(entries: Iterable[Entry], notes: list[Note], model: str | None = None) -> list[_Msg]:
     """Entries to messages (rules 1-4); pairing and emptiness come after."""
     out: list[_Msg] = []
     queued: list[dict[str, Any]] = []  # queued_command reminders waiting for a user message
@@ -283,12 +317,17 @@ def _group(entries: Iterable[Entry], notes: list[Note]) -> list[_Msg]:
         if t == "assistant" and rec.get("isApiErrorMessage") is True:
             continue
         content = msg.get("content")
+        dropped = 0
         if isinstance(content, str):
             blocks: list[Any] = [_text(content)]
             string: str | None = content
         elif isinstance(content, list):
             blocks = [_clean(b) if b.get("type") == "tool_use" else b for b in content if isinstance(b, dict)]
             string = None
+            if model is not None and t == "assistant" and not sends_thinking(model, msg.get("model")):
+                kept = [b for b in blocks if b.get("type") not in _THINKING]
+                dropped = len(blocks) - len(kept)
+                blocks = kept
         else:
             continue
         if t == "user":
@@ -303,6 +342,7 @@ def _group(entries: Iterable[Entry], notes: list[Note]) -> list[_Msg]:
                 prev.blocks.extend(blocks)
                 prev.string = None
                 prev.uuid = uuid
+                prev.thinking_left_out += dropped
                 continue
             # The same response with its first calls' results written between its lines.
             if (
@@ -313,13 +353,14 @@ def _group(entries: Iterable[Entry], notes: list[Note]) -> list[_Msg]:
             ):
                 out[-2].blocks.extend(blocks)
                 out[-2].string = None
+                out[-2].thinking_left_out += dropped
                 continue
         if mid is not None:
             if mid in mids:
                 # Lines of one response split apart by a real message (tt repair regroups them).
                 notes.append(Note("split-message", uuid, mid))
             mids.add(mid)
-        out.append(_Msg("assistant", blocks, mid, uuid, string))
+        out.append(_Msg("assistant", blocks, mid, uuid, string, dropped))
     if queued:
         notes.append(Note("queued-command-dropped", None, f"{len(queued)} after the last user message"))
     return out
@@ -422,7 +463,7 @@ def _blank(b: Any) -> bool:
 
 
 def _droppable_assistant(m: _Msg) -> bool:
-    return bool(m.blocks) and all(b.get("type") in _THINKING or _blank(b) for b in m.blocks)
+    return bool(m.blocks or m.thinking_left_out) and all(b.get("type") in _THINKING or _blank(b) for b in m.blocks)
 
 
 def _drop_empty(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
@@ -431,11 +472,13 @@ def _drop_empty(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
     for m in msgs:
         if m.role == "assistant":
             if _droppable_assistant(m):
-                thinking = any(b.get("type") in _THINKING for b in m.blocks)
+                thinking = m.thinking_left_out > 0 or any(b.get("type") in _THINKING for b in m.blocks)
                 notes.append(Note("orphan-thinking" if thinking else "empty-message", m.uuid, "assistant"))
                 continue
             if not m.blocks:
                 m.blocks = [_text(NO_CONTENT)]
+            if m.thinking_left_out:
+                notes.append(Note("thinking-not-sent", m.uuid, str(m.thinking_left_out)))
         elif all(_blank(b) for b in m.blocks):
             notes.append(Note("empty-message", m.uuid, "user"))
             continue

@@ -18,6 +18,10 @@ Two versions are used as references:
   which Claude Code refuses as root).
 - Every run has a timeout; on expiry the whole process group is killed and
   ``ClaudeRunError`` raised with the output so far. Nothing is printed.
+- ``clock=``: the run happens at that instant, through libfaketime (Debian package
+  ``faketime``, preloaded; its clock starts there and runs on). Claude Code's behaviour
+  depends on the date (its model retirement table), so a test that compares with it pins
+  the clock and gives the same verdict on any day. ``tz`` sets the zone the CLI sees.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,39 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # Host variables a CLI run may see; everything else (ANTHROPIC_*, CLAUDE*, AWS_*,
 # *_PROXY, OTEL_*, ...) is left out on purpose.
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL", "USER", "LOGNAME")
+
+
+#: Where Debian's ``faketime`` package puts the preload library (per architecture).
+_FAKETIME_LIBS = (
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+)
+
+
+def faketime_library() -> Path | None:
+    """libfaketime's preload library, when the ``faketime`` package is installed."""
+    for candidate in _FAKETIME_LIBS:
+        if Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def clock_env(at: datetime, tz: str = "UTC") -> dict[str, str]:
+    """The variables that start a process's clock at ``at`` (aware) in zone ``tz``."""
+    lib = faketime_library()
+    if lib is None:
+        raise ClaudeRunError("libfaketime is not installed (apt-get install faketime): cannot pin the CLI's clock")
+    utc = at.astimezone(timezone.utc)
+    # "@..." is an absolute start that then advances; libfaketime reads it as UTC (seen:
+    # the CLI under TZ=America/Los_Angeles and "@2026-11-30 07:59:00" sees 07:59Z).
+    # No shared memory: several pinned runs at once must not share one clock.
+    return {
+        "LD_PRELOAD": str(lib),
+        "FAKETIME": "@" + utc.strftime("%Y-%m-%d %H:%M:%S"),
+        "FAKETIME_DISABLE_SHM": "1",
+        "TZ": tz,
+    }
 
 
 class ClaudeRunError(RuntimeError):
@@ -169,6 +207,9 @@ def run_claude(
     extra_args: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
     check: bool = True,
+    clock: datetime | None = None,
+    tz: str = "UTC",
+    extra_env: Mapping[str, str] | None = None,
 ) -> CLIRun:
     """One ``claude -p <prompt> --output-format json`` run. ``check``: raise
     ``ClaudeRunError`` on a non-zero exit or an error result."""
@@ -185,7 +226,7 @@ def run_claude(
     process = subprocess.Popen(
         args,
         cwd=cwd,
-        env=sandbox.env(base_url, checkpointing=checkpointing),
+        env=sandbox.env(base_url, checkpointing=checkpointing, extra={**(clock_env(clock, tz) if clock else {}), **(extra_env or {})}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

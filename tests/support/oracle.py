@@ -24,8 +24,9 @@ from __future__ import annotations
 import difflib
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +51,21 @@ def resume_request(
     probe: str = DEFAULT_PROBE,
     *,
     timeout: float = 90.0,
+    clock: datetime | None = None,
+    tz: str = "UTC",
+    extra_args: Sequence[str] = (),
 ) -> RecordedRequest:
-    """The first request of the resumed main conversation (see module docstring)."""
+    """The first request of the resumed main conversation (see module docstring);
+    ``clock``: the CLI runs at that instant in zone ``tz`` (`claude_cli.clock_env`)."""
     with tempfile.TemporaryDirectory(prefix="tt-oracle-") as scratch:
         root = Path(scratch)
         config = stage_config(config_dir, root / "claude-config")
         sandbox = Sandbox.create(root, config_dir=config)
         with StandIn() as api:
-            run_claude(cli, probe, sandbox=sandbox, cwd=cwd, base_url=api.base_url, resume=session_id, timeout=timeout)
+            run_claude(
+                cli, probe, sandbox=sandbox, cwd=cwd, base_url=api.base_url, resume=session_id, timeout=timeout,
+                clock=clock, tz=tz, extra_args=extra_args,
+            )
             requests = api.message_requests
             if api.errors:
                 raise OracleError(f"the stand-in failed while serving {cli}: {api.errors!r}")
@@ -76,9 +84,10 @@ def resume_with_cli(
     probe: str = DEFAULT_PROBE,
     *,
     timeout: float = 90.0,
+    clock: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The ``messages`` Claude Code sent when resuming ``session_id`` with ``probe``."""
-    return resume_request(cli, config_dir, session_id, cwd, probe, timeout=timeout).messages
+    return resume_request(cli, config_dir, session_id, cwd, probe, timeout=timeout, clock=clock).messages
 
 
 def _is_probe_turn(request: RecordedRequest, probe: str) -> bool:

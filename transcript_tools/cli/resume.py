@@ -33,6 +33,7 @@ from ..resumable import ForResume
 if TYPE_CHECKING:
     from ..client import AnthropicClient
     from ..conversation import Conversation
+    from ..lifecycle import Clock, ModelChoice
     from ..engine import QueryEngine
     from ..tools import ToolRegistry
 from .common import continue_option, leave_to_exit, max_bytes_option
@@ -107,7 +108,10 @@ def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
 @click.option("--dry-run", is_flag=True, help="Print the request that would be sent (model, system, messages) and exit.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
 @click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
-@click.option("--model", help="Model to use (default: the model the session last used).")
+@click.option(
+    "--model",
+    help="Model to use (default: the model the session last used, unless Claude Code retires or remaps it on this date: then its default model).",
+)
 @click.option("--system-prompt", help="Replace tt's system prompt.")
 @click.option("--append-system-prompt", help="Append to the system prompt.")
 @click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.")
@@ -149,8 +153,11 @@ def resume_command(
     from ..request import DEFAULT_MAX_TOKENS, ModelRequest
     from ..tools import ToolRegistry
 
+    from ..clock import system_clock
+
     text = _read_prompt(prompt, dry_run)
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
+    clock = system_clock()  # a bad TT_NOW too
     ref = _pick(session, latest)
     creds = None
     if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
@@ -161,7 +168,8 @@ def resume_command(
     path = ref.path
     if not got.conversation.messages:
         raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
-    chosen = model or got.conversation.model
+    choice = _choose_model(got.conversation.model, model, clock)
+    chosen = choice.model
     if not chosen:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
     if max_budget_usd is not None and not dry_run:
@@ -170,7 +178,8 @@ def resume_command(
         check_budget_model(chosen)  # a usage error, before a fork is written
     if fork_ and not dry_run:
         path, got = _fork(ref, max_bytes)
-    conv = got.conversation
+    conv = got.conversation.for_model(chosen)  # only the thinking blocks that model wrote
+    _say_model(choice, conv)
     cwd = _cwd(cwd_opt, conv.cwd)
     system = _system(system_prompt, append_system_prompt, cwd)
     tokens = max_tokens or DEFAULT_MAX_TOKENS
@@ -179,12 +188,12 @@ def resume_command(
         req = ModelRequest(chosen, [*conv.messages, *extra], tokens, system, registry.definitions())
         sys.stdout.buffer.write(orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE))
         sys.stdout.flush()
-        _summary(got, path)
+        _summary(got, conv, path)
         leave_to_exit(got)
         return 0
     assert creds is not None and text is not None
     if got.actions or got.mended or conv.mended:
-        _summary(got, path)  # say what was mended in memory: damage is never silent
+        _summary(got, conv, path)  # say what was mended in memory: damage is never silent
     from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
 
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
@@ -278,8 +287,30 @@ def _fork(ref: store.SessionRef, max_bytes: int) -> tuple[Path, ForResume]:
     return target, _load(target, max_bytes)
 
 
-def _summary(got: ForResume, path: Path) -> None:
-    conv = got.conversation
+def _choose_model(session_model: str | None, given: str | None, clock: Clock) -> ModelChoice:
+    """The model Claude Code would continue on at ``clock`` (`lifecycle`)."""
+    from .. import lifecycle
+
+    table = lifecycle.CURRENT
+    opt_out = bool(os.environ.get(table.remap_opt_out))
+    return lifecycle.resume_model(table, session_model, given, clock, remap_opt_out=opt_out)
+
+
+def _say_model(choice: ModelChoice, conv: Conversation) -> None:
+    """One line when the model is not the session's own, or thinking is left out."""
+    from .. import lifecycle
+
+    line = choice.explain(lifecycle.CURRENT.cli_version, conv.thinking_not_sent)
+    if line is None and conv.thinking_not_sent:
+        line = (
+            f"{conv.thinking_not_sent} thinking block(s) written by another model than {choice.model} are not sent "
+            "(the API takes a thinking block only from the model that wrote it)"
+        )
+    if line is not None:
+        click.echo(f"tt: {line}", err=True)
+
+
+def _summary(got: ForResume, conv: Conversation, path: Path) -> None:
     parts = [f"{len(conv.messages)} messages from {path}" + (f" (read from byte {got.start}, the last compact boundary)" if got.start else "")]
     if got.actions:
         parts.append(f"{len(got.actions)} repair(s) applied in memory (the file is unchanged)")
