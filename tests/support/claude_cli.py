@@ -45,7 +45,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Host variables a CLI run may see; everything else (ANTHROPIC_*, CLAUDE*, AWS_*,
 # *_PROXY, OTEL_*, ...) is left out on purpose.
-_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL", "USER", "LOGNAME")
+# libfaketime's variables pass too: a suite run under a shifted clock (README, Development)
+# shifts the CLI's clock with it; a pinned run (``clock=``) replaces them.
+_PASSED_THROUGH = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL", "USER", "LOGNAME",
+    "LD_PRELOAD", "FAKETIME", "FAKETIME_DISABLE_SHM",
+)
 
 
 #: Where Debian's ``faketime`` package puts the preload library (per architecture).
