@@ -189,3 +189,62 @@ def test_ls_filters_by_the_tag_and_title_tt_wrote(tmp_path: Path) -> None:
     assert ids("--tag", "other") == []
     assert ids("--title", "PARSER") == [sid]
     assert ids("--title", "nothing like it") == []
+
+
+# --- what a new user meets: damaged untitled sessions, narrow screens, pipes, typos ------
+
+
+def _untitled_damaged(config: Path) -> str:
+    """A session the picker hides (no title: only tool traffic and an assistant answer)
+    whose last line was torn by a crash."""
+    sid = "d0d0d0d0-0000-4000-8000-000000000001"
+    proj = config / "projects" / "-home-dev-untitled"
+    proj.mkdir()
+    base = {"sessionId": sid, "cwd": "/home/dev/untitled", "version": "2.1.332", "isSidechain": False, "userType": "external"}
+    lines = [
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": None, "timestamp": "2026-11-29T10:00:00Z",
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "text", "text": "hi"}]}},
+    ]
+    data = b"".join(json.dumps(x).encode() + b"\n" for x in lines) + b'{"type":"user","sessionId":"' + sid.encode() + b'","mess'
+    (proj / f"{sid}.jsonl").write_bytes(data)
+    return sid
+
+
+def test_ls_lists_a_damaged_session_the_picker_would_hide(config: Path) -> None:
+    sid = _untitled_damaged(config)
+    r = tt("ls", "--all", "--json", config=config)
+    row = next(x for x in json.loads(r.stdout)["sessions"] if x["session_id"] == sid)
+    assert row["hidden"] == "no-title" and [s["code"] for s in row["skipped"]] == ["torn-tail"]
+    assert sid[:8] in tt("ls", "--all", config=config).stdout
+
+
+def test_ls_keeps_every_promised_column_at_80_columns(config: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "80", "CLAUDE_CONFIG_DIR": str(config)}
+    r = subprocess.run([sys.executable, "-m", "transcript_tools", "ls", "--all"], capture_output=True, text=True, env=env, timeout=60)
+    header = r.stdout.splitlines()[0].split()
+    assert header == ["id", "title", "modified", "size", "msgs", "cmp", "sub", "model", "health"]
+    assert all(len(line) <= 80 for line in r.stdout.splitlines())
+
+
+def test_output_to_a_pipe_is_not_wrapped(config: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("TT_WIDTH", "COLUMNS")}
+    env.update(NO_COLOR="1", CLAUDE_CONFIG_DIR=str(config))
+    r = subprocess.run([sys.executable, "-m", "transcript_tools", "ls", "--all"], capture_output=True, text=True, env=env, timeout=60)
+    lines = r.stdout.splitlines()
+    ids = [x["session_id"][:8] for x in json.loads(tt("ls", "--all", "--json", config=config).stdout)["sessions"]]
+    # One line per session (nothing wrapped), the project column shown, the footer whole.
+    assert sorted(line[:8] for line in lines[1 : 1 + len(ids)]) == sorted(ids)
+    assert lines[0].split()[:3] == ["id", "project", "title"]
+    assert lines[-1].startswith(f"{len(ids)} session(s)") and lines[-1].endswith("(--check reads files whole)")
+    assert any(len(line) > 80 for line in lines)
+
+
+def test_bare_tt_prints_the_help_once_and_a_typo_gets_a_suggestion(config: Path) -> None:
+    r = tt(config=config)
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.count("Usage: tt") == 1 and "Commands:" in r.stdout
+    typo = tt("valdate", "x", config=config)
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr == "tt: no such command 'valdate'; did you mean 'validate'?  (see 'tt --help')\n"
+    none = tt("zzz", config=config)
+    assert none.returncode == 2 and none.stderr == "tt: no such command 'zzz'  (see 'tt --help')\n"

@@ -331,6 +331,12 @@ class Row:
     unreadable: str | None = None  # why the file could not be read at all
 
     @property
+    def damaged(self) -> bool:
+        """Damage was seen: lines skipped in the part read, an unreadable file, or errors
+        found by --check."""
+        return bool(self.skipped or self.unreadable or self.errors)
+
+    @property
     def session_id(self) -> str:
         return self.lite.session_id
 

@@ -53,6 +53,16 @@ class LazyGroup(click.Group):
         mod = COMMANDS[name][0]
         return importlib.util.find_spec(f"{__name__}.{mod}") is not None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            ctx.fail(f"no such command '{name}'{hint}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS or not self._available(cmd_name):
             return None
@@ -84,6 +94,12 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn errors into exit codes (the only place that exits)."""
     code: Any
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        # Bare ``tt``: the help, once, on stdout (click would make it a usage error).
+        with cli.make_context("tt", ["--help"], resilient_parsing=True) as ctx:
+            click.echo(ctx.get_help())
+        sys.exit(0)
     try:
         code = cli.main(args=argv, prog_name="tt", standalone_mode=False)
     except click.exceptions.Exit as e:

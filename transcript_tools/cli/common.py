@@ -60,8 +60,15 @@ def emit_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+#: The width of output that goes to a pipe or a file: wide enough that no line is wrapped
+#: and no path split (a reader, grep or a diff wants whole lines), narrow enough to stay
+#: a width rich can lay a table out in.
+PIPE_WIDTH = 4096
+
+
 def console(stderr: bool = False) -> Any:
-    """A rich console honouring NO_COLOR (rich does) and TT_WIDTH for tests."""
+    """A rich console honouring NO_COLOR (rich does) and TT_WIDTH (tests); to a pipe or a
+    file (not a terminal) nothing is wrapped (`PIPE_WIDTH`)."""
     from rich.console import Console
 
     class _Console(Console):
@@ -71,8 +78,10 @@ def console(stderr: bool = False) -> Any:
             self.quiet = True
             raise BrokenPipeError
 
-    width = os.environ.get("TT_WIDTH")
-    return _Console(stderr=stderr, width=int(width) if width else None, highlight=False, soft_wrap=False)
+    given = os.environ.get("TT_WIDTH")
+    stream = sys.stderr if stderr else sys.stdout
+    width = int(given) if given else None if stream.isatty() else PIPE_WIDTH
+    return _Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
 
 
 def require_transcript(path: Any) -> None:

@@ -13,7 +13,7 @@ from .common import console, emit_json, json_option, max_bytes_option
 @click.option("-p", "--project", metavar="DIR", help="A project: its working directory, or its folder (or folder name) under projects/.")
 @click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
 @click.option("--check", is_flag=True, help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).")
-@click.option("--hidden", is_flag=True, help="Also list files the /resume picker leaves out (sidechain-only, no title).")
+@click.option("--hidden", is_flag=True, help="Also list files the /resume picker leaves out (sidechain-only, no title); damaged ones are always listed.")
 @click.option("--tag", "tag", metavar="TAG", help="Only sessions with this tag (as `tt tag` and the Agent SDK set it).")
 @click.option("--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
@@ -45,8 +45,11 @@ def ls_command(
     if title is not None:
         needle = title.casefold()
         rows = [r for r in rows if needle in (r.lite.title or "").casefold()]
-    shown = [r for r in rows if hidden or r.lite.hidden is None][:limit]
-    left_out = 0 if hidden else sum(1 for r in rows if r.lite.hidden is not None)
+    # A damaged session is listed even when the picker would hide it for want of a title:
+    # it is the one a user comes looking for.
+    listed = [r for r in rows if hidden or r.lite.hidden is None or r.damaged]
+    left_out = len(rows) - len(listed)
+    shown = listed[:limit]
     if as_json:
         emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
     else:

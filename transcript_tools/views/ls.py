@@ -39,8 +39,13 @@ def render_rows(con: Any, rows: list[Row], *, hidden: int = 0, show_project: boo
     if not rows:
         con.print("[dim]no sessions[/]" + (f" [dim]({hidden} hidden: --hidden lists them)[/]" if hidden else ""))
         return
+    # Every column the help promises at any width; only the project column (and the year
+    # of the date) wait for room. Adjacent paddings collapse: one space between columns.
     wide = con.width >= 110
-    t = Table(box=None, header_style="bold", pad_edge=False, expand=True)
+    # On a screen the title takes what the other columns leave (it is the one cut short);
+    # to a pipe (cli.common.PIPE_WIDTH) every column keeps its natural width.
+    screen = con.width < 1000
+    t = Table(box=None, header_style="bold", pad_edge=False, expand=screen, collapse_padding=True)
     t.add_column("id", style="cyan", no_wrap=True)
     if show_project and wide:
         t.add_column("project", overflow="ellipsis", max_width=24, no_wrap=True)
@@ -48,10 +53,9 @@ def render_rows(con: Any, rows: list[Row], *, hidden: int = 0, show_project: boo
     t.add_column("modified", no_wrap=True)
     t.add_column("size", justify="right", no_wrap=True)
     t.add_column("msgs", justify="right", no_wrap=True)
-    if wide:
-        t.add_column("cmp", justify="right", no_wrap=True)
-        t.add_column("sub", justify="right", no_wrap=True)
-        t.add_column("model", no_wrap=True, overflow="ellipsis", max_width=18)
+    t.add_column("cmp", justify="right", no_wrap=True)
+    t.add_column("sub", justify="right", no_wrap=True)
+    t.add_column("model", no_wrap=True, overflow="ellipsis", max_width=18 if wide else 10)
     t.add_column("health", no_wrap=True)
     for r in rows:
         lt = r.lite
@@ -65,8 +69,7 @@ def render_rows(con: Any, rows: list[Row], *, hidden: int = 0, show_project: boo
         if show_project and wide:
             cells.append(escape(r.project))
         cells += [title, local_time(r.mtime_ms, wide) if r.mtime_ms else "-", human_size(r.size), f"{r.counts.messages}{more}"]
-        if wide:
-            cells += [f"{r.counts.compactions}{more}", str(r.subagents) if r.subagents else "-", escape(short_model(lt.model))]
+        cells += [f"{r.counts.compactions}{more}", str(r.subagents) if r.subagents else "-", escape(short_model(lt.model))]
         cells.append(_health(r, checked))
         t.add_row(*cells)
     con.print(t)
