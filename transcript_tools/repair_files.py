@@ -36,6 +36,7 @@ from typing import Any
 from .diagnostics import Diagnostic, Severity
 from .errors import FileChanged, Unreadable, WriteFailed
 from .reader import file_size, iter_lines, split_terminator
+from .siblings import found_elsewhere
 from .repair import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 from .writer import dumps, replace_atomically, snapshot, write_new
 
@@ -103,7 +104,7 @@ def survey_file(path: Path, options: RepairOptions) -> Survey:
     start = s.need_facts_pass()
     if start is not None:
         s.feed_facts(iter_lines(path, start))
-    s.finish()
+    s.finish(lambda keys: found_elsewhere(path, keys))
     return s
 
 
