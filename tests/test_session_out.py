@@ -109,6 +109,10 @@ def test_redact_and_fork_follow_the_same_rule(config: Path, tmp_path: Path) -> N
     assert d.returncode == 0, d.stderr
     new = json.loads(d.stdout)["session_id"]
     assert json.loads(d.stdout)["path"] == str(tmp_path / "forks" / f"{new}.jsonl")
+    c = tt("compact", SID, "-o", f"{tmp_path}/small/", "--json", config=config)
+    assert c.returncode == 0, c.stderr
+    doc = json.loads(c.stdout)
+    assert doc["output"] == str(tmp_path / "small" / f"{doc['new_session_id']}.jsonl")
 
 
 # --- the real CLI resumes the copy with its subagent ---------------------------------------
