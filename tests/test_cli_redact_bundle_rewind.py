@@ -100,7 +100,7 @@ def test_redact_output_and_in_place(config: Path, tmp_path: Path) -> None:
 def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path, tmp_path: Path) -> None:
     planted(config, tmp_path)
     out = tmp_path / "red"
-    r = tt("redact", SID, "-o", str(out), "--json", config=config)
+    r = tt("redact", SID, "-o", f"{out}/", "--json", config=config)
     assert r.returncode == 0, r.stderr
     assert (out / f"{SID}.jsonl").is_file() and (out / SID / "subagents" / "agent-a57f9afd470043d69.jsonl").is_file()
     assert tt("redact", SID, "--in-place", "--dry-run", config=config).returncode == 2

@@ -121,8 +121,10 @@ def test_whole_fork_keeps_the_conversation_with_new_ids(path: Path) -> None:
     assert not any(r["type"] == "progress" for r in records)
     assert records[-1] == {"type": "custom-title", "sessionId": f.session_id, "customTitle": f.title, "uuid": records[-1]["uuid"], "timestamp": NOW}
     assert f.title.endswith(" (fork)")
-    last_entry = [r for r in records if "forkedFrom" in r][-1]
-    assert last_entry["timestamp"] == NOW
+    # Every copied entry keeps its time (issue 18.3): only the fork's title, new activity, is now.
+    when = {e.record["uuid"]: e.record.get("timestamp") for e in s.nodes}
+    copied = [r for r in records if "forkedFrom" in r]
+    assert copied and all(r["timestamp"] == when[r["forkedFrom"]["messageUuid"]] for r in copied if when[r["forkedFrom"]["messageUuid"]])
     assert f.cut.uuid == s.nodes[s.index.active_leaf()].record["uuid"]  # type: ignore[index]
     assert [e.record for e in s.entries] == snapshot  # the input is never changed
 

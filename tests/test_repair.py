@@ -226,7 +226,7 @@ def test_interrupted_tool_call_gets_the_result_claude_code_writes() -> None:
             "content": [{"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": use["id"]}],
         },
         "uuid": added["uuid"],
-        "timestamp": NOW,
+        "timestamp": call["timestamp"],  # its neighbour's time, not the clock (issue 18.3)
         "toolUseResult": f"Error: {INTERRUPTED}",
         "sourceToolAssistantUUID": call["uuid"],
         **{k: call[k] for k in ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug") if k in call},

@@ -210,8 +210,9 @@ def test_session_id_with_output_folder_keeps_the_layout(tmp_path: Path) -> None:
     config, main, sub = _staged(tmp_path)
     env = {"CLAUDE_CONFIG_DIR": str(config)}
     r = tt("repair", SID, "-o", str(tmp_path / "out.jsonl"), env=env)
-    assert r.returncode == 2 and "names a folder" in r.stderr
-    r = tt("repair", SID, "-o", str(tmp_path / "out"), env=env)
+    assert r.returncode == 0, r.stderr  # the main file there, its subagents in out/subagents/
+    assert (tmp_path / "out" / "subagents" / sub.name).is_file()
+    r = tt("repair", SID, "-o", str(tmp_path / "out") + "/", env=env)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / main.name).read_bytes() == S332.read_bytes()
     assert (tmp_path / "out" / SID / "subagents" / sub.name).is_file()

@@ -51,6 +51,9 @@ CLEAN = [
     "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255/subagents/agent-a47ba7bd6eaff820d.jsonl",
     "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl",
     "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada/subagents/agent-a57f9afd470043d69.jsonl",
+    # Its first records' parents are in the main file, as Claude Code 2.1.39 writes them.
+    "handwritten-2.1.39-acompact-subagent/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
+    "handwritten-2.1.39-acompact-subagent/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl",
 ]
 
 

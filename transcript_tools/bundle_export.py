@@ -30,7 +30,7 @@ from .errors import Unreadable, UsageError, WriteFailed
 from .lines import Entry
 from .reader import iter_lines
 from .redact import redact_bytes, redact_line
-from .writer import iso_now
+from .writer import is_by_product, iso_now
 
 
 def tt_version() -> str:
@@ -157,7 +157,8 @@ def export_session(ref: store.SessionRef, out: Path, *, redact: bool = True, con
     config = store.config_dir() if config is None else config
     skipped: list[str] = []
     session_dir = ref.path.with_suffix("")
-    inside = [(p, p.relative_to(ref.project_dir).as_posix()) for p in _walk(session_dir, skipped)]
+    # tt's own backups and quarantines are not the session (writer.by_product).
+    inside = [(p, p.relative_to(ref.project_dir).as_posix()) for p in _walk(session_dir, skipped) if not is_by_product(p.name)]
     legacy = [(p, p.name) for p in _legacy_agents(ref.project_dir, sid)]
     history = [(p, p.name) for p in _walk(config / "file-history" / sid, skipped) if p.parent == config / "file-history" / sid]
     facts = _Facts()

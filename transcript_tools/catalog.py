@@ -37,6 +37,7 @@ from .search import Hit, Matcher, search_lines
 from .search import SkippedLine as SearchSkipped
 from .titles import first_string_field
 from .session import session_id_from_name
+from .siblings import found_elsewhere
 from .validate import Validator
 
 
@@ -159,7 +160,7 @@ def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:  # type
     start = v.need_second_pass()
     if start is not None:
         v.feed_facts(iter_lines(path, start))
-    report = v.finish()
+    report = v.finish(lambda keys: found_elsewhere(path, keys))
     codes = tuple(dict.fromkeys(d.code for d in report.diagnostics if d.severity.value == "error"))
     return counts, {
         "health": health_of(report),

@@ -14,6 +14,16 @@ is the walk from that leaf up ``parentUuid`` to its root (a compact boundary, wh
 ``parentUuid`` is null, ends it: ``logicalParentUuid`` is never followed, as in Claude
 Code and the SDK).
 
+*Parents in another file of the session.* Claude Code links some entries to a parent
+written in another file of the same session: a 2.1.39 compaction subagent
+(``subagents/agent-acompact-*.jsonl``) starts with ``isMeta`` records whose ``parentUuid``
+names entries of the main file (marot/spotter ``4d5611e5…/subagents/agent-acompact-e1f845
+.jsonl``; ``fixtures/real/v2.1.39-acompact-subagent-composite/``). Such a parent is not
+damage: the edge finds which unresolved parents the session's other files hold
+(`siblings.found_elsewhere`) and sets `ChainIndex.elsewhere`; `dangling` leaves them out,
+the parent stays ``UNRESOLVED`` in the graph (a walk ends there, as at a root) and repair
+writes it back unchanged.
+
 Invariants:
 - Every walk terminates: cycles are detected and reported, never followed twice.
 - The first occurrence of a uuid owns it; later ones are recorded as duplicates.
@@ -23,7 +33,7 @@ Invariants:
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +50,9 @@ OTHER_SESSION = 64  # sessionId differs from the file's session
 
 NO_PARENT = -1
 UNRESOLVED = -2
+
+#: Keys of parents a file does not hold -> the ones another file of its session holds.
+Elsewhere = Callable[[frozenset[bytes]], frozenset[bytes]]
 
 
 def uuid_key(u: str) -> bytes:
@@ -108,6 +121,9 @@ class ChainIndex:
         # Most entries' parent is the entry written just before them: remember it to
         # skip a key computation and a lookup (the validator's hot path).
         self._last_uuid: str | None = None
+        #: Keys of unresolved parents that another file of the session holds (set by the
+        #: edge after `finish`): links Claude Code wrote across files, not damage.
+        self.elsewhere: frozenset[bytes] = frozenset()
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -150,8 +166,11 @@ class ChainIndex:
         self._last_uuid = uuid
         return i
 
-    def finish(self) -> None:
-        """Resolve parents that came later in the file than their children."""
+    def finish(self, elsewhere: Elsewhere | None = None) -> None:
+        """Resolve parents that came later in the file than their children. ``elsewhere``:
+        given the keys of the parents (and logical parents) this file does not hold, which
+        of them another file of the session holds (`siblings.found_elsewhere`); those
+        are Claude Code's links, not damage (module docstring)."""
         still: dict[int, bytes] = {}
         for i, pk in self._pending.items():
             p = self._index.get(pk)
@@ -160,6 +179,10 @@ class ChainIndex:
             else:
                 self.parent[i] = p
         self._pending = still
+        if elsewhere is not None:
+            keys = frozenset(still.values()) | {uuid_key(lp) for lp in self.logical.values() if lp not in self}
+            if keys:
+                self.elsewhere = elsewhere(keys)
 
     # --- lookups -------------------------------------------------------------
 
@@ -173,13 +196,33 @@ class ChainIndex:
         return uuid_key(uuid) in self._index
 
     def dangling(self) -> Iterator[tuple[int, str]]:
-        """Nodes whose parentUuid names no node: (index, the missing parent uuid)."""
+        """Nodes whose parentUuid names no node, in this file or (`elsewhere`) another
+        file of the session: (index, the missing parent uuid)."""
+        elsewhere = self.elsewhere
+        for i, pk in sorted(self._pending.items()):
+            if pk not in elsewhere:
+                yield i, key_uuid(pk)
+
+    def unresolved(self) -> Iterator[tuple[int, str]]:
+        """Every node whose parent is not in this file (dangling or `elsewhere`)."""
         for i, pk in sorted(self._pending.items()):
             yield i, key_uuid(pk)
 
+    def unresolved_keys(self) -> frozenset[bytes]:
+        """The keys of the parents not in this file (call after `finish`)."""
+        return frozenset(self._pending.values())
+
+    def in_other_files(self) -> Iterator[tuple[int, str]]:
+        """Nodes whose parent another file of the session holds (`elsewhere`)."""
+        elsewhere = self.elsewhere
+        for i, pk in sorted(self._pending.items()):
+            if pk in elsewhere:
+                yield i, key_uuid(pk)
+
     def dangling_logical(self) -> Iterator[tuple[int, str]]:
+        elsewhere = self.elsewhere
         for i, lp in sorted(self.logical.items()):
-            if lp not in self:
+            if lp not in self and (not elsewhere or uuid_key(lp) not in elsewhere):
                 yield i, lp
 
     def has_children(self) -> bytearray:

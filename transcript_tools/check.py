@@ -16,6 +16,7 @@ from typing import Any
 
 from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
 from .session import session_id_from_name
+from .siblings import found_elsewhere
 from .validate import Report, Validator
 
 
@@ -57,7 +58,8 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         start = v.need_second_pass()
         if start is not None:
             v.feed_facts(iter_lines(path, start))
-        return v.finish()
+        # Parents Claude Code wrote in another file of the session are links, not damage.
+        return v.finish(lambda keys: found_elsewhere(path, keys))
     finally:
         if was_enabled:
             gc.enable()

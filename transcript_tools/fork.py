@@ -11,7 +11,11 @@ session file, the way the Agent SDK's ``fork_session`` writes them ([PYSDK-M]
   ``teamName``, ``agentName``, ``slug`` and ``sourceToolAssistantUUID`` are dropped;
 - sidechain entries and ``progress`` lines are left out, and parents are re-linked past
   the progress lines (the SDK: "UI-only chain links; not needed in a fresh fork");
-- only the last line's ``timestamp`` becomes *now* (the SDK: leaf detection on resume);
+- every entry keeps its ``timestamp`` (the SDK re-stamps the last one with *now* "for
+  leaf detection on resume"; tt does not: a fork is a past conversation, and a record tt
+  adds to one takes its time from its neighbours, so `tt stats` of a fork measures the
+  conversation, not the day it was forked — the fork holds one leaf per branch it keeps,
+  as the original did, and both CLIs resume it: tests/test_cli_fork_manage.py);
 - ``content-replacement`` records are merged into one, re-emitted with the new id, and a
   ``custom-title`` "<title> (fork)" (or the given title) with its own uuid ends the file;
 - file-history records are not copied: a fork starts without undo history (the SDK).
@@ -140,6 +144,13 @@ class Fork:
         return {"sessionId": self.source_session_id, "messageUuid": self.cut.uuid}
 
 
+def _own_time(record: dict[str, Any], before: str | None, now: str) -> str:
+    """A copied record's time: its own, else the record's before it; ``now`` only when the
+    fork has no time at all to go by."""
+    t = record.get("timestamp")
+    return t if isinstance(t, str) and t else before or now
+
+
 def fork(
     session: Session,
     *,
@@ -167,8 +178,10 @@ def fork(
         raise UsageError(f"session {source_session_id} has no messages to fork")
     session_id = new_id()
     node_of = {id(e): i for i, e in enumerate(session.nodes)}
-    last = written[-1]
     lines: list[bytes] = []
+    # A copied record without a time takes its predecessor's (neighbours, not the clock).
+    last_time: str | None = None
+    replaced_at: str | None = None
     replacements: list[Any] = []
     for e in session.entries:
         node = node_of.get(id(e))
@@ -182,14 +195,16 @@ def fork(
                 session_id=session_id,
                 source_session_id=source_session_id,
                 parent=None if parent is None else remap.known(session.nodes[parent].record["uuid"]),
-                timestamp=now if node == last else e.record.get("timestamp", now),
+                timestamp=_own_time(e.record, last_time, now),
             )
             lines.append(dumps_record(rec))
+            last_time = rec["timestamp"]
             continue
         rec = e.record
         t = rec.get("type")
         if t == "content-replacement" and rec.get("sessionId") == source_session_id and isinstance(rec.get("replacements"), list):
             replacements.extend(rec["replacements"])
+            replaced_at = _own_time(rec, replaced_at, now)
         elif t in ("last-prompt", "summary") and e.uuid is None:
             new_leaf = remap.known(rec.get("leafUuid"))
             j = ix.find(rec["leafUuid"]) if new_leaf is not None else None
@@ -206,7 +221,8 @@ def fork(
                     "sessionId": session_id,
                     "replacements": replacements,
                     "uuid": new_id(),
-                    "timestamp": now,
+                    # The merged records' time (the last of them): they describe the past.
+                    "timestamp": replaced_at or now,
                 }
             )
         )

@@ -39,7 +39,10 @@ from .fork import Fork
 from .fork_subagents import fork_subagent, remap_meta, subagent_wanted
 from .loader import load_session
 from .session import Session
+from .session_out import session_dir
 from .writer import undo_created, write_new
+
+__all__ = ["SubagentCopy", "UuidSource", "copy_paths", "plan_subagents", "session_dir", "sidecar", "write_fork"]
 
 
 class UuidSource:
@@ -73,12 +76,6 @@ class SubagentCopy:
     lines: tuple[bytes, ...]
     #: its ``.meta.json`` sidecar, or None when the original has none
     meta: bytes | None
-
-
-def session_dir(path: Path) -> Path:
-    """The folder of a session's own files (``<id>/`` beside ``<id>.jsonl``); a file not
-    named ``*.jsonl`` gets ``<name>.d/``, so the folder never collides with the file."""
-    return path.with_name(path.name[:-6]) if path.name.endswith(".jsonl") else path.with_name(path.name + ".d")
 
 
 def sidecar(transcript: Path) -> Path:

@@ -41,7 +41,12 @@ def load_session(
 
     t = load(path, max_bytes=max_bytes, from_last_boundary=from_last_boundary)
     if repair:
-        entries, actions = repaired_entries(t.lines, RepairOptions(partial_load=t.start > 0), now=iso_now(), new_id=lambda: str(_uuid.uuid4()))
+        from .siblings import found_elsewhere
+
+        entries, actions = repaired_entries(
+            t.lines, RepairOptions(partial_load=t.start > 0), now=iso_now(), new_id=lambda: str(_uuid.uuid4()),
+            elsewhere=lambda keys: found_elsewhere(path, keys),
+        )
     else:
         entries, actions = t.entries, []
     return Loaded(Session.from_entries(entries, path, session_id), list(actions), t.start, t.size)

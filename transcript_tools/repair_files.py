@@ -9,8 +9,9 @@ writes with `writer`:
   mode kept, ``<file>.bak`` backup that is never overwritten), or
 - nowhere (``dry_run``: the plan only).
 
-The quarantine goes beside the output as ``<output>.quarantine.jsonl`` (never
-overwritten: a timestamped name is used when it exists), one JSON line per input line
+The quarantine goes beside the output as ``<output>.quarantine.jsonl`` (``.agent-….jsonl
+.quarantine.jsonl`` for a subagent transcript, `writer.by_product`; never overwritten: a
+timestamped name is used when it exists), one JSON line per input line
 not kept byte for byte (`apply.quarantine_record`); it is not created when nothing was
 quarantined, and removed again when the output could not be written.
 
@@ -36,10 +37,10 @@ from typing import Any
 from .diagnostics import Diagnostic, Severity
 from .errors import FileChanged, Unreadable, WriteFailed
 from .reader import file_size, iter_lines, split_terminator
+from .siblings import found_elsewhere
 from .repair import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
-from .writer import dumps, replace_atomically, snapshot, write_new
+from .writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomically, snapshot, write_new
 
-QUARANTINE_SUFFIX = ".quarantine.jsonl"
 
 
 @dataclass(slots=True)
@@ -103,16 +104,18 @@ def survey_file(path: Path, options: RepairOptions) -> Survey:
     start = s.need_facts_pass()
     if start is not None:
         s.feed_facts(iter_lines(path, start))
-    s.finish()
+    s.finish(lambda keys: found_elsewhere(path, keys))
     return s
 
 
 def quarantine_path(output: Path) -> Path:
-    q = output.with_name(output.name + QUARANTINE_SUFFIX)
+    """`writer.by_product` ``.quarantine.jsonl`` of the output (a leading dot for a
+    subagent transcript, so no listing takes it for one), or with a UTC timestamp when
+    that exists."""
+    q = by_product(output, QUARANTINE_SUFFIX)
     if not q.exists():
         return q
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    return output.with_name(f"{output.name}.{stamp}{QUARANTINE_SUFFIX}")
+    return by_product(output, QUARANTINE_SUFFIX, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f"))
 
 
 def repair_file(

@@ -18,6 +18,11 @@ the same files) on token totals:
 - Cost comes from `pricing` (its table is dated: ``PRICES_READ_ON``); a model without a
   price has an unknown cost, never a guessed one.
 
+Time (first, last, duration) is the span of the conversation's entries (user, assistant,
+system, progress, attachment lines): labels written later — a ``custom-title`` from a
+rename or a fork, a ``tag`` — are new activity stamped when they happen, and must not
+stretch a 10-second session to the day it was renamed.
+
 Turns are the prompts a person sent (not tool results, meta lines, compact summaries,
 slash-command echoes, interrupts or task notifications); tokens per turn are those of
 the main thread's calls after each prompt.
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .chain import CHAIN_TYPES
 from .lines import Entry
 from .pricing import PRICES_READ_ON, Tokens, cost_usd
 from .prompts import is_prompt
@@ -277,11 +283,11 @@ class Collector:
 
     def _entry(self, rec: Mapping[str, Any], subagent: bool) -> None:
         s = self.out
+        t = rec.get("type")
         ts = rec.get("timestamp")
-        if isinstance(ts, str) and ts:
+        if isinstance(ts, str) and ts and t in CHAIN_TYPES:
             s.first = _min(s.first, ts)
             s.last = _max(s.last, ts)
-        t = rec.get("type")
         side = subagent or rec.get("isSidechain") is True
         if t == "assistant":
             self._assistant(rec, side, copy=False)

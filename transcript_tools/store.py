@@ -34,6 +34,7 @@ from pathlib import Path
 
 from .errors import AmbiguousSession, NotFound, UsageError
 from .worktrees import worktree_paths
+from .writer import is_by_product
 
 MAX_SANITIZED_LENGTH = 200
 _SANITIZE = re.compile(r"[^a-zA-Z0-9]")
@@ -194,11 +195,17 @@ def subagent_files(session_path: Path) -> list[Path]:
     d = session_path.with_suffix("") / "subagents"
     if not d.is_dir():
         return []
-    return sorted(p for p in d.rglob("agent-*.jsonl") if p.is_file())
+    return sorted(p for p in d.rglob("agent-*.jsonl") if p.is_file() and not _by_product(p.name))
 
 
 def legacy_agent_files(project: Path) -> list[Path]:
-    return [p for p in _listdir(project) if p.name.startswith("agent-") and p.suffix == ".jsonl"]
+    return [p for p in _listdir(project) if p.name.startswith("agent-") and p.suffix == ".jsonl" and not _by_product(p.name)]
+
+
+def _by_product(name: str) -> bool:
+    """A backup or quarantine an older tt left as ``agent-….jsonl.quarantine.jsonl``
+    (`writer.by_product` names them ``.agent-…`` now, which the globs above never match)."""
+    return is_by_product(name)
 
 
 def file_history_dir(session_id: str, root: Path | None = None) -> Path:

@@ -30,7 +30,7 @@ import orjson
 
 from .active import NodeFacts, conversation_nodes, facts_of
 from .api_checks import MAX_REQUEST_BYTES, api_findings
-from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, node_flags
+from .chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, SUMMARY, USER, ChainIndex, Elsewhere, node_flags
 from .diagnostics import Diagnostic, Severity
 from .lines import DecodedLine, Entry, decode_line
 from .session import session_id_from_name
@@ -282,8 +282,11 @@ class Validator:
                         self.facts[i] = facts_of(e.record, len(e.raw))
         self._collect = True
 
-    def finish(self) -> Report:
-        self.index.finish()
+    def finish(self, elsewhere: Elsewhere | None = None) -> Report:
+        """The report. ``elsewhere``: given the keys of the parents this file does not
+        hold, which of them another file of the session holds (`siblings.found_elsewhere`);
+        those links are Claude Code's, not damage (`chain` module docstring)."""
+        self.index.finish(elsewhere)
         r = self.report
         d = r.diagnostics
         path = r.path

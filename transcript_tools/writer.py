@@ -44,13 +44,37 @@ def iso_now() -> str:
     return iso(datetime.now(timezone.utc))
 
 
+#: What tt leaves beside a file it rewrote or repaired: backups and quarantines.
+BACKUP_SUFFIX = ".bak"
+QUARANTINE_SUFFIX = ".quarantine.jsonl"
+
+
+def by_product(path: Path, suffix: str, stamp: str | None = None) -> Path:
+    """Where a by-product of ``path`` goes: ``<file>[.<stamp>]<suffix>`` beside it, with a
+    leading dot for a subagent transcript (``agent-*``).
+
+    Every listing of subagents takes any ``agent-*.jsonl`` under ``subagents/`` (the Agent
+    SDK's ``_collect_agent_files``: ``startswith("agent-")`` and ``endswith(".jsonl")``;
+    tt's `store.subagent_files`), and 2.0.x agent files beside the sessions the same way,
+    so ``agent-x.jsonl.quarantine.jsonl`` would be read as a second subagent. With the dot
+    no listing matches it. A main session's by-products need no dot: ``<id>.jsonl.bak``
+    and ``<id>.jsonl.quarantine.jsonl`` are not ``<uuid>.jsonl``, the only main-file name
+    Claude Code, the SDK's ``list_sessions`` and `tt ls` take."""
+    dot = "." if path.name.startswith("agent-") else ""
+    return path.with_name(f"{dot}{path.name}{'.' + stamp if stamp else ''}{suffix}")
+
+
+def is_by_product(name: str) -> bool:
+    """A backup or quarantine tt wrote (any era's name: with or without the dot)."""
+    return name.endswith((BACKUP_SUFFIX, QUARANTINE_SUFFIX))
+
+
 def backup_path(path: Path) -> Path:
-    """``<file>.bak``, or ``<file>.<UTC timestamp>.bak`` when that exists (never overwritten)."""
-    b = path.with_name(path.name + ".bak")
+    """`by_product` ``.bak``, or with a UTC timestamp when that exists (never overwritten)."""
+    b = by_product(path, BACKUP_SUFFIX)
     if not b.exists():
         return b
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    return path.with_name(f"{path.name}.{stamp}.bak")
+    return by_product(path, BACKUP_SUFFIX, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f"))
 
 
 def snapshot(path: Path) -> tuple[int, int]:

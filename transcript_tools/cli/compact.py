@@ -17,6 +17,7 @@ import click
 from .. import store
 from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
 from ..errors import UsageError
+from ..session_out import names_folder
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, one_output, require_transcript
 
 #: Show a progress bar for files from this size on.
@@ -88,6 +89,8 @@ def compact_command(
     ref = store.resolve(session, latest=latest)
     require_transcript(ref.path)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
+    if out and not dry_run and names_folder(out):
+        _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
     target = Target(mode, Path(out).expanduser() if out else None, force)
     summ = _summarizer("anthropic" if model_summary else "extractive", client, model, instructions, ref.path, max_bytes)
     progress = None
@@ -135,6 +138,15 @@ def compact_command(
 
         render_compact(console(), info, summary=result.summary, records=result.records)
     return 0
+
+
+def _mkdir(d: Path) -> None:
+    from ..errors import WriteFailed
+
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
 
 
 def _client() -> Any:

@@ -18,11 +18,12 @@ import click
 
 from .. import store
 from ..branch import resolve_at
-from ..errors import UsageError
+from ..errors import UsageError, WriteFailed
 from ..fork import Fork, fork
 from ..fork_files import UuidSource, copy_paths, plan_subagents, write_fork
 from ..loader import Loaded, load_session
 from ..session import Session
+from ..session_out import main_output, names_folder
 from ..writer import iso_now
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
@@ -41,12 +42,17 @@ def _first_cwd(session: Session) -> str | None:
 
 
 def _target(out: str | None, project_dir: Path, session_id: str) -> Path:
+    """Beside the original, or where ``-o`` says (`session_out`: a file, or a folder)."""
     if out is None:
         return project_dir / f"{session_id}.jsonl"
-    p = Path(out).expanduser()
-    if p.is_dir():
-        return p / f"{session_id}.jsonl"
-    return p
+    return main_output(out, f"{session_id}.jsonl")
+
+
+def _mkdir(d: Path) -> None:
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
 
 
 def _in_projects(path: Path) -> bool:
@@ -85,6 +91,8 @@ def fork_command(
     subs = plan_subagents(ref.path, f, s, max_bytes)
     sub_paths = copy_paths(path, subs)
     if not dry_run:
+        if out is not None and names_folder(out):
+            _mkdir(path.parent)  # -o DIR/: the folder to write into, made if new
         write_fork(path, f, subs)
     info = _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
     if as_json:

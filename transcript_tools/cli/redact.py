@@ -3,7 +3,7 @@
 Report first: without ``-o`` or ``--in-place`` nothing is written (``--dry-run`` says so
 explicitly), and the report names file:line, the kind and the JSON path of each finding,
 never the secret. A session id (or prefix) covers the main file and its subagent files
-(``-o`` then names a folder); a path, just that file.
+(``-o fixed.jsonl`` writes them to ``fixed/subagents/``, `session_out`); a path, just that file.
 
 Exit codes: 0 nothing found (or written), 1 secrets found (report only), 2 usage,
 3 not found, 4 unreadable, 6 write failed or the file changed meanwhile.
@@ -18,6 +18,7 @@ import click
 from .. import store
 from ..errors import UsageError, WriteFailed
 from ..redact_files import FileResult, redact_in_place, redact_to, scan_file
+from ..session_out import session_outputs
 from .common import console, emit_json, json_option, one_output
 
 
@@ -28,15 +29,14 @@ def _targets(ref: store.SessionRef, subagents: bool) -> list[Path]:
     return files
 
 
-def _outputs(files: list[Path], out: Path) -> list[Path]:
-    """Where each redacted copy goes: ``out`` itself for one file; for a session with
-    subagents, ``out`` is a new folder with the same layout as the session's."""
-    if len(files) == 1:
-        return [out / files[0].name if out.is_dir() else out]
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"{out}: must be a new or empty folder for a session with subagents", hint="or pass --no-subagents")
-    base = files[0].parent
-    return [out / f.relative_to(base) for f in files]
+def _outputs(files: list[Path], out: str) -> list[Path]:
+    """Where each redacted copy goes (`session_out`: the main file at ``out``, or in it when
+    it is a folder; subagent files beside it in Claude Code's layout)."""
+    outs = session_outputs(files, out)
+    for f, o in zip(files, outs):
+        if o.exists() and o.samefile(f):
+            raise UsageError(f"{o}: that is the input itself", hint="use --in-place, or choose another -o path")
+    return outs
 
 
 def _mkdirs(p: Path) -> None:
@@ -48,7 +48,10 @@ def _mkdirs(p: Path) -> None:
 
 @click.command("redact")
 @click.argument("target")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Write the redacted copy here (never overwrites).")
+@click.option(
+    "-o", "--output", "output", metavar="PATH",
+    help="Write the redacted copy here (never overwrites); a session's subagent files go beside it, in PATH-without-.jsonl/subagents/. An existing folder (or PATH/) holds the copy under the input's name.",
+)
 @click.option("--in-place", is_flag=True, help="Replace the file(s) atomically (keeps <file>.bak unless --no-backup).")
 @click.option("--dry-run", is_flag=True, help="Report only; write nothing (the default).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak (it would still hold the secrets).")
@@ -56,7 +59,7 @@ def _mkdirs(p: Path) -> None:
 @click.option("--no-subagents", is_flag=True, help="For a session, leave its subagent files out.")
 @json_option
 def redact_command(
-    target: str, output: Path | None, in_place: bool, dry_run: bool, no_backup: bool, force: bool, no_subagents: bool, as_json: bool
+    target: str, output: str | None, in_place: bool, dry_run: bool, no_backup: bool, force: bool, no_subagents: bool, as_json: bool
 ) -> int:
     """Find secrets in TARGET (a file, a session id or an id prefix) and replace each with
     a placeholder such as [REDACTED:aws-access-key].
@@ -74,7 +77,7 @@ def redact_command(
     files = _targets(ref, not no_subagents and not Path(target).expanduser().is_file())
     results: list[FileResult] = []
     if output is not None:
-        for src, dst in zip(files, _outputs(files, output.expanduser())):
+        for src, dst in zip(files, _outputs(files, output)):
             _mkdirs(dst)
             results.append(redact_to(src, dst))
     elif in_place:

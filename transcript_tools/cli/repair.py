@@ -16,13 +16,19 @@ from .. import store
 from ..errors import UsageError, WriteFailed
 from ..repair import RepairOptions
 from ..repair_files import FileReport, repair_file
+from ..fork_files import sidecar
+from ..session_out import session_dir, session_outputs
+from ..writer import write_new
 from ..writer import iso_now
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
 @click.command("repair")
 @click.argument("target")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Write the repaired copy here (never overwrites).")
+@click.option(
+    "-o", "--output", "output", metavar="PATH",
+    help="Write the repaired copy here (never overwrites); a session's subagent files go beside it, in PATH-without-.jsonl/subagents/. An existing folder (or PATH/) holds the copy under the input's name.",
+)
 @click.option("--in-place", is_flag=True, help="Replace the input atomically, keeping <file>.bak.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--force", is_flag=True, help="Write even if the input changed while it was repaired.")
@@ -34,7 +40,7 @@ from .common import console, emit_json, json_option, max_bytes_option, one_outpu
 @json_option
 def repair_command(
     target: str,
-    output: Path | None,
+    output: str | None,
     in_place: bool,
     dry_run: bool,
     force: bool,
@@ -49,7 +55,9 @@ def repair_command(
     records, drop duplicates, relink broken parents, answer interrupted tool calls, and
     more. Everything removed or rewritten goes to <output>.quarantine.jsonl.
 
-    A session id repairs the main file and its subagent files (-o then names a folder).
+    A session (an id, or a main file's path) repairs the main file and its subagent
+    files; with -o fixed.jsonl they go to fixed.jsonl and fixed/subagents/, Claude Code's
+    own layout (--no-subagents: the main file only).
     Exit 0 when repaired or nothing needed repair, 1 when damage remains that repair
     cannot fix, 6 when the output could not be written.
     """
@@ -70,10 +78,13 @@ def repair_command(
                 now=iso_now(), new_id=lambda: str(_uuid.uuid4()),
             )
         )
+    if output is not None:
+        _copy_sidecars(paths[1:], outs[1:])
     if as_json:
         emit_json(
             {
                 "files": [r.to_dict() for r in reports],
+                "subagents_dir": str(session_dir(outs[0]) / "subagents") if output is not None and len(outs) > 1 else None,
                 "changed": sum(r.changed for r in reports),
                 "remaining_errors": sum(r.remaining_errors for r in reports),
             }
@@ -81,48 +92,53 @@ def repair_command(
     else:
         from ..views.repair import render_reports
 
-        render_reports(console(), reports)
+        con = console()
+        render_reports(con, reports)
+        if output is not None and len(outs) > 1:
+            con.print(_layout_note(outs))
     return 1 if any(r.remaining_errors for r in reports) else 0
 
 
-def _outputs(paths: list[Path], output: Path) -> list[Path | None]:
-    main = paths[0]
-    for p in paths:
-        if _same(p, output):
+def _outputs(paths: list[Path], output: str) -> list[Path | None]:
+    """Where each file goes (`session_out`: the main file at ``-o``, or in it when it is a
+    folder; subagent files beside it in Claude Code's layout, ``<name>/subagents/…``)."""
+    outs = session_outputs(paths, output)
+    for p, out in zip(paths, outs):
+        if _same(p, out):
             raise UsageError(
-                f"{output}: that is the input itself; tt repair never writes over its input",
+                f"{out}: that is the input itself; tt repair never writes over its input",
                 hint="use --in-place to replace it atomically (a backup is kept), or choose another -o path",
             )
-    if len(paths) == 1:
-        if output.is_dir():
-            out = output / main.name
-            if _same(main, out):
-                raise UsageError(f"{output}: is the input's own folder", hint="use --in-place, or another folder")
-            return [out]
-        return [output]
-    # A session with subagents: -o names a folder; the layout under it is the session's.
-    if output.exists() and not output.is_dir():
-        raise UsageError(
-            f"{output}: exists and is not a folder; this session has {len(paths) - 1} subagent file(s)",
-            hint="name a folder with -o, or pass --no-subagents",
-        )
-    if output.suffix == ".jsonl" and not output.exists():
-        raise UsageError(
-            f"{output}: this session has {len(paths) - 1} subagent file(s), so -o names a folder",
-            hint="give a folder path, or pass --no-subagents",
-        )
-    outs: list[Path | None] = []
-    for p in paths:
-        rel = p.relative_to(main.parent)
-        out = output / rel
-        if _same(p, out):
-            raise UsageError(f"{output}: is the session's own project folder", hint="use --in-place, or another folder")
+    for out in outs[1:]:
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
+            out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as e:
             raise WriteFailed(f"{out.parent}: cannot create the folder ({e.strerror})") from e
-        outs.append(out)
-    return outs
+    return list(outs)
+
+
+def _copy_sidecars(paths: list[Path], outs: list[Path | None]) -> None:
+    """A subagent's ``agent-<id>.meta.json`` goes beside its repaired copy, as it was beside
+    the original (Claude Code reads the agent's type and description there)."""
+    for p, out in zip(paths, outs):
+        meta = sidecar(p)
+        if out is None or not meta.is_file():
+            continue
+        try:
+            data = meta.read_bytes()
+        except OSError as e:
+            raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+        write_new(sidecar(out), [data], exclusive=True)
+
+
+def _layout_note(outs: list[Path | None]) -> str:
+    main = outs[0]
+    assert main is not None
+    return (
+        f"{len(outs) - 1} subagent file(s) written beside {main} under {session_dir(main) / 'subagents'} "
+        f"(Claude Code's layout: keep {main.name} and {session_dir(main).name}/ together; as <session-id>.jsonl "
+        "and <session-id>/ in a project folder, claude --resume finds both)"
+    )
 
 
 def _same(a: Path, b: Path) -> bool:

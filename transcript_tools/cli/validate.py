@@ -10,6 +10,7 @@ from .. import store
 from ..check import validate_path
 from ..errors import NotFound, Unreadable
 from ..validate import Report
+from ..writer import is_by_product
 from ..views.diagnostics import render_reports
 from .common import console, emit_json, json_option, max_bytes_option
 
@@ -24,8 +25,8 @@ def _targets(specs: tuple[str, ...], all_: bool, subagents: bool) -> list[Path]:
     for spec in specs:
         p = Path(spec).expanduser()
         if p.is_dir():
-            # tt's own side files (repair quarantines) are not transcripts.
-            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not q.name.endswith(".quarantine.jsonl"))
+            # tt's own side files (backups, quarantines: writer.by_product) are not transcripts.
+            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
             if not subagents:
                 found = [q for q in found if not q.name.startswith("agent-")]
             if not found:

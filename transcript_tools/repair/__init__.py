@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..chain import Elsewhere
 from ..lines import DecodedLine, Entry
 from .apply import Out, Quarantined, apply, original_bytes, quarantine_record
 from .model import Action
@@ -39,12 +40,15 @@ from .plan import Plan, RepairOptions, make_plan
 from .survey import Survey
 
 
-def plan_lines(lines: list[DecodedLine], options: RepairOptions = RepairOptions(), *, new_id: Callable[[], str]) -> Plan:
-    """The plan for lines already in memory (the caller enforced any size cap)."""
+def plan_lines(
+    lines: list[DecodedLine], options: RepairOptions = RepairOptions(), *, new_id: Callable[[], str], elsewhere: Elsewhere | None = None
+) -> Plan:
+    """The plan for lines already in memory (the caller enforced any size cap);
+    ``elsewhere`` as for `Survey.finish`."""
     size = sum(len(ln.data) + len(ln.terminator) for ln in lines)
     s = Survey(size=size, cap=max(size, options.cap), strip_thinking=options.strip_thinking, max_image_bytes=options.max_image_bytes)
     s.feed_all(lines)
-    s.finish()
+    s.finish(elsewhere)
     return make_plan(s, options, new_id=new_id)
 
 
@@ -54,6 +58,7 @@ def repaired_entries(
     *,
     now: str,
     new_id: Callable[[], str],
+    elsewhere: Elsewhere | None = None,
 ) -> tuple[list[Entry], list[Action]]:
     """The entries of the repaired transcript, in output order, and what was done.
 
@@ -61,7 +66,7 @@ def repaired_entries(
     writes, without writing anything. Unchanged entries are the input's own objects.
     """
     got = lines if isinstance(lines, list) else list(lines)
-    plan = plan_lines(got, options, new_id=new_id)
+    plan = plan_lines(got, options, new_id=new_id, elsewhere=elsewhere)
     if plan.identity:
         return [e for ln in got for e in ln.entries], plan.actions
     entries: list[Entry] = []

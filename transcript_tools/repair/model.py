@@ -99,7 +99,7 @@ class Model:
     after: dict[int, list[int]] = field(default_factory=dict)  # input node -> added refs after it
     facts: dict[int, NodeFacts] = field(default_factory=dict)  # facts changed by a fix
     orphans: dict[int, list[str]] = field(default_factory=dict)  # ref -> tool ids made text/dropped
-    missing: dict[int, str] = field(default_factory=dict)  # input refs whose parent is not in the file
+    missing: dict[int, str] = field(default_factory=dict)  # input refs whose parent is not in the file (dangling or elsewhere)
     #: Why a ref's parent (or logical parent) was changed: (code, fix) of the last change.
     why: dict[int, tuple[str | None, str]] = field(default_factory=dict)
     structural: bool = False  # the graph differs from the survey's index
@@ -107,7 +107,7 @@ class Model:
     _view: View | None = None
 
     def __post_init__(self) -> None:
-        self.missing = dict(self.survey.index.dangling())
+        self.missing = dict(self.survey.index.unresolved())  # dangling, or in another file
         self.n = len(self.survey.index)
 
     # --- reading a ref ----------------------------------------------------------------
@@ -250,6 +250,7 @@ class Model:
         override, dropped, after = self.parent, self.dropped, self.after
         n = self.n
         ix = _OutputIndex()
+        ix.elsewhere = src.elsewhere
         index, okeys, opar, oline, oflags, opending = ix._index, ix._keys, ix.parent, ix.line, ix.flags, ix._pending  # noqa: SLF001
         refs = array("q")
         facts: dict[int, NodeFacts] = {}

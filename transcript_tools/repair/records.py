@@ -7,7 +7,10 @@
   ``fixtures/real/v1.0.51-inline-sidechains-two-compactions.jsonl``). The envelope
   (sessionId, cwd, version, gitBranch, userType, entrypoint, slug, isSidechain, agentId)
   is copied from the call's line; ``sourceToolAssistantUUID`` is added for 2.1.x, which
-  writes it on every tool result (FORMAT.md §5).
+  writes it on every tool result (FORMAT.md §5). Its ``timestamp`` is the call's own: a
+  record repair adds to a past conversation takes its time from its neighbours, never
+  the wall clock (``now`` only when the call has none), so `tt stats` durations and
+  timestamp orderings stay what the session recorded.
 - `edit_record`: a new parent / logical parent, orphan results made text (or dropped),
   thinking blocks stripped, oversized images replaced by a text placeholder.
 - `dumps`: Claude Code's serialisation (`writer.dumps`), falling back to the stdlib's
@@ -66,7 +69,8 @@ def interrupted_result(call: dict[str, Any], tool_use_id: str, *, uuid: str, par
         "content": [{"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": tool_use_id}],
     }
     rec["uuid"] = uuid
-    rec["timestamp"] = now
+    ts = call.get("timestamp")
+    rec["timestamp"] = ts if isinstance(ts, str) and ts else now
     rec["toolUseResult"] = f"Error: {INTERRUPTED}"
     if _version(call.get("version")) >= (2, 1) and isinstance(call.get("uuid"), str):
         rec["sourceToolAssistantUUID"] = call["uuid"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..active import MAX_IMAGE_BYTES, NodeFacts, facts_of
-from ..chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, node_flags
+from ..chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
 from ..diagnostics import CODES
 from ..lines import DecodedLine
 
@@ -252,8 +252,10 @@ class Survey:
                         self.facts[i] = facts_of(e.record, len(e.raw))
         self.facts_pass_done = True
 
-    def finish(self) -> None:
-        self.index.finish()
+    def finish(self, elsewhere: Elsewhere | None = None) -> None:
+        """``elsewhere``: as for `validate.Validator.finish` (parents another file of the
+        session holds are Claude Code's links, left as written)."""
+        self.index.finish(elsewhere)
 
     @property
     def api_checked(self) -> bool:
