@@ -169,10 +169,14 @@ def run_claude(
     extra_args: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
     check: bool = True,
+    allowed_tools: str | None = ALLOWED_TOOLS,
 ) -> CLIRun:
     """One ``claude -p <prompt> --output-format json`` run. ``check``: raise
-    ``ClaudeRunError`` on a non-zero exit or an error result."""
-    args = [str(cli.path), "-p", prompt, "--output-format", "json", "--allowedTools", ALLOWED_TOOLS]
+    ``ClaudeRunError`` on a non-zero exit or an error result. ``allowed_tools``: the
+    ``--allowedTools`` value (None: no such flag, Claude Code's defaults alone)."""
+    args = [str(cli.path), "-p", prompt, "--output-format", "json"]
+    if allowed_tools is not None:
+        args += ["--allowedTools", allowed_tools]
     if resume is not None:
         args += ["--resume", resume]
     if session_id is not None:

@@ -113,6 +113,7 @@ def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
 @click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.")
 @click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
 @click.option("--fork", "fork_", is_flag=True, help="Continue into a new session (a fork, with fresh ids); the original is not touched.")
+@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.")
 @click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="max_tokens of each model call.")
 @click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
@@ -132,6 +133,7 @@ def resume_command(
     allowed: tuple[str, ...],
     disallowed: tuple[str, ...],
     fork_: bool,
+    add_dirs: tuple[Path, ...],
     cwd_opt: Path | None,
     max_tokens: int | None,
     max_retries: int | None,
@@ -190,6 +192,7 @@ def resume_command(
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
     engine = _engine(client, registry, conv, session_id, path, cwd, chosen, system, tokens, max_turns, max_budget_usd, include_partial_messages)
+    engine.tools.add_dirs = tuple(d.resolve() for d in add_dirs)  # the working directories (`permissions`)
     try:
         with client:
             return _emit(engine.submit_message(text), output_format)
