@@ -28,6 +28,8 @@ resume``), and where tt is stricter it says so:
    (2.1.332 denies ``Read(/abs/outside/file)`` and allows ``Read(//abs/outside/file)``).
    ``*`` matches within one path segment, ``**`` across segments. A rule is matched
    against ``real``, so it names what is actually read. A rule grants only its own tool.
+   A write outside is denied whatever the rule (2.1.332 denied a Write there under
+   ``Write(//outside/**)``); ``--add-dir`` is the way to let writes out.
 5. **tt is stricter here:** Claude Code lets a bare ``Read`` (or ``Write``, ``Glob``,
    ``Grep``) in ``--allowedTools`` reach any path (2.1.332 read an outside file, and a
    symlink inside pointing out, with ``--allowedTools Read``). In tt a bare rule, like
@@ -188,9 +190,10 @@ def decide_path(
     writer = tool in WRITERS
     if writer and (is_sensitive(check.requested) or is_sensitive(check.real)):
         return Verdict(False, f"Claude requested permissions to edit {check.requested} which is a sensitive file.")
-    if any(path_matches(p, check.real, cwd, home) for p in patterns):
-        return ALLOW
-    if bare and inside(check.real, dirs):
+    named = any(path_matches(p, check.real, cwd, home) for p in patterns)
+    if writer and not inside(check.real, dirs):
+        named = False  # 2.1.332 denied Write(//outside/**) for a write there: only --add-dir opens it
+    if named or (bare and inside(check.real, dirs)):
         return ALLOW
     verb = "write to" if writer else "read from"
     msg = f"Claude requested permissions to {verb} {check.requested}, but you haven't granted it yet."
