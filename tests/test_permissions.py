@@ -4,6 +4,7 @@ against the stand-in (the probes are replayed in tests/test_permissions_real_cli
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -241,3 +242,29 @@ def test_new_files_get_the_umask_mode_not_wider(tree: tuple[ToolContext, Path]) 
     finally:
         os.umask(old)
     assert (ctx.cwd / "private.txt").stat().st_mode & 0o777 == 0o600
+
+
+# --- through `tt resume` --------------------------------------------------------------------
+
+from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
+from tests.test_cli_resume import SID332, api_env, config, tt  # noqa: E402, F401  (fixtures)
+
+
+def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens(tt, config: Path, tmp_path: Path, standin: StandIn) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    proj, out = tmp_path / "p", tmp_path / "o"
+    proj.mkdir()
+    out.mkdir()
+    (out / "s.txt").write_text(f"{MARK}\n")
+    standin.script(ToolUse("Read", {"file_path": str(out / "s.txt")}), Text("done"))
+    r = tt("resume", SID332, "-p", "go", "--output-format", "json", "--cwd", str(proj), env=api_env(standin))
+    assert r.code == 0, r.err
+    result = json.loads(r.out)
+    assert result["is_error"] is False and result["subtype"] == "success"
+    assert [(d["tool_name"], d["tool_input"]) for d in result["permission_denials"]] == [("Read", {"file_path": str(out / "s.txt")})]
+    assert not any(MARK.encode() in q.raw for q in standin.requests)
+    standin.clear()
+    standin.script(ToolUse("Read", {"file_path": str(out / "s.txt")}), Text("done"))
+    r = tt("resume", SID332, "-p", "go", "--output-format", "json", "--cwd", str(proj), "--add-dir", str(out), env=api_env(standin))
+    assert r.code == 0 and json.loads(r.out)["permission_denials"] == []
+    assert any(MARK.encode() in q.raw for q in standin.requests)  # the control: --add-dir lets it in
+    assert tt("resume", SID332, "-p", "go", "--add-dir", str(tmp_path / "nope"), env=api_env(standin)).code == 2
