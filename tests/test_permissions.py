@@ -234,6 +234,14 @@ def test_a_large_file_is_read_by_offset_without_loading_it(tree: tuple[ToolConte
     assert got.outcome.result["file"]["totalLines"] == 40_001 == len(big.read_text().split("\n"))
 
 
+def test_a_pipe_is_never_opened_by_read_or_grep(tree: tuple[ToolContext, Path]) -> None:
+    ctx, _ = tree
+    os.mkfifo(ctx.cwd / "fifo")  # nothing writes to it: opening it would block for ever
+    got = call(ToolRegistry(), "Read", ctx, file_path="fifo")
+    assert got.outcome.is_error and _text(got) == "Nothing is writing to this pipe. Check that the app serving it is running and unlocked."
+    assert _text(call(ToolRegistry(), "Grep", ctx, pattern="INSIDE")) == "Found 1 file\ninside.txt"
+
+
 def test_new_files_get_the_umask_mode_not_wider(tree: tuple[ToolContext, Path]) -> None:
     ctx, _ = tree
     old = os.umask(0o077)

@@ -15,6 +15,7 @@ takes its default set from `builtin()`.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,13 @@ class Read:
         try:
             if path.is_dir():
                 return ToolOutcome.error(f"EISDIR: illegal operation on a directory, read '{path}'", wrap=False)
-            size = path.stat().st_size
+            st = path.stat()
+            if stat.S_ISFIFO(st.st_mode):
+                # Claude Code 2.1.332's answer for a pipe; tt never opens one (a read would block).
+                return ToolOutcome.error("Nothing is writing to this pipe. Check that the app serving it is running and unlocked.", wrap=False)
+            if not stat.S_ISREG(st.st_mode):
+                return ToolOutcome.error(f"Not a regular file: {path}. Read reads files only.")
+            size = st.st_size
             suffix = path.suffix.lower()
             if suffix in _IMAGES:
                 return self._image(path, size, _IMAGES[suffix], ctx)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from itertools import islice
 from collections.abc import Iterator, Mapping
@@ -191,7 +192,9 @@ class Grep:
             if exts is not None and f.suffix.lower() not in exts:
                 continue
             try:
-                if f.stat().st_size > MAX_GREP_FILE_BYTES:
+                st = f.stat()
+                # Only regular files: a pipe or a device would block or never end.
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
                     continue
                 data = f.read_bytes()
             except OSError:
