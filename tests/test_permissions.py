@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from pathlib import Path
 
 import pytest
@@ -95,11 +96,18 @@ def test_writes_never_touch_sensitive_files_but_reads_of_them_inside_are_fine() 
     assert is_sensitive("/h/.config/git/config") and not is_sensitive("/w/proj/git/config")
 
 
-def test_bash_paths_outside_are_found_lexically() -> None:
-    assert bash_outside_paths(["cat", "/w/out/s"], "/w/proj", "/home/u", DIRS) == ["/w/out/s"]
-    assert bash_outside_paths(["cat", "../out/s", "a.txt", "./b"], "/w/proj", "/home/u", DIRS) == ["/w/out/s"]
-    assert bash_outside_paths(["cat", "~/x", "--file=/etc/p"], "/w/proj", "/home/u", DIRS) == ["/home/u/x", "/etc/p"]
-    assert bash_outside_paths(["cat", "/w/proj/a"], "/w/proj", "/home/u", DIRS) == []
+def test_bash_arguments_leading_outside_are_found() -> None:
+    links = {"/w/proj/link": "/w/out/s"}
+
+    def real_of(word: str) -> PathCheck:
+        requested = posixpath.normpath(posixpath.join("/w/proj", word.replace("~", "/home/u", 1)))
+        return PathCheck(requested, links.get(requested, requested))
+
+    assert bash_outside_paths(["cat", "/w/out/s"], DIRS, real_of) == ["/w/out/s"]
+    assert bash_outside_paths(["cat", "../out/s", "a.txt", "./b", "-n"], DIRS, real_of) == ["/w/out/s"]
+    assert bash_outside_paths(["cat", "~/x", "--file=/etc/p"], DIRS, real_of) == ["/home/u/x", "/etc/p"]
+    assert bash_outside_paths(["cat", "link"], DIRS, real_of) == ["/w/proj/link"]
+    assert bash_outside_paths(["cat", "/w/proj/a"], DIRS, real_of) == []
 
 
 # --- the tools, on a real tree ------------------------------------------------------------
@@ -201,6 +209,7 @@ def test_bash_under_a_prefix_rule_cannot_chain_or_name_outside_paths(tree: tuple
     assert got.denial is not None and MARK not in _text(got)
     assert call(reg, "Bash", ctx, command="cat inside.txt; cat ../out/secret.txt").denial is not None
     assert call(reg, "Bash", ctx, command="cat inside.txt | tee x").denial is not None
+    assert call(reg, "Bash", ctx, command="cat link.txt").denial is not None  # a symlink inside pointing out
     assert _text(call(reg, "Bash", ctx, command="cat inside.txt")) == "INSIDE-OK"
 
 

@@ -42,6 +42,15 @@ resume``), and where tt is stricter it says so:
    the lists are 2.1.332's). Reading them inside is allowed, as in 2.1.332.
 7. A disallow rule (``--disallowed-tools``) beats every allow (as before).
 
+8. Bash (opt-in). A bare ``Bash`` rule runs any command, as in Claude Code (2.1.332 ran
+   ``cat /outside/file`` and ``cd /outside && ls`` under ``--allowedTools Bash``): tt
+   cannot confine a shell, so granting bare Bash grants what the user can read. A
+   prefix rule (``Bash(cat:*)``) covers a command only when no argument leads outside
+   the working directories (2.1.332: "cat in 'P' was blocked. For security, Claude Code
+   may only concatenate files from the allowed working directories for this session:
+   'D'."; tt says "access" for commands other than ``cat``) and the command does not
+   join, pipe or redirect (`SHELL_META`; stricter: 2.1.332 splits and checks each part).
+
 Claude Code's permission modes: ``acceptEdits`` allows writes inside only and changes
 nothing for reads outside (2.1.332); ``bypassPermissions`` / ``--dangerously-skip-
 permissions`` is refused when run as root. tt has neither mode.
@@ -51,7 +60,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -217,18 +226,19 @@ def bash_prefix_safe(command: str) -> bool:
     return not any(c in SHELL_META for c in command)
 
 
-def bash_outside_paths(words: Sequence[str], cwd: str, home: str, dirs: Sequence[str]) -> list[str]:
-    """The path-like words of a command (``/x``, ``~/x``, anything with a ``..``
-    segment) that fall outside ``dirs``, lexically. Used for commands a prefix rule
-    allows: Claude Code 2.1.332 blocks ``cat /outside`` under ``Bash(cat:*)``."""
+def bash_outside_paths(words: Sequence[str], dirs: Sequence[str], real_of: Callable[[str], PathCheck]) -> list[str]:
+    """The argument words of a command (an option's ``--x=value`` value too) that lead
+    outside ``dirs``: ``/x``, ``~/x``, ``../x``, or a symlink inside pointing out.
+    ``real_of`` is the resolver (`tool_base.ToolContext.locate`). Used for commands a
+    prefix rule allows: Claude Code 2.1.332 blocks ``cat /outside`` under ``Bash(cat:*)``;
+    tt checks every argument of every command (stricter: 2.1.332 checks the arguments of
+    the commands it knows to take paths)."""
     found: list[str] = []
     for w in words[1:]:
         candidate = w.split("=", 1)[1] if w.startswith("-") and "=" in w else w
-        if not (candidate.startswith(("/", "~")) or ".." in candidate.split("/")):
+        if not candidate or candidate.startswith("-"):
             continue
-        if candidate.startswith("~"):
-            candidate = home + candidate[1:] if candidate == "~" or candidate.startswith("~/") else candidate
-        p = posixpath.normpath(posixpath.join(cwd, candidate))
-        if not inside(p, dirs):
-            found.append(p)
+        check = real_of(candidate)
+        if not (inside(check.requested, dirs) and inside(check.real, dirs)):
+            found.append(check.requested)
     return found

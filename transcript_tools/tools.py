@@ -225,7 +225,7 @@ def _normalised_input(tool_input: Mapping[str, Any], ctx: ToolContext) -> dict[s
 
 def _bash_outside(command: str, ctx: ToolContext) -> str | None:
     """Why a command only a prefix rule allows may not run: it joins or redirects
-    commands, or names a path outside the working directories (lexically; see
+    commands, or an argument leads outside the working directories (see
     `permissions.bash_outside_paths`). None when it may."""
     import shlex
 
@@ -235,7 +235,7 @@ def _bash_outside(command: str, ctx: ToolContext) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet."
-    outside = bash_outside_paths(words, str(ctx.cwd), str(ctx.home_dir), ctx.work_dirs)
+    outside = bash_outside_paths(words, ctx.work_dirs, ctx.locate)
     if not outside:
         return None
     # Claude Code 2.1.332's words for `cat` under Bash(cat:*); tt says "access" for any command.

@@ -9,6 +9,10 @@ included), then run one turn and print it as ``claude -p`` does: ``text`` (the f
 answer), ``json`` (the result object) or ``stream-json`` (every event, one JSON object a
 line).
 
+The file tools stay in the working directories (the cwd and each ``--add-dir``) unless
+an allow rule names a path; a denied call is an ``is_error`` tool result and an entry of
+the result's ``permission_denials``, not an exit code (`permissions`).
+
 Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
 tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
 --max-bytes; 5 no API key or the API failed; 6 the transcript could not be appended
