@@ -231,6 +231,15 @@ def test_bash_output_is_bounded_in_memory(tree: tuple[ToolContext, Path]) -> Non
     assert len(got.outcome.result["stdout"]) < 1_100_000 and len(_text(got)) < 31_000
 
 
+def test_grep_skips_a_file_past_its_size_cap(tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from transcript_tools import search_tools
+
+    ctx, _ = tree
+    (ctx.cwd / "big.txt").write_text("INSIDE-OK\n" * 100)
+    monkeypatch.setattr(search_tools, "MAX_GREP_FILE_BYTES", 500)
+    assert _text(call(ToolRegistry(), "Grep", ctx, pattern="INSIDE")) == "Found 1 file\ninside.txt"
+
+
 def test_a_large_file_is_read_by_offset_without_loading_it(tree: tuple[ToolContext, Path]) -> None:
     ctx, _ = tree
     big = ctx.cwd / "big.txt"
