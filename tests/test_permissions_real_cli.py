@@ -36,6 +36,7 @@ class Probe:
     tt_denied: bool | None = None  # tt's, when stricter (None: as Claude Code)
     same_text: bool = True  # tt's is_error text is 2.1.332's word for word
     only: str | None = None  # run against this CLI version only
+    denied_197: bool | None = None  # 2.1.197's decision where it differs from 2.1.332's
     notes: list[str] = field(default_factory=list)
 
 
@@ -49,6 +50,7 @@ def _probes(root: Path, home: Path) -> list[Probe]:
         Probe("read a symlink inside pointing out", "Read", {"file_path": str(proj / "link.txt")}, None),
         Probe("read outside with a bare Read rule", "Read", {"file_path": sec}, "Read", ("Read",), denied=False, tt_denied=True, same_text=False),
         Probe("glob outside", "Glob", {"pattern": "*.txt", "path": str(out)}, "Glob(./zz)"),
+        Probe("glob by an absolute pattern outside", "Glob", {"pattern": f"{out}/*.txt"}, "Glob(./zz)", denied_197=False, tt_denied=True),
         Probe("grep outside", "Grep", {"pattern": "MARKER", "path": str(out), "output_mode": "content"}, "Grep(./zz)"),
         Probe("grep a symlinked dir inside", "Grep", {"pattern": "MARKER", "path": str(proj / "linkdir"), "output_mode": "content"}, "Grep(./zz)"),
         Probe("grep inside skips symlinks", "Grep", {"pattern": "MARKER|INSIDE", "output_mode": "content"}, "Grep(./zz)", denied=False),
@@ -120,7 +122,8 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
             )
             theirs = _tool_result(api)
         cc_denials = run.result.get("permission_denials")
-        if run.returncode != 0 or theirs is None or (bool(cc_denials) != p.denied):
+        denied = p.denied if version == BUNDLED_VERSION or p.denied_197 is None else p.denied_197
+        if run.returncode != 0 or theirs is None or (bool(cc_denials) != denied):
             problems.append(f"{p.name}: claude {version} no longer decides as recorded: rc={run.returncode} denials={cc_denials} result={_text(theirs)[:200]}")
             continue
         with StandIn() as api:
@@ -136,14 +139,14 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
             continue
         result = json.loads(r.out)
         tt_denials = result["permission_denials"]
-        want = p.denied if p.tt_denied is None else p.tt_denied
+        want = denied if p.tt_denied is None else p.tt_denied
         if bool(tt_denials) != want:
             problems.append(f"{p.name}: tt decided {'deny' if tt_denials else 'allow'}, want {'deny' if want else 'allow'}: {_text(mine)[:200]}")
         if leaked:
             problems.append(f"{p.name}: the outside marker reached tt's request(s) {leaked}")
         if want and (mine or {}).get("is_error") is not True:
             problems.append(f"{p.name}: tt's denial is not an is_error result: {mine}")
-        if p.denied and want and p.same_text:
+        if denied and want and p.same_text:
             if version == BUNDLED_VERSION and _text(mine) != _text(theirs):
                 problems.append(f"{p.name}: text differs\n  tt:     {_text(mine)}\n  claude: {_text(theirs)}")
             # 2.1.197 says the first sentence only (no "resolves through a symlink" part).
@@ -153,6 +156,6 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
             tt_input = tt_denials[0]["tool_input"]
             if tt_input != cc_input or tt_denials[0]["tool_name"] != cc_denials[0]["tool_name"]:
                 problems.append(f"{p.name}: denial differs\n  tt:     {tt_denials[0]}\n  claude: {cc_denials[0]}")
-        if not p.denied and not want and _text(mine) != _text(theirs):
+        if not denied and not want and _text(mine) != _text(theirs):
             problems.append(f"{p.name}: the allowed result differs\n  tt:     {_text(mine)}\n  claude: {_text(theirs)}")
     assert problems == []

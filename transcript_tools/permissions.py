@@ -16,7 +16,7 @@ resume``), and where tt is stricter it says so:
    "Claude requested permissions to read from P, but you haven't granted it yet." (Read,
    Glob, Grep) or "... to write to P, ..." (Write, Edit), P being ``requested``.
    Glob's and Grep's path is their search root; an absolute Glob pattern is checked at
-   its literal prefix (2.1.332 does the same).
+   its literal prefix (2.1.332 does the same; 2.1.197 listed the names outside).
 3. Symlinks count where they lead: a ``requested`` inside whose ``real`` is outside is
    denied, and the text goes on " P resolves through a symlink to R, which is outside
    the allowed working directories." (2.1.332, Read and Grep/Glob roots). Glob and Grep
@@ -175,10 +175,6 @@ class PathCheck:
 class Verdict:
     allowed: bool
     message: str | None = None  # the is_error text of a denial
-
-    @classmethod
-    def ok(cls) -> Verdict:
-        return cls(True)
 
 
 ALLOW = Verdict(True)
