@@ -294,3 +294,21 @@ def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens
     assert r.code == 0 and json.loads(r.out)["permission_denials"] == []
     assert any(MARK.encode() in q.raw for q in standin.requests)  # the control: --add-dir lets it in
     assert tt("resume", SID332, "-p", "go", "--add-dir", str(tmp_path / "nope"), env=api_env(standin)).code == 2
+
+
+def test_the_engine_keeps_its_tools_in_cwd_and_add_dirs(tmp_path: Path, standin: StandIn) -> None:
+    from tests.test_engine import make_engine, real_client, run
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "e.txt").write_text("EXTRA-OK\n")
+    (tmp_path / "o.txt").write_text(f"{MARK}\n")
+    standin.script(ToolUse("Read", {"file_path": str(extra / "e.txt")}), ToolUse("Read", {"file_path": str(tmp_path / "o.txt")}), Text("done"))
+    with real_client(standin) as client:
+        eng, _ = make_engine(tmp_path, client, add_dirs=[extra])
+        events = run(eng)
+    results = [e["message"]["content"][0] for e in events if e["type"] == "user"]
+    assert results[0]["content"] == "1\tEXTRA-OK\n2\t"
+    assert results[1]["is_error"] is True and results[1]["content"].startswith("Claude requested permissions to read from")
+    assert events[-1]["permission_denials"] == [{"tool_name": "Read", "tool_use_id": results[1]["tool_use_id"], "tool_input": {"file_path": str(tmp_path / "o.txt")}}]
+    assert not any(MARK.encode() in q.raw for q in standin.requests)

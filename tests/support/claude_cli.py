@@ -16,6 +16,8 @@ Two versions are used as references:
   key ``test-key``, and auto-update, telemetry and other non-essential traffic is off.
 - Tools are granted with ``--allowedTools`` (never ``--dangerously-skip-permissions``,
   which Claude Code refuses as root).
+  Note: a bare name there (``Read``, ``Write``) lets the tool reach paths outside the cwd
+  (2.1.332 and 2.1.197, issue 19); pass ``allowed_tools=None`` for the default checks.
 - Every run has a timeout; on expiry the whole process group is killed and
   ``ClaudeRunError`` raised with the output so far. Nothing is printed.
 """
