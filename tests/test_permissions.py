@@ -252,6 +252,13 @@ def test_a_large_file_is_read_by_offset_without_loading_it(tree: tuple[ToolConte
     assert got.outcome.result["file"]["totalLines"] == 40_001 == len(big.read_text().split("\n"))
 
 
+def test_a_nul_byte_in_a_path_is_an_error_result_not_a_traceback(tree: tuple[ToolContext, Path]) -> None:
+    ctx, _ = tree
+    for name, inp in (("Read", {"file_path": "a\x00b"}), ("Grep", {"pattern": "x", "path": "a\x00"}), ("Glob", {"pattern": "*", "path": "a\x00"}), ("Bash", {"command": "cat a\x00b"})):
+        got = ToolRegistry(["Bash(cat:*)"]).call(name, "toolu_1", inp, ctx)
+        assert got.outcome.is_error, name
+
+
 def test_a_pipe_is_never_opened_by_read_or_grep(tree: tuple[ToolContext, Path]) -> None:
     ctx, _ = tree
     os.mkfifo(ctx.cwd / "fifo")  # nothing writes to it: opening it would block for ever

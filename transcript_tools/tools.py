@@ -201,7 +201,10 @@ class ToolRegistry:
         if not bare and not patterns:
             return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
         for p in paths:
-            check = ctx.locate(p)
+            try:
+                check = ctx.locate(p)
+            except ValueError:  # a NUL byte: no such path can exist, nothing to run
+                return CallResult(ToolOutcome.error(f"Invalid path {p!r}: it contains a NUL byte."))
             if any(
                 r.tool == name and r.pattern is not None and (path_matches(r.pattern, check.real, cwd, home) or path_matches(r.pattern, check.requested, cwd, home))
                 for r in self.deny
@@ -235,7 +238,10 @@ def _bash_outside(command: str, ctx: ToolContext) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet."
-    outside = bash_outside_paths(words, ctx.work_dirs, ctx.locate)
+    try:
+        outside = bash_outside_paths(words, ctx.work_dirs, ctx.locate)
+    except ValueError:  # a NUL byte in an argument: bash could not be given it anyway
+        return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet."
     if not outside:
         return None
     # Claude Code 2.1.332's words for `cat` under Bash(cat:*); tt says "access" for any command.
