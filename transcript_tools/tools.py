@@ -6,14 +6,19 @@ Six tools, named and shaped as Claude Code's so a session moves between tt and
 implementations are in `builtin_tools`, `search_tools` and `bash_tool`, on the types of
 `tool_base`):
 
-- ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read);
+- ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read), inside the
+  working directories;
 - ``Bash``, ``Write``, ``Edit`` only when allowed (``--allowed-tools``);
 - ``--disallowed-tools`` removes any of them.
 
 Rules are ``Name`` or ``Name(pattern)`` as Claude Code writes them: for Bash the pattern
-is a command (``Bash(git log:*)`` allows every command starting with ``git log``), for
-the file tools a glob over the path (``Edit(src/**)``), for Glob/Grep a glob over the
-searched path. A disallow rule beats an allow rule.
+is a command (``Bash(git log:*)`` allows every command starting with ``git log``, and
+not joined to another, with no argument leading outside), for the file tools a path
+pattern anchored as Claude Code anchors it (``Read(//abs/**)``, ``Read(~/notes/**)``,
+``Edit(src/**)`` under the cwd). Every path a file tool touches (Read/Write/Edit's
+file, Glob's and Grep's root) is resolved here (`ToolContext.locate`) and decided by
+the pure `permissions` module, whose docstring has the rules and their evidence (the
+working directories: the cwd and ``--add-dir``). A disallow rule beats an allow rule.
 
 What the model is offered: the tools with an allow rule (whole or by pattern) that are
 not wholly disallowed. A call that is not allowed — a tool without an allow rule, a
@@ -28,7 +33,8 @@ This is the top of the tools stack (drawn in `tool_base`): it imports the defaul
 from `builtin_tools` and nothing below imports it back.
 
 Invariants:
-- A tool never runs without an allow rule matching the call.
+- A tool never runs without an allow rule matching the call; a file tool never runs on
+  a path `permissions` denies.
 - Tools run in the session's cwd, with a timeout and a cap on their output; the
   caller gets a `ToolOutcome` whatever happens (failures are ``is_error`` results),
   except KeyboardInterrupt, which propagates so Ctrl-C ends the turn.
