@@ -42,8 +42,9 @@ def test_read_glob_grep_are_offered_by_default_the_rest_only_when_allowed() -> N
 def test_a_tool_not_allowed_is_denied_with_claude_codes_words(ctx: ToolContext) -> None:
     reg = ToolRegistry()
     got = call(reg, "Write", ctx, file_path="b.txt", content="x")
+    # The recorded input names the path made absolute, as 2.1.332 records "../out/f".
     assert got.denial is not None and got.denial.to_dict() == {
-        "tool_name": "Write", "tool_use_id": "toolu_1", "tool_input": {"file_path": "b.txt", "content": "x"},
+        "tool_name": "Write", "tool_use_id": "toolu_1", "tool_input": {"file_path": str(ctx.cwd / "b.txt"), "content": "x"},
     }
     assert got.outcome.is_error
     assert got.outcome.content == f"Claude requested permissions to write to {ctx.cwd / 'b.txt'}, but you haven't granted it yet."

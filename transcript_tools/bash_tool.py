@@ -5,6 +5,16 @@ group, killed whole on timeout or Ctrl-C. Output is stdout then stderr, trailing
 trimmed, capped at ``ToolContext.bash_max_output``; a failure reads ``Exit code N`` +
 output (an ``is_error`` result and an ``"Error: ..."`` toolUseResult).
 
+Two choices that differ from Claude Code, on purpose (issue 19):
+- The environment is tt's own minus the API credentials (`WITHHELD_ENV`: the variables
+  tt and Claude Code authenticate with). Claude Code 2.1.332 hands its whole
+  environment to Bash, ``ANTHROPIC_API_KEY`` included (``env`` in a Bash call showed
+  it); a command the model runs — maybe on a prompt injection — has no use for the key.
+  A caller that wants another environment passes ``ToolContext.env``.
+- At most `MAX_HELD_BYTES` of each stream is kept in memory (the rest is read and
+  dropped), so ``yes`` until the timeout cannot flood memory; the result says how much
+  was dropped.
+
 It builds on `tool_base` alone; `builtin_tools` puts it in the default set.
 """
 
@@ -15,6 +25,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from .tool_base import MAX_BASH_TIMEOUT, ToolContext, ToolOutcome, cap, schema
+
+#: Never handed to Bash: the credentials tt (and Claude Code) call the API with.
+WITHHELD_ENV = frozenset(
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_ADMIN_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_API_KEY"}
+)
+#: Bytes of stdout (and of stderr) kept from one command; the result shows far fewer.
+MAX_HELD_BYTES = 1024 * 1024
+
+
+def bash_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the API credentials (`WITHHELD_ENV`)."""
+    return {k: v for k, v in environ.items() if k not in WITHHELD_ENV}
 
 
 class Bash:
@@ -35,6 +57,9 @@ class Bash:
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return str(tool_input["command"]).strip()
 
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return None  # not a file tool: its rules match the command (see `tools`)
+
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         # Imported here: a --dry-run needs the tool definitions, not the machinery.
         import subprocess
@@ -45,6 +70,7 @@ class Bash:
             proc = subprocess.Popen(
                 ["bash", "-c", tool_input["command"]],
                 cwd=ctx.cwd,
+                env=dict(ctx.env) if ctx.env is not None else bash_env(os.environ),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -53,18 +79,29 @@ class Bash:
         except OSError as e:
             return ToolOutcome.error(f"Could not run bash: {e.strerror}", wrap=False)
         interrupted = False
+        import time
+
+        readers = [_Held(proc.stdout), _Held(proc.stderr)]
+        deadline = time.monotonic() + limit
         try:
-            out, err = proc.communicate(timeout=limit)
+            proc.wait(timeout=limit)
+            # As communicate(): done when the pipes close too (a child in the background
+            # may hold them), within the same timeout.
+            for r in readers:
+                r.thread.join(max(0.0, deadline - time.monotonic()))
+            if any(r.thread.is_alive() for r in readers):
+                raise subprocess.TimeoutExpired(proc.args, limit)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            out, err = proc.communicate()
+            proc.wait()
             interrupted = True
         except KeyboardInterrupt:
             _kill(proc)
-            proc.communicate()
+            proc.wait()
+            for r in readers:
+                r.join()
             raise
-        stdout = out.decode("utf-8", "replace").rstrip("\n")
-        stderr = err.decode("utf-8", "replace").rstrip("\n")
+        stdout, stderr = (r.join() for r in readers)
         both = "\n".join(x for x in (stdout, stderr) if x)
         both = cap(both, ctx.bash_max_output)
         result = {"stdout": stdout, "stderr": stderr, "interrupted": interrupted, "isImage": False, "noOutputExpected": False}
@@ -74,6 +111,35 @@ class Bash:
         if proc.returncode != 0:
             return ToolOutcome.error(f"Exit code {proc.returncode}" + (f"\n{both}" if both else ""), wrap=False)
         return ToolOutcome(both or "(Bash completed with no output)", result, explicit_ok=True)
+
+
+class _Held:
+    """Reads one pipe to its end on a thread, keeping the first `MAX_HELD_BYTES`."""
+
+    def __init__(self, pipe: Any) -> None:
+        import threading
+
+        self.pipe = pipe
+        self.kept = bytearray()
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while chunk := self.pipe.read1(65536):
+                room = MAX_HELD_BYTES - len(self.kept)
+                self.kept += chunk[:room]
+                self.dropped += max(0, len(chunk) - room)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.pipe.close()
+
+    def join(self) -> str:
+        self.thread.join()
+        text = self.kept.decode("utf-8", "replace").rstrip("\n")
+        return text + (f"\n... [{self.dropped} bytes of output dropped] ..." if self.dropped else "")
 
 
 def _kill(proc: Any) -> None:

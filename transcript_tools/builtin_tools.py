@@ -15,6 +15,7 @@ takes its default set from `builtin()`.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,13 +68,22 @@ class Read:
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return str(ctx.resolve(tool_input["file_path"]))
 
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return [tool_input["file_path"]]
+
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(tool_input["file_path"])
         offset, limit = tool_input.get("offset"), tool_input.get("limit")
         try:
             if path.is_dir():
                 return ToolOutcome.error(f"EISDIR: illegal operation on a directory, read '{path}'", wrap=False)
-            size = path.stat().st_size
+            st = path.stat()
+            if stat.S_ISFIFO(st.st_mode):
+                # Claude Code 2.1.332's answer for a pipe; tt never opens one (a read would block).
+                return ToolOutcome.error("Nothing is writing to this pipe. Check that the app serving it is running and unlocked.", wrap=False)
+            if not stat.S_ISREG(st.st_mode):
+                return ToolOutcome.error(f"Not a regular file: {path}. Read reads files only.")
+            size = st.st_size
             suffix = path.suffix.lower()
             if suffix in _IMAGES:
                 return self._image(path, size, _IMAGES[suffix], ctx)
@@ -83,19 +93,29 @@ class Read:
                     "Please use offset and limit parameters to read specific portions of the file, "
                     "or use the GrepTool to search for specific content."
                 )
-            data = path.read_bytes()
+            data = path.read_bytes() if size <= MAX_READ_BYTES else None
+            if data is None:
+                with path.open("rb") as f:
+                    head = f.read(8192)
+            else:
+                head = data[:8192]
         except FileNotFoundError:
             return _missing(ctx)
         except OSError as e:
             return ToolOutcome.error(f"{e.strerror}: {path}", wrap=False)
-        if b"\x00" in data[:8192]:
+        if b"\x00" in head:
             return ToolOutcome.error(f"This tool cannot read binary files. The file appears to be a binary {path.suffix or 'file'}.")
         ctx.files_read[str(path)] = mtime(path) or 0
-        text = data.decode("utf-8", "replace")
-        lines = text.split("\n")
         start = max(1, offset or 1)
         count = limit if isinstance(limit, int) and limit > 0 else MAX_READ_LINES
-        chosen = lines[start - 1 : start - 1 + count]
+        if data is None:  # a large file read by offset/limit: streamed, only the lines asked for kept
+            chosen, total = _lines_of(path, start, count)
+            text = "(large)"
+        else:
+            text = data.decode("utf-8", "replace")
+            lines = text.split("\n")
+            total = len(lines)
+            chosen = lines[start - 1 : start - 1 + count]
         result = {
             "type": "text",
             "file": {
@@ -103,7 +123,7 @@ class Read:
                 "content": "\n".join(chosen),
                 "numLines": len(chosen),
                 "startLine": start,
-                "totalLines": len(lines),
+                "totalLines": total,
             },
         }
         if not text:
@@ -111,7 +131,7 @@ class Read:
         if not chosen:
             return ToolOutcome(
                 f"<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). "
-                f"The file has {len(lines)} lines.</system-reminder>",
+                f"The file has {total} lines.</system-reminder>",
                 result,
             )
         numbered = "\n".join(
@@ -129,6 +149,27 @@ class Read:
         ctx.files_read[str(path)] = mtime(path) or 0
         block = {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
         return ToolOutcome([block], {"type": "image", "file": {"base64": data, "type": media, "originalSize": size}})
+
+
+def _lines_of(path: Path, start: int, count: int) -> tuple[list[str], int]:
+    """Lines ``start .. start+count-1`` (1-based) of a large file and its number of lines
+    (as ``str.split("\\n")`` counts them), streamed: only the chosen lines are kept, and
+    of a line at most ``MAX_LINE_CHARS * 4`` bytes (the rest is read and dropped)."""
+    chosen: list[str] = []
+    n = 0
+    ended = True
+    with path.open("rb") as f:
+        while piece := f.readline(MAX_LINE_CHARS * 4):
+            ended = piece.endswith(b"\n")
+            while not ended and (more := f.readline(1 << 20)):
+                ended = more.endswith(b"\n")
+            n += 1
+            if start <= n < start + count:
+                chosen.append(piece.rstrip(b"\n").decode("utf-8", "replace"))
+    total = n + 1 if ended else n  # a final newline starts one more (empty) line
+    if ended and start <= total < start + count:
+        chosen.append("")
+    return chosen, total
 
 
 # --- Write and Edit ---------------------------------------------------------------------
@@ -181,6 +222,9 @@ class Write:
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return str(ctx.resolve(tool_input["file_path"]))
 
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return [tool_input["file_path"]]
+
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(tool_input["file_path"])
         content: str = tool_input["content"]
@@ -231,6 +275,9 @@ class Edit:
 
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return str(ctx.resolve(tool_input["file_path"]))
+
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return [tool_input["file_path"]]
 
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         path = ctx.resolve(tool_input["file_path"])

@@ -3,7 +3,8 @@
 A `QueryEngine` holds what a headless Claude Code session holds between turns: the API
 ``messages``, the session id and cwd, the model, usage and cost so far (per model,
 priced by `pricing`, whose table says when its prices were read), the permission
-denials, and the files its tools have read. `QueryEngine.submit_message(prompt)` runs
+denials, and the files its tools have read. Its tools stay inside the working
+directories (the cwd and ``add_dirs``) unless an allow rule names a path (`permissions`). `QueryEngine.submit_message(prompt)` runs
 one turn and yields events shaped like the Agent SDK's messages (what
 ``claude -p --output-format stream-json`` prints):
 
@@ -139,6 +140,7 @@ class QueryEngine:
         new_id: Callable[[], str] = _new_id,
         clock: Callable[[], float] = time.monotonic,
         tool_context: ToolContext | None = None,
+        add_dirs: Sequence[Path] = (),
     ) -> None:
         if max_budget_usd is not None:
             check_budget_model(model)
@@ -161,7 +163,8 @@ class QueryEngine:
         self._now = now or iso_now
         self._new_id = new_id
         self._clock = clock
-        self.tools = tool_context or ToolContext(cwd=cwd)
+        # The working directories: the cwd and ``add_dirs`` (`permissions`).
+        self.tools = tool_context or ToolContext(cwd=cwd, add_dirs=tuple(add_dirs))
         self.usage = Usage()
         self.permission_denials: list[Denial] = []
         self.api_ms = 0

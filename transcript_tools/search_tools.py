@@ -5,6 +5,12 @@ mode lists files newest first ("Found N files"), ``content`` prints ``path:line:
 with ``-A/-B/-C`` context, ``count`` prints ``path:N``. Both skip VCS and dependency
 directories and stop at the context's timeout.
 
+Neither follows a symlink while walking: a symlinked file or directory below the search
+root is neither listed nor read (Claude Code 2.1.332 lists and searches none either),
+so every file they return lies under the root, which `tools` has checked against the
+working directories (`permissions`). Grep skips a file past ``MAX_GREP_FILE_BYTES``
+and stops collecting once its output is past twice the cap, so no search floods memory.
+
 Invariant: never raises for bad input (a bad pattern is an ``is_error`` result).
 It builds on `tool_base` alone; `builtin_tools` puts both in the default set.
 """
@@ -13,7 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
+from itertools import islice
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,13 +29,20 @@ from typing import Any
 from .tool_base import SKIP_DIRS, ToolContext, ToolOutcome, cap, mtime, schema, shown
 
 GLOB_LIMIT = 100
+#: Grep does not read a file larger than this (ripgrep streams; tt reads whole files).
+MAX_GREP_FILE_BYTES = 16 * 1024 * 1024
+#: Content mode keeps at most this many matches of one file.
+MAX_HITS_PER_FILE = 10_000
 
 
 def _walk(base: Path, deadline: float) -> Iterator[Path]:
-    for root, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+    """Regular files below ``base``, symlinks and `SKIP_DIRS` left out."""
+    for root, dirs, files in os.walk(base):  # followlinks=False: a linked dir is not entered
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(root, d)))
         for f in sorted(files):
-            yield Path(root) / f
+            p = Path(root) / f
+            if not p.is_symlink():
+                yield p
         if time.monotonic() > deadline:
             return
 
@@ -35,6 +50,18 @@ def _walk(base: Path, deadline: float) -> Iterator[Path]:
 def _search_base(tool_input: Mapping[str, Any], ctx: ToolContext) -> Path:
     p = tool_input.get("path")
     return ctx.resolve(p) if isinstance(p, str) and p else ctx.cwd
+
+
+def _glob_root(tool_input: Mapping[str, Any], ctx: ToolContext) -> tuple[Path, str]:
+    """Where a Glob searches and the pattern relative to it: an absolute pattern is
+    anchored at its longest literal prefix."""
+    base = _search_base(tool_input, ctx)
+    pattern: str = tool_input["pattern"]
+    if pattern.startswith("/"):
+        parts = Path(pattern).parts
+        k = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[{")), len(parts))
+        base, pattern = ctx.resolve(str(Path(*parts[:k]))), "/".join(parts[k:])
+    return base, pattern
 
 
 class Glob:
@@ -52,32 +79,29 @@ class Glob:
     )
 
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
-        return str(_search_base(tool_input, ctx))
+        return str(_glob_root(tool_input, ctx)[0])
+
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return [str(_glob_root(tool_input, ctx)[0])]
 
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+        from .permissions import glob_regex
+
         started = time.monotonic()
-        base = _search_base(tool_input, ctx)
-        pattern: str = tool_input["pattern"]
-        if pattern.startswith("/"):
-            # pathlib globs relative patterns only: anchor at the longest literal prefix.
-            parts = Path(pattern).parts
-            k = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
-            base, pattern = Path(*parts[:k]), str(Path(*parts[k:])) if k < len(parts) else ""
+        base, pattern = _glob_root(tool_input, ctx)
         if not base.is_dir():
             return ToolOutcome.error(f"Directory does not exist: {base}")
         found: list[tuple[int, str, Path]] = []
         deadline = started + ctx.timeout
         complete = True
-        try:
-            for p in base.glob(pattern) if pattern else [base]:
-                if time.monotonic() > deadline:
-                    complete = False
-                    break
-                if any(part in SKIP_DIRS for part in p.relative_to(base).parts) or not p.is_file():
-                    continue
-                found.append((mtime(p) or 0, str(p), p))
-        except (ValueError, OSError) as e:
-            return ToolOutcome.error(f"Invalid glob pattern {pattern!r}: {e}")
+        # tt's own walk, not pathlib's glob: it must not follow symlinks (see the docstring).
+        rx = glob_regex(pattern) if pattern else None
+        for p in _walk(base, deadline):
+            if rx is not None and rx.match(p.relative_to(base).as_posix()) is None:
+                continue
+            found.append((mtime(p) or 0, str(p), p))
+        if time.monotonic() > deadline:
+            complete = False
         found.sort()
         truncated = len(found) > GLOB_LIMIT
         names = [shown(p, ctx.cwd) for _, _, p in found[:GLOB_LIMIT]]
@@ -139,6 +163,9 @@ class Grep:
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return str(_search_base(tool_input, ctx))
 
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        return [str(_search_base(tool_input, ctx))]
+
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         flags = re.MULTILINE | (re.IGNORECASE if tool_input.get("-i") else 0) | (re.DOTALL if tool_input.get("multiline") else 0)
         try:
@@ -154,27 +181,42 @@ class Grep:
         exts = _TYPES.get(tool_input.get("type") or "", None)
         head = tool_input.get("head_limit") if isinstance(tool_input.get("head_limit"), int) else None
         matched: list[tuple[Path, str, list[re.Match[str]]]] = []
+        held = 0
+        counts: dict[Path, int] = {}
         for f in files:
+            if held > 2 * ctx.max_output and mode != "files_with_matches":
+                break  # the output would be cut at max_output anyway
             rel = shown(f, ctx.cwd)
             if globs and not any(Path(rel).match(g) or f.match(g) for g in globs):
                 continue
             if exts is not None and f.suffix.lower() not in exts:
                 continue
             try:
+                st = f.stat()
+                # Only regular files: a pipe or a device would block or never end.
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
+                    continue
                 data = f.read_bytes()
             except OSError:
                 continue
             if b"\x00" in data[:8192]:
                 continue
             text = data.decode("utf-8", "replace")
-            hits = list(rx.finditer(text))
+            if mode != "content":
+                n = sum(1 for _ in rx.finditer(text))  # counted, not held
+                if n:
+                    matched.append((f, "", []))
+                    counts[f] = n
+                continue
+            hits = list(islice(rx.finditer(text), MAX_HITS_PER_FILE))
             if hits:
                 matched.append((f, text, hits))
+                held += sum(len(text[max(0, m.start() - 200) : m.end() + 200]) for m in hits[:1000])
         if mode == "content":
             return self._content(matched, tool_input, ctx, head)
         if mode == "count":
-            rows = [f"{shown(f, ctx.cwd)}:{len(h)}" for f, _, h in matched][:head]
-            total = sum(len(h) for _, _, h in matched)
+            rows = [f"{shown(f, ctx.cwd)}:{counts[f]}" for f, _, _ in matched][:head]
+            total = sum(counts.values())
             result = {"mode": "count", "numFiles": len(matched), "filenames": [], "content": "\n".join(rows), "numMatches": total}
             return ToolOutcome(cap("\n".join(rows), ctx.max_output) if rows else "No matches found", result)
         # Claude Code lists the files newest first.

@@ -9,19 +9,24 @@ The tools import stack, one way only (a module never imports one above it):
         bash_tool    Bash
         search_tools Glob, Grep
           tool_base  this module
+            permissions  the pure path rules (working directories, allow rules)
 
-Invariants: this module imports nothing else of tt's; it reads and writes no file
-(`mtime` only stats one) and runs no tool. A tool built on it keeps the
+Invariants: this module imports nothing else of tt's but the pure `permissions`; it reads
+and writes no file (`mtime` only stats one, `ToolContext.locate` resolves symlinks) and
+runs no tool. A tool built on it keeps the
 contract `tools` relies on: it answers every call with a `ToolOutcome` (failures are
 ``is_error`` results, never exceptions, except KeyboardInterrupt) and caps its output.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from .permissions import PathCheck, inside
 
 #: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
 BASH_MAX_OUTPUT = 30_000
@@ -73,10 +78,43 @@ class ToolContext:
     timeout: float = DEFAULT_TIMEOUT
     max_output: int = MAX_OUTPUT
     bash_max_output: int = BASH_MAX_OUTPUT
+    #: ``--add-dir`` directories: with the cwd, the working directories (`permissions`).
+    add_dirs: tuple[Path, ...] = ()
+    #: Where ``~`` points (None: the user's home).
+    home: Path | None = None
+    #: The environment Bash runs with (None: tt's own, credentials withheld; `bash_tool`).
+    env: Mapping[str, str] | None = None
 
     def resolve(self, path: str) -> Path:
+        """``path`` made absolute (``~`` expanded, relative to the cwd) with ``..``
+        folded lexically; symlinks are not followed (see `locate`)."""
+        if path == "~" or path.startswith("~/"):
+            path = str(self.home_dir) + path[1:]
         p = Path(path).expanduser()
-        return p if p.is_absolute() else self.cwd / p
+        return Path(os.path.normpath(p if p.is_absolute() else self.cwd / p))
+
+    @property
+    def home_dir(self) -> Path:
+        return self.home if self.home is not None else Path.home()
+
+    def locate(self, path: str | Path) -> PathCheck:
+        """The adapter `permissions` needs: the requested path and where it really leads."""
+        requested = self.resolve(str(path))
+        return PathCheck(str(requested), os.path.realpath(requested))
+
+    @property
+    def work_dirs(self) -> tuple[str, ...]:
+        """The working directories, each as given and as it really is (symlinks resolved)."""
+        out: list[str] = []
+        for d in (self.cwd, *self.add_dirs):
+            for form in (os.path.normpath(d), os.path.realpath(d)):
+                if form not in out:
+                    out.append(form)
+        return tuple(out)
+
+    def is_inside(self, path: Path) -> bool:
+        """``path`` (followed through symlinks) lies in a working directory."""
+        return inside(os.path.realpath(path), self.work_dirs)
 
 
 class Tool(Protocol):
@@ -93,6 +131,10 @@ class Tool(Protocol):
 
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         """What a ``Name(pattern)`` rule is matched against (a command or a path)."""
+        ...
+
+    def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
+        """The paths a call would touch, as the model gave them (None: not a file tool)."""
         ...
 
 

@@ -6,14 +6,19 @@ Six tools, named and shaped as Claude Code's so a session moves between tt and
 implementations are in `builtin_tools`, `search_tools` and `bash_tool`, on the types of
 `tool_base`):
 
-- ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read);
+- ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read), inside the
+  working directories;
 - ``Bash``, ``Write``, ``Edit`` only when allowed (``--allowed-tools``);
 - ``--disallowed-tools`` removes any of them.
 
 Rules are ``Name`` or ``Name(pattern)`` as Claude Code writes them: for Bash the pattern
-is a command (``Bash(git log:*)`` allows every command starting with ``git log``), for
-the file tools a glob over the path (``Edit(src/**)``), for Glob/Grep a glob over the
-searched path. A disallow rule beats an allow rule.
+is a command (``Bash(git log:*)`` allows every command starting with ``git log``, and
+not joined to another, with no argument leading outside), for the file tools a path
+pattern anchored as Claude Code anchors it (``Read(//abs/**)``, ``Read(~/notes/**)``,
+``Edit(src/**)`` under the cwd). Every path a file tool touches (Read/Write/Edit's
+file, Glob's and Grep's root) is resolved here (`ToolContext.locate`) and decided by
+the pure `permissions` module, whose docstring has the rules and their evidence (the
+working directories: the cwd and ``--add-dir``). A disallow rule beats an allow rule.
 
 What the model is offered: the tools with an allow rule (whole or by pattern) that are
 not wholly disallowed. A call that is not allowed — a tool without an allow rule, a
@@ -28,7 +33,8 @@ This is the top of the tools stack (drawn in `tool_base`): it imports the defaul
 from `builtin_tools` and nothing below imports it back.
 
 Invariants:
-- A tool never runs without an allow rule matching the call.
+- A tool never runs without an allow rule matching the call; a file tool never runs on
+  a path `permissions` denies.
 - Tools run in the session's cwd, with a timeout and a cap on their output; the
   caller gets a `ToolOutcome` whatever happens (failures are ``is_error`` results),
   except KeyboardInterrupt, which propagates so Ctrl-C ends the turn.
@@ -44,6 +50,7 @@ from typing import Any
 
 from .builtin_tools import builtin
 from .errors import UsageError
+from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
 # Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
 # needs and the ToolOutcome it gives from this one module; the types live in tool_base
@@ -175,17 +182,88 @@ class ToolRegistry:
         problem = validate_input(tool.input_schema, tool_input, name)
         if problem is not None:
             return CallResult(ToolOutcome.error(problem))
+        # A tool without ``paths`` (a test's own) is not a file tool.
+        paths = tool.paths(tool_input, ctx) if hasattr(tool, "paths") else None
+        if paths is not None:
+            return self._call_file_tool(tool, tool_use_id, tool_input, ctx, paths)
         subject = tool.subject(tool_input, ctx)
         if any(r.matches(name, subject) for r in self.deny) or not any(r.matches(name, subject) for r in self.allow):
             return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, dict(tool_input)))
+        if name == "Bash" and not any(r.tool == name and r.pattern is None for r in self.allow):
+            blocked = _bash_outside(str(subject or ""), ctx)
+            if blocked is not None:
+                return CallResult(ToolOutcome.error(blocked, wrap=False), Denial(name, tool_use_id, dict(tool_input)))
         return CallResult(tool.run(tool_input, ctx))
+
+    def _call_file_tool(
+        self, tool: Tool, tool_use_id: str, tool_input: Mapping[str, Any], ctx: ToolContext, paths: list[str]
+    ) -> CallResult:
+        """Read, Write, Edit, Glob, Grep: every path they touch checked by `permissions`."""
+        name = tool.name
+        cwd, home = str(ctx.cwd), str(ctx.home_dir)
+        shown_input = _normalised_input(tool_input, ctx)
+        bare = any(r.tool == name and r.pattern is None for r in self.allow)
+        patterns = [r.pattern for r in self.allow if r.tool == name and r.pattern is not None]
+        if not bare and not patterns:
+            return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
+        for p in paths:
+            try:
+                check = ctx.locate(p)
+            except ValueError:  # a NUL byte: no such path can exist, nothing to run
+                return CallResult(ToolOutcome.error(f"Invalid path {p!r}: it contains a NUL byte."))
+            if any(
+                r.tool == name and r.pattern is not None and (path_matches(r.pattern, check.real, cwd, home) or path_matches(r.pattern, check.requested, cwd, home))
+                for r in self.deny
+            ):
+                return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
+            verdict = decide_path(name, check, dirs=ctx.work_dirs, bare=bare, patterns=patterns, cwd=cwd, home=home)
+            if not verdict.allowed:
+                return CallResult(ToolOutcome.error(str(verdict.message), wrap=False), Denial(name, tool_use_id, shown_input))
+        return CallResult(tool.run(tool_input, ctx))
+
+
+def _normalised_input(tool_input: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """A denial records ``file_path`` / ``path`` made absolute (``..`` folded), as Claude
+    Code 2.1.332 does (``../out/f`` is recorded as ``/abs/out/f``)."""
+    out = dict(tool_input)
+    for key in ("file_path", "path"):
+        if isinstance(out.get(key), str) and out[key]:
+            out[key] = str(ctx.resolve(out[key]))
+    return out
+
+
+def _bash_outside(command: str, ctx: ToolContext) -> str | None:
+    """Why a command only a prefix rule allows may not run: it joins or redirects
+    commands, or an argument leads outside the working directories (see
+    `permissions.bash_outside_paths`). None when it may."""
+    import shlex
+
+    if not bash_prefix_safe(command):
+        return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet: a prefix rule does not cover a command that joins, pipes or redirects commands."
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet."
+    try:
+        outside = bash_outside_paths(words, ctx.work_dirs, ctx.locate)
+    except ValueError:  # a NUL byte in an argument: bash could not be given it anyway
+        return f"Claude requested permissions to use Bash for `{command}`, but you haven't granted it yet."
+    if not outside:
+        return None
+    # Claude Code 2.1.332's words for `cat` under Bash(cat:*); tt says "access" for any command.
+    verb = "concatenate" if words[0] == "cat" else "access"
+    dirs = ", ".join(f"'{d}'" for d in (str(ctx.cwd), *map(str, ctx.add_dirs)))
+    return (
+        f"{words[0]} in '{outside[0]}' was blocked. For security, Claude Code may only {verb} files "
+        f"from the allowed working directories for this session: {dirs}."
+    )
 
 
 def _denied(name: str, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     # Claude Code 2.1.332's wording in -p mode (no prompt to ask): "... to write to <path>"
     # for the file writers, "... to use <Tool>" otherwise.
     path = tool_input.get("file_path")
-    if name in ("Write", "Edit") and isinstance(path, str):
+    if name in ("Write", "Edit") and isinstance(path, str) and path:
         msg = f"Claude requested permissions to write to {ctx.resolve(path)}, but you haven't granted it yet."
     else:
         msg = f"Claude requested permissions to use {name}, but you haven't granted it yet."

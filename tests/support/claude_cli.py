@@ -16,6 +16,8 @@ Two versions are used as references:
   key ``test-key``, and auto-update, telemetry and other non-essential traffic is off.
 - Tools are granted with ``--allowedTools`` (never ``--dangerously-skip-permissions``,
   which Claude Code refuses as root).
+  Note: a bare name there (``Read``, ``Write``) lets the tool reach paths outside the cwd
+  (2.1.332 and 2.1.197, issue 19); pass ``allowed_tools=None`` for the default checks.
 - Every run has a timeout; on expiry the whole process group is killed and
   ``ClaudeRunError`` raised with the output so far. Nothing is printed.
 - ``clock=``: the run happens at that instant, through libfaketime (Debian package
@@ -215,10 +217,14 @@ def run_claude(
     clock: datetime | None = None,
     tz: str = "UTC",
     extra_env: Mapping[str, str] | None = None,
+    allowed_tools: str | None = ALLOWED_TOOLS,
 ) -> CLIRun:
     """One ``claude -p <prompt> --output-format json`` run. ``check``: raise
-    ``ClaudeRunError`` on a non-zero exit or an error result."""
-    args = [str(cli.path), "-p", prompt, "--output-format", "json", "--allowedTools", ALLOWED_TOOLS]
+    ``ClaudeRunError`` on a non-zero exit or an error result. ``allowed_tools``: the
+    ``--allowedTools`` value (None: no such flag, Claude Code's defaults alone)."""
+    args = [str(cli.path), "-p", prompt, "--output-format", "json"]
+    if allowed_tools is not None:
+        args += ["--allowedTools", allowed_tools]
     if resume is not None:
         args += ["--resume", resume]
     if session_id is not None:

@@ -9,6 +9,10 @@ included), then run one turn and print it as ``claude -p`` does: ``text`` (the f
 answer), ``json`` (the result object) or ``stream-json`` (every event, one JSON object a
 line).
 
+The file tools stay in the working directories (the cwd and each ``--add-dir``) unless
+an allow rule names a path; a denied call is an ``is_error`` tool result and an entry of
+the result's ``permission_denials``, not an exit code (`permissions`).
+
 Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
 tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
 --max-bytes; 5 no API key or the API failed; 6 the transcript could not be appended
@@ -117,6 +121,7 @@ def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
 @click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.")
 @click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
 @click.option("--fork", "fork_", is_flag=True, help="Continue into a new session (a fork, with fresh ids); the original is not touched.")
+@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.")
 @click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="max_tokens of each model call.")
 @click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
@@ -136,6 +141,7 @@ def resume_command(
     allowed: tuple[str, ...],
     disallowed: tuple[str, ...],
     fork_: bool,
+    add_dirs: tuple[Path, ...],
     cwd_opt: Path | None,
     max_tokens: int | None,
     max_retries: int | None,
@@ -199,6 +205,7 @@ def resume_command(
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
     engine = _engine(client, registry, conv, session_id, path, cwd, chosen, system, tokens, max_turns, max_budget_usd, include_partial_messages)
+    engine.tools.add_dirs = tuple(d.resolve() for d in add_dirs)  # the working directories (`permissions`)
     try:
         with client:
             return _emit(engine.submit_message(text), output_format)
