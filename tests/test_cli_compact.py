@@ -59,7 +59,9 @@ def test_json_report_and_a_new_session_beside_the_original(config: Path) -> None
     assert set(d["bytes"]) == {"before", "conversation_before", "after"}
     assert set(d["messages"]) >= {"summarised", "kept", "key"}
     assert d["tokens"]["budget"] == 800 and d["tokens"]["kept"] <= 800
-    assert d["tokens"]["before"] > d["tokens"]["after"] and d["bytes"]["after"] < d["bytes"]["before"]
+    # The fixture's bytes are mostly attachment records a resume never sends: the file
+    # shrinks; its small conversation does not (tests/test_compact_budget.py: one that does).
+    assert d["bytes"]["after"] < d["bytes"]["before"]
     [made] = new_files(config, before)
     assert made == Path(d["output"]) and made.parent == transcript(config).parent
     assert made.name == f"{d['new_session_id']}.jsonl"
