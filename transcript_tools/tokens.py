@@ -207,6 +207,18 @@ STRING_CONTENT = -1
 _READ_BY_REBUILD = frozenset({"user", "assistant", "system", "attachment"})
 
 
+@lru_cache(maxsize=1)
+def _rebuild() -> tuple[Any, str, Any, Any, dict[str, Any]]:
+    """The rebuild and a stand-in user message, imported on first use (``tt ls`` must not
+    pay for them). The stand-in is shared: the rebuild never changes its input."""
+    from .conversation import NO_CONTENT, api_messages
+    from .lines import Entry
+
+    stub_text = {"type": "text", "text": "."}
+    stub = Entry(0, 0, b"", {"type": "user", "message": {"role": "user", "content": [stub_text]}})
+    return api_messages, NO_CONTENT, Entry, stub, stub_text
+
+
 def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[str, Any]]]:
     """What a resume sends for ``record``, by `conversation.api_messages` (the one set of
     rules for what is sent, module docstring): the indexes of its ``message.content``
@@ -214,22 +226,21 @@ def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[st
     it that it does not hold as written (a slash command's text, a queued command's
     reminder).
 
-    The record is rebuilt alone, after a stand-in user message (so what attaches to a
-    user message has one). What the rebuild does only for want of the record's real
+    The record is rebuilt alone (an attachment after a stand-in user message, so that what
+    attaches to a user message has one). What the rebuild does only for want of the record's real
     neighbours is undone: a ``tool_result`` it drops because the call is not in the
     message before, and an assistant line of thinking or blank text it drops because the
     response's other lines are not there, count as sent (in the conversation they are;
-    a response that is *only* thinking is the exception, counted though it is dropped); the synthetic results and
-    "(no content)" it adds in their place do not.
+    a response that is *only* thinking is the exception, counted though it is dropped);
+    the synthetic results and "(no content)" it adds in their place do not.
     """
-    if record.get("type") not in _READ_BY_REBUILD:
+    t = record.get("type")
+    if t not in _READ_BY_REBUILD:
         return frozenset(), []
-    from .conversation import NO_CONTENT, api_messages
-    from .lines import Entry
-
-    stub_text = {"type": "text", "text": "."}
-    stub = Entry(0, 0, b"", {"type": "user", "message": {"role": "user", "content": [stub_text]}})
-    messages, notes = api_messages([stub, Entry(1, 0, b"", dict(record))], sentinel=False)
+    api_messages, no_content, entry, stub, stub_text = _rebuild()
+    this = entry(1, 0, b"", record if isinstance(record, dict) else dict(record))
+    # Only what attaches to a user message needs one before it (the stub costs time).
+    messages, notes = api_messages([stub, this] if t == "attachment" else [this], sentinel=False)
     msg = record.get("message")
     content = msg.get("content") if isinstance(msg, Mapping) else None
     where: dict[int, int] = {}  # id of a block (or of a text string) -> content index
@@ -261,7 +272,9 @@ def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[st
                     j = where.get(id(b["text"]))
             if j is not None:
                 own.add(j)
-            elif isinstance(b, dict) and b.get("type") != "tool_result" and b.get("text") != NO_CONTENT:
+            elif isinstance(b, str):
+                added.append({"type": "text", "text": b})  # a lone text, sent as a string
+            elif isinstance(b, dict) and b.get("type") != "tool_result" and b.get("text") != no_content:
                 added.append(b)
     if isinstance(content, list):
         for n in notes:
