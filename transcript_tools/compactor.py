@@ -6,7 +6,8 @@ size is compacted in bounded memory, without loading it:
 1. *Outline* (one streaming pass): `skeleton.Skeleton` — the uuid graph and a few bytes
    a node; damaged pieces of lines are skipped and counted.
 2. *Plan*: the conversation order from the outline; `compact.plan` reads back only the
-   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokens`).
+   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokens`: what
+   `conversation.api_messages` sends for each, so attachment records cost nothing).
 3. *Digest* (a second streaming pass): only the lines holding summarised messages are
    decoded, into `digest.Digest` (and a bounded `digest.Excerpt` for a model
    summariser); their tokens are estimated from a sample (`tokens.SampledEstimate`).
