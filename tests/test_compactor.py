@@ -61,6 +61,9 @@ def copy(src: Path, tmp: Path, name: str | None = None) -> Path:
 
 def run(path: Path, mode: str = "new", keep_tokens: int = 1500, **kw: Any) -> Any:
     target = kw.pop("target", None) or Target(mode)
+    # The fixtures' conversations are small: their summaries make the request grow, and
+    # these tests are about the form (tests/test_compact_budget.py: the refusal).
+    kw.setdefault("even_if_larger", True)
     return compact_file(path, Extractive(), target, PlanOptions(keep_tokens=keep_tokens, prune=kw.pop("prune", frozenset())), now=lambda: NOW, new_id=ids(), **kw)
 
 
@@ -201,7 +204,7 @@ def test_in_place_refuses_when_the_file_changes_meanwhile(tmp_path: Path) -> Non
 
     with_line = None
     with pytest.raises(FileChanged):
-        compact_file(src, Appending(), Target("in-place"), PlanOptions(keep_tokens=1500), now=lambda: NOW, new_id=ids())
+        compact_file(src, Appending(), Target("in-place"), PlanOptions(keep_tokens=1500), now=lambda: NOW, new_id=ids(), even_if_larger=True)
     with_line = src.read_bytes()
     assert with_line.endswith(b'"mode":"normal","sessionId":"' + SID.encode() + b'"}\n')
     assert not list(src.parent.glob("*.bak"))
@@ -354,3 +357,12 @@ def test_a_file_past_the_cap_compacts_in_bounded_memory(tmp_path: Path) -> None:
     report = validate_path(Path(m_big["output"]))
     assert report.errors == 0
     assert Path(m_big["output"]).stat().st_size < 2 * 2**20
+
+
+def test_a_title_from_the_first_request_ends_on_a_whole_word() -> None:
+    from transcript_tools.compactor import title_words
+
+    text = "Please refactor the parser module so that it handles every edge case in this file properly"
+    assert title_words(text, 80) == "Please refactor the parser module so that it handles every edge case in this…"
+    assert title_words("  short\n request ", 80) == "short request"
+    assert title_words("x" * 100, 10) == "xxxxxxxxx…"

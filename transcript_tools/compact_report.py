@@ -52,6 +52,8 @@ class Result:
     repair_actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nothing_to_do: bool = False
+    #: the compaction would not shrink the request, so it was not written (compactor docstring)
+    grows: bool = False
     summary: str = ""
     seconds: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -66,6 +68,7 @@ class Result:
             "backup": str(self.backup) if self.backup else None,
             "summarizer": self.summarizer,
             "nothing_to_do": self.nothing_to_do,
+            "grows": self.grows,
             "tokens": {
                 "before": self.tokens_before,
                 "after": self.tokens_after,

@@ -33,6 +33,11 @@ Writing (`Target`):
   conversation short), and the backup is exact and free;
 - ``--dry-run``: nothing is written.
 
+A compaction whose request would not be smaller than the original's (the summary is
+no shorter than what it replaces: a small conversation, or a budget that summarises
+one message) is not written in any mode (``Result.grows`` says so), unless asked
+(``even_if_larger``).
+
 Invariants:
 - The input is never written except by ``--in-place``, and then only atomically.
 - Memory grows with the number of entries (the outline) and the kept part, never with
@@ -96,9 +101,11 @@ def compact_file(
     new_id: Callable[[], str] = lambda: str(_uuid.uuid4()),
     progress: Progress | None = None,
     in_memory: bool | None = None,
+    even_if_larger: bool = False,
 ) -> Result:
     """Compact ``path`` (module docstring). ``in_memory``: read through the in-memory
-    repair (True), stream (False), or decide by the damage found and the size (None)."""
+    repair (True), stream (False), or decide by the damage found and the size (None).
+    ``even_if_larger``: write a compaction whose request would not be smaller too."""
     started = time.perf_counter()
     options = options or PlanOptions()
     counter = counter or TokenCounter()
@@ -124,7 +131,7 @@ def compact_file(
         else:
             source = FileSource(path, sk)
         try:
-            run = _Compaction(path, sk, source, summarizer, target, options, counter, result, progress)
+            run = _Compaction(path, sk, source, summarizer, target, options, counter, result, progress, even_if_larger)
             run.run(keep, keep_first_request, new_id=new_id, now=now, snap=snap,
                     repairable=not memory and fits and in_memory is None, needs_newline=needs_newline)
         except _NeedsRepair:
@@ -155,7 +162,9 @@ class _Compaction:
         counter: TokenCounter,
         result: Result,
         progress: Progress | None,
+        even_if_larger: bool = False,
     ) -> None:
+        self.even_if_larger = even_if_larger
         self.path, self.sk, self.source = path, sk, source
         self.summarizer, self.target, self.options = summarizer, target, options
         self.counter, self.result, self.progress = counter, result, progress
@@ -335,6 +344,16 @@ class _Compaction:
             sid = self.sk.session_id or path.stem
         chunks = self.build(p, digest, summary, sid=sid, new_id=new_id, now=now())
         result.bytes_after = sum(map(len, chunks))
+        if result.tokens_after >= result.tokens_before and not self.even_if_larger:
+            # Issue 18: a plan of ~38,022 -> ~38,501 tokens is no compaction; say so, write nothing.
+            result.grows = True
+            result.new_session_id = None
+            result.notes.append(
+                f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the {result.summarised} "
+                f"message(s) it would replace, so the request would grow (~{result.tokens_before} → ~{result.tokens_after} "
+                "tokens); nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)"
+            )
+            return
         if target.mode == "dry-run":
             return
         if out_path is not None:
@@ -388,10 +407,25 @@ def _title_records(sk: Skeleton, digest: Digest, sid: str) -> list[dict[str, Any
     elif at and isinstance(at.get("aiTitle"), str):
         title = at["aiTitle"]
     elif digest.first_requests:
-        title = " ".join(digest.first_requests[0].split())[:80]
+        title = title_words(digest.first_requests[0], TITLE_CHARS)
     if title:
         out.append({"type": "custom-title", "customTitle": f"{title} (compacted)", "sessionId": sid})
     return out
+
+
+#: Longest title made from the first request (before " (compacted)").
+TITLE_CHARS = 80
+
+
+def title_words(text: str, n: int) -> str:
+    """``text`` on one line, at most ``n`` characters, cut between words (issue 18: a
+    title ended "...in thi (compacted)"); a single word longer than ``n`` is cut."""
+    line = " ".join(text.split())
+    if len(line) <= n:
+        return line
+    head = line[: n - 1]
+    cut = head.rfind(" ") if line[n - 1] != " " else n - 1
+    return (head[:cut] if cut > 0 else head).rstrip(" ,;:.-") + "…"
 
 
 def _appended(path: Path, size: int, needs_newline: bool, chunks: list[bytes]) -> Iterator[bytes]:

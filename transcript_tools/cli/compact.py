@@ -43,6 +43,7 @@ PROGRESS_FROM = 20 * 1024 * 1024
 @click.option("--instructions", help="What the model's summary should focus on (--summarizer anthropic).")
 @click.option("--exact", is_flag=True, help="Also count the result with the API's count_tokens endpoint (needs ANTHROPIC_API_KEY).")
 @click.option("--force", is_flag=True, help="With --in-place: replace the file even if it changed while tt worked.")
+@click.option("--even-if-larger", is_flag=True, help="Write the compaction even when its request would not be smaller than the original's (by default it is not written).")
 @continue_option
 @max_bytes_option
 @json_option
@@ -60,6 +61,7 @@ def compact_command(
     instructions: str | None,
     exact: bool,
     force: bool,
+    even_if_larger: bool,
     latest: bool,
     max_bytes: int,
     as_json: bool,
@@ -114,8 +116,9 @@ def compact_command(
             keep_first_request=not no_first_request,
             max_bytes=max_bytes,
             progress=progress,
+            even_if_larger=even_if_larger,
         )
-        if exact and not result.nothing_to_do:
+        if exact and not result.nothing_to_do and not result.grows:
             from ..compactor import exact_after
 
             result.tokens_after_exact = exact_after(result, client, model)
@@ -177,13 +180,17 @@ def _session_model(path: Path) -> str:
 
 def _continue(result: Any, project_dir: Path) -> list[str]:
     """Commands that continue the compacted session."""
-    if result.mode == "dry-run" or result.nothing_to_do:
+    if result.mode == "dry-run" or result.nothing_to_do or result.grows:
         return []
     sid = result.new_session_id or result.session_id
     if sid is None:
         return []
-    cmds = [f"tt resume {sid}"]
-    if result.output is not None and result.output.parent == project_dir:
+    # tt finds a session by id only in a project folder of the config dir; elsewhere, by
+    # its path (issue 18: `tt resume <id>` of an `-o small.jsonl` exited 3).
+    out = result.output
+    by_id = out is None or out.parent.parent.resolve() == store.projects_dir().resolve()
+    cmds = [f"tt resume {sid if by_id else shlex.quote(str(out))}"]
+    if out is not None and out.parent == project_dir:
         cwd = _cwd_of(result.records)
         cmds.append(f"cd {shlex.quote(cwd)} && claude --resume {sid}" if cwd else f"claude --resume {sid}")
     return cmds

@@ -32,6 +32,11 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
         for n in info["notes"]:
             out(f"  [dim]{escape(n)}[/]")
         return
+    if info.get("grows"):
+        out(f"[yellow]Not compacted[/] {escape(info['source'])}: the request would not get smaller")
+        for n in info["notes"]:
+            out(f"  [dim]{escape(n)}[/]")
+        return
     verb = {"new": "Compacted", "in-place": "Compacted in place", "dry-run": "Would compact"}[mode]
     target = info["output"] or info["source"]
     out(f"[bold green]{verb}[/] {escape(info['source'])}" + (f" → [bold]{escape(target)}[/]" if mode == "new" else ""))
