@@ -349,3 +349,76 @@ def test_the_continue_command_works_for_a_file_outside_the_config_dir(config: Pa
     inside = json.loads(tt("compact", SID, "--json", "--keep-tokens", "800", LARGER, config=config).stdout)
     assert inside["continue"][0] == f"tt resume {inside['new_session_id']}"
     assert inside["continue"][1].endswith(f"claude --resume {inside['new_session_id']}")
+
+
+PROGRESS_HEAVY = REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl"  # half of its bytes are progress lines
+
+
+def _grown_progress_heavy(tmp_path: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from grow import grow
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    src = tmp_path / "heavy.jsonl"
+    grow(PROGRESS_HEAVY, src, 1_200_000)
+    return src
+
+
+def test_progress_lines_go_first_when_nothing_is_worth_summarising(config: Path, tmp_path: Path) -> None:
+    src = _grown_progress_heavy(tmp_path)
+    original = src.read_bytes()
+    # The whole conversation fits the budget: nothing to summarise, and tt says what would help.
+    d = json.loads(tt("compact", str(src), "--dry-run", "--json", "--keep-tokens", "1000000", config=config).stdout)
+    assert d["nothing_to_do"] and not d["slim"]
+    assert any("a resume never sends" in n and "--prune progress" in n for n in d["notes"]), d["notes"]
+    # --prune progress (refused before issue 18): the conversation without them.
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    r = tt("compact", str(src), "--prune", "progress", "-o", str(out_dir), "--json", "--keep-tokens", "1000000", config=config)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["slim"] and d["messages"]["summarised"] == 0 and d["tokens"]["after"] == d["tokens"]["before"]
+    made = Path(d["output"])
+    assert src.read_bytes() == original
+    assert made.stat().st_size < len(original) * 0.6
+    records = [json.loads(x) for x in made.read_text().splitlines()]
+    assert not [x for x in records if x.get("type") == "progress" or x.get("subtype") == "compact_boundary" or x.get("isCompactSummary")]
+    assert sum(1 for x in records if x.get("parentUuid") is None and x.get("type") in ("user", "assistant")) == 1  # one chain
+    assert validate_path(made).errors == 0
+    # The same conversation as before, by tt's rebuild (the real CLI's: the claude test below).
+    from transcript_tools import conversation
+    from transcript_tools.loader import load_session
+
+    before = conversation.build(load_session(src).session).messages
+    after = conversation.build(load_session(made).session).messages
+    assert after == before
+
+
+def test_prune_progress_in_place_writes_nothing(tmp_path: Path, config: Path) -> None:
+    src = tmp_path / "p.jsonl"
+    src.write_bytes(PROGRESS_HEAVY.read_bytes())
+    r = tt("compact", str(src), "--prune", "progress", "--in-place", "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["output"] is None and any("would only grow" in n for n in d["notes"])
+    assert src.read_bytes() == PROGRESS_HEAVY.read_bytes() and not list(tmp_path.glob("*.bak"))
+
+
+@pytest.mark.claude
+def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(claude_332: ClaudeCLI, tmp_path: Path, config: Path) -> None:
+    from tests.support.oracle import compare_histories
+    from tests.support.sessions import project_folder_name
+
+    cwd = (tmp_path / "work").resolve()
+    cwd.mkdir()
+    project = tmp_path / "cc" / "projects" / project_folder_name(cwd)
+    project.mkdir(parents=True)
+    sid = "f3c5ad5e-0c5f-4b7e-a1b8-54a9e3c0c6a1"
+    orig = project / f"{sid}.jsonl"
+    orig.write_bytes(PROGRESS_HEAVY.read_bytes())
+    d = json.loads(tt("compact", str(orig), "--prune", "progress", "--json", config=config).stdout)
+    assert d["slim"] and Path(d["output"]).parent == project
+    before = resume_with_cli(claude_332, tmp_path / "cc", sid, cwd, "probe")
+    after = resume_with_cli(claude_332, tmp_path / "cc", d["new_session_id"], cwd, "probe")
+    assert len(after) == len(before) and compare_histories(before, after, labels=("original", "copy")) == ""

@@ -54,6 +54,8 @@ class Result:
     nothing_to_do: bool = False
     #: the compaction would not shrink the request, so it was not written (compactor docstring)
     grows: bool = False
+    #: the whole conversation was copied without the records a resume never sends (no summary)
+    slim: bool = False
     summary: str = ""
     seconds: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -69,6 +71,7 @@ class Result:
             "summarizer": self.summarizer,
             "nothing_to_do": self.nothing_to_do,
             "grows": self.grows,
+            "slim": self.slim,
             "tokens": {
                 "before": self.tokens_before,
                 "after": self.tokens_after,

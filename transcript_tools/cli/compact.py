@@ -19,6 +19,8 @@ from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
 from ..errors import UsageError
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, one_output, require_transcript
 
+#: The --prune name for the records a resume never sends (the name a user tries first: issue 18).
+UNSENT = "progress"
 #: Show a progress bar for files from this size on.
 PROGRESS_FROM = 20 * 1024 * 1024
 
@@ -37,7 +39,15 @@ PROGRESS_FROM = 20 * 1024 * 1024
 )
 @click.option("--keep", "keep", multiple=True, metavar="UUID", help="Always keep this message verbatim (repeatable).")
 @click.option("--no-first-request", is_flag=True, help="Do not keep the first request verbatim (it is still summarised).")
-@click.option("--prune", "prune", default="", metavar="KINDS", help="Shrink inside the kept messages first: tool-output, thinking, images (comma-separated).")
+@click.option(
+    "--prune",
+    "prune",
+    default="",
+    metavar="KINDS",
+    help="Shrink inside the kept messages first: tool-output, thinking, images (comma-separated). progress: when nothing is "
+    "worth summarising, write the whole conversation without the records a resume never sends (progress lines, logs, dead "
+    "branches; a compaction always leaves them out).",
+)
 @click.option("--summarizer", type=click.Choice(["extractive", "anthropic"]), default="extractive", show_default=True, help="extractive: offline, deterministic; anthropic: a model writes it.")
 @click.option("--model", help="Model for --summarizer anthropic and --exact (default: the session's last model).")
 @click.option("--instructions", help="What the model's summary should focus on (--summarizer anthropic).")
@@ -81,9 +91,11 @@ def compact_command(
     if instructions is not None and summarizer != "anthropic":
         raise UsageError("--instructions needs --summarizer anthropic")
     kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
-    unknown = kinds - set(PRUNE_KINDS)
+    unknown = kinds - set(PRUNE_KINDS) - {UNSENT}
     if unknown:
-        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}")
+        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join([*PRUNE_KINDS, UNSENT])}")
+    drop_unsent = UNSENT in kinds
+    kinds -= {UNSENT}
     # A dry run does not spend money on a model summary: it plans with the extractive one.
     model_summary = summarizer == "anthropic" and not dry_run
     client = _client() if model_summary or exact else None
@@ -117,8 +129,9 @@ def compact_command(
             max_bytes=max_bytes,
             progress=progress,
             even_if_larger=even_if_larger,
+            drop_unsent=drop_unsent,
         )
-        if exact and not result.nothing_to_do and not result.grows:
+        if exact and not result.nothing_to_do and not result.grows and not result.slim:
             from ..compactor import exact_after
 
             result.tokens_after_exact = exact_after(result, client, model)
