@@ -21,8 +21,9 @@ from tests.support.claude_cli import ClaudeCLI
 from tests.support.sessions import project_folder_name
 
 #: The README's table (benchmarks/bench_compact_budget.py) is 10k, 20k, 40k at 4.5 MB;
-#: here half the size, so the budgets are halved too (the conversation is ~29k tokens).
-BUDGETS = (5_000, 10_000, 20_000)
+#: here about half the size (the conversation is ~29k tokens), so the budgets stay under
+#: it. Measured: 0.80, 0.86, 0.95 (at 5k it is 0.68: one Read and its answer are ~1.6k).
+BUDGETS = (7_500, 10_000, 20_000)
 MB = 2.5
 
 
