@@ -406,7 +406,16 @@ def test_prune_progress_in_place_writes_nothing(tmp_path: Path, config: Path) ->
 
 
 @pytest.mark.claude
-def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(claude_332: ClaudeCLI, tmp_path: Path, config: Path) -> None:
+@pytest.mark.parametrize(
+    "source, args",
+    [(PROGRESS_HEAVY, []), (REAL / "claude-config-2.1.332" / "projects" / PROJECT / f"{SID}.jsonl", ["--keep-tokens", "800"])],
+    ids=["progress-heavy", "after-claude-code-compact"],
+)
+def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(
+    claude_332: ClaudeCLI, tmp_path: Path, config: Path, source: Path, args: list[str]
+) -> None:
+    # The second: a summary would grow the request, so the copy stands in; it starts with
+    # Claude Code's own boundary and summary, copied like the rest.
     from tests.support.oracle import compare_histories
     from tests.support.sessions import project_folder_name
 
@@ -416,9 +425,23 @@ def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(cl
     project.mkdir(parents=True)
     sid = "f3c5ad5e-0c5f-4b7e-a1b8-54a9e3c0c6a1"
     orig = project / f"{sid}.jsonl"
-    orig.write_bytes(PROGRESS_HEAVY.read_bytes())
-    d = json.loads(tt("compact", str(orig), "--prune", "progress", "--json", config=config).stdout)
+    orig.write_bytes(source.read_bytes())
+    d = json.loads(tt("compact", str(orig), "--prune", "progress", "--json", *args, config=config).stdout)
     assert d["slim"] and Path(d["output"]).parent == project
     before = resume_with_cli(claude_332, tmp_path / "cc", sid, cwd, "probe")
     after = resume_with_cli(claude_332, tmp_path / "cc", d["new_session_id"], cwd, "probe")
     assert len(after) == len(before) and compare_histories(before, after, labels=("original", "copy")) == ""
+
+
+def test_prune_progress_instead_of_a_summary_that_would_grow_the_request(config: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    r = tt("compact", SID, "--keep-tokens", "800", "--prune", "progress", "-o", str(out_dir), "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["slim"] and not d["grows"] and d["messages"]["summarised"] == 0
+    assert any("the whole conversation is copied instead" in n for n in d["notes"])
+    made = Path(d["output"])
+    # Gone: request logs, the history behind Claude Code's own /compact; kept: the conversation as it is.
+    assert made.parent == out_dir and made.stat().st_size < transcript(config).stat().st_size * 0.3
+    assert validate_path(made).errors == 0

@@ -357,10 +357,13 @@ class _Compaction:
             # Issue 18: a plan of ~38,022 -> ~38,501 tokens is no compaction; say so, write nothing.
             result.grows = True
             result.new_session_id = None
+            slim = self.drop_unsent and target.mode != "in-place"
             result.notes.append(
                 f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the {result.summarised} "
                 f"message(s) it would replace, so the request would grow (~{result.tokens_before} → ~{result.tokens_after} "
-                "tokens); nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)"
+                "tokens); "
+                + ("the whole conversation is copied instead" if slim else
+                   "nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)")
             )
             result.records = []
             self.without_unsent(new_id=new_id)
