@@ -14,7 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools import tokens
+from tests.resume_helpers import NOT_A_CHAIN, REAL_FILES, S332
+from transcript_tools import conversation, tokens
+from transcript_tools.lines import Entry
+from transcript_tools.reader import load
+from transcript_tools.session import Session
 from transcript_tools.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from transcript_tools.errors import ApiError
 from transcript_tools.tokens import SampledEstimate, TokenCounter, chars, count_exact
@@ -124,7 +128,66 @@ def test_records_that_are_not_sent_cost_nothing() -> None:
     assert c.record({"type": "system", "subtype": "turn_duration", "durationMs": 5}).tokens == 0
     assert c.record({"type": "custom-title", "customTitle": "t"}).tokens == 0
     assert c.record({"type": "system", "subtype": "local_command", "content": "<command-name>/x</command-name>"}).tokens > 0
-    assert c.record({"type": "attachment", "attachment": {"type": "file", "content": "some file text"}}).tokens > 0
+    # Claude Code renders attachments from its runtime, never from the file (conversation.py rule 1).
+    assert c.record({"type": "attachment", "attachment": {"type": "file", "content": "some file text"}}).tokens == 0
+    # ... except the words a user typed mid-turn, which tt sends as a reminder.
+    queued = {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "also run the tests"}}
+    reminder = conversation.api_messages(
+        [Entry(1, 0, b"", {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}), Entry(2, 0, b"", queued)]
+    )[0][0]["content"][1]["text"]
+    assert "also run the tests" in reminder
+    assert c.record(queued).tokens == c.text(reminder) + MESSAGE_OVERHEAD
+
+
+def test_the_attachment_records_of_claude_code_2_1_332_cost_nothing() -> None:
+    """The records that made `--keep-tokens 20000` keep a fraction of 20k (issue 13): a
+    prompt snapshot holds the whole system prompt and tool list, and is never sent."""
+    c = TokenCounter()
+    seen = set()
+    for r in records(S332):
+        if r.get("type") == "attachment":
+            seen.add(r["attachment"]["type"])
+            assert c.record(r).tokens == 0, r["attachment"]["type"]
+    assert {"prompt_snapshot", "skill_listing", "environment"} <= seen
+
+
+def _chain(path: Path) -> list[Entry]:
+    return Session.from_entries(load(path).entries).conversation()
+
+
+def _sent_tokens(c: TokenCounter, messages: list[dict]) -> int:
+    """Block tokens of a rebuilt conversation, less what the rebuild made up (synthetic
+    results, "(no content)"): those answer for missing neighbours, not for a record."""
+    n = 0
+    for m in messages:
+        content = m["content"]
+        for b in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            if b.get("content") == conversation.INTERRUPTED_TOOL_RESULT or b.get("text") == conversation.NO_CONTENT:
+                continue
+            n += c.block(b).tokens
+    return n
+
+
+@pytest.mark.parametrize("path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40])
+def test_record_costs_add_up_to_what_the_rebuild_sends(path: Path) -> None:
+    """One set of rules for what is sent: the costs the compaction planner budgets with
+    are, record by record, the blocks `conversation.api_messages` sends for the whole
+    conversation of every real fixture."""
+    c = TokenCounter()
+    chain = _chain(path)
+    messages, _ = conversation.api_messages(chain, sentinel=False)
+    costs = [c.record(e.record) for e in chain]
+    assert sum(sum(b.tokens for b in k.blocks) for k in costs) == _sent_tokens(c, messages)
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name[:40])
+def test_the_shortcut_for_records_the_rebuild_never_reads(path: Path) -> None:
+    """`tokens.sent_blocks` skips the rebuild for types it never reads (progress and
+    metadata lines: most of a big file); checked here against the rebuild itself."""
+    stub = Entry(0, 0, b"", {"type": "user", "message": {"role": "user", "content": "."}})
+    for e in load(path).entries:
+        if e.record.get("type") not in tokens._READ_BY_REBUILD:
+            assert conversation.api_messages([stub, e], sentinel=False)[0] == [{"role": "user", "content": "."}], e.record.get("type")
 
 
 def test_assistant_blocks() -> None:
@@ -174,6 +237,9 @@ def test_sampled_estimate_is_exact_without_sampling_and_close_with_it() -> None:
 def test_chars_and_tokens_walk_the_same_blocks(text: str) -> None:
     rec = {"type": "user", "message": {"role": "user", "content": text}}
     c = TokenCounter()
+    if not text.strip():  # a blank prompt is not sent (conversation.py rule 6)
+        assert chars(rec) == c.record(rec).tokens == 0
+        return
     assert chars(rec) == len(text) + int(MESSAGE_OVERHEAD * tokens.CHARS_PER_TOKEN)
     assert c.record(rec).tokens == c.text(text) + MESSAGE_OVERHEAD
 

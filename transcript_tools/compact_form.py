@@ -186,6 +186,40 @@ def compaction_records(
     return out
 
 
+def slim_records(
+    kept: Sequence[Mapping[str, Any]],
+    *,
+    session_id: str,
+    new_id: Callable[[], str],
+    last_prompt: str | None = None,
+    metadata: Sequence[Mapping[str, Any]] = (),
+) -> Output:
+    """The whole conversation of a new session without a summary (``--prune progress``
+    when there is nothing worth summarising): ``kept`` copied as a compaction copies its
+    kept messages (fresh uuids, each re-parented onto the one before), the first one a
+    root, then the ``last-prompt`` and title records. No boundary: nothing was cut, so a
+    resume sends the same messages; what is gone is what it never sends (progress
+    lines, dead branches, request logs ...)."""
+    mapping = {u: new_id() for u in (r.get("uuid") for r in kept) if isinstance(u, str)}
+    out = Output([], "", "", "", mapping=mapping)
+    parent: str | None = None
+    for r in kept:
+        rec = _copy(r, mapping, parent, session_id, True)  # type: ignore[arg-type]
+        out.records.append(rec)
+        parent = rec["uuid"]
+    out.copies = len(out.records)
+    out.leaf_uuid = parent or ""
+    if last_prompt and parent:
+        out.records.append({"type": "last-prompt", "lastPrompt": last_prompt, "leafUuid": parent, "sessionId": session_id})
+    for m in metadata:
+        r = dict(m)
+        r["sessionId"] = session_id
+        if isinstance(r.get("uuid"), str):
+            r["uuid"] = new_id()
+        out.records.append(r)
+    return out
+
+
 def problems(kept: Sequence[Mapping[str, Any]]) -> list[str]:
     """What in the records to copy the Messages API would reject (the validator's api
     family, judged on the kept part alone): calls without results, results without

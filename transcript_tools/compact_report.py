@@ -52,6 +52,10 @@ class Result:
     repair_actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nothing_to_do: bool = False
+    #: the compaction would not shrink the request, so it was not written (compactor docstring)
+    grows: bool = False
+    #: the whole conversation was copied without the records a resume never sends (no summary)
+    slim: bool = False
     summary: str = ""
     seconds: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -66,6 +70,8 @@ class Result:
             "backup": str(self.backup) if self.backup else None,
             "summarizer": self.summarizer,
             "nothing_to_do": self.nothing_to_do,
+            "grows": self.grows,
+            "slim": self.slim,
             "tokens": {
                 "before": self.tokens_before,
                 "after": self.tokens_after,

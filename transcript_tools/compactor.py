@@ -6,7 +6,8 @@ size is compacted in bounded memory, without loading it:
 1. *Outline* (one streaming pass): `skeleton.Skeleton` — the uuid graph and a few bytes
    a node; damaged pieces of lines are skipped and counted.
 2. *Plan*: the conversation order from the outline; `compact.plan` reads back only the
-   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokens`).
+   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokens`: what
+   `conversation.api_messages` sends for each, so attachment records cost nothing).
 3. *Digest* (a second streaming pass): only the lines holding summarised messages are
    decoded, into `digest.Digest` (and a bounded `digest.Excerpt` for a model
    summariser); their tokens are estimated from a sample (`tokens.SampledEstimate`).
@@ -31,6 +32,15 @@ Writing (`Target`):
   never leave a half-appended compaction (a boundary without its summary would cut the
   conversation short), and the backup is exact and free;
 - ``--dry-run``: nothing is written.
+
+A compaction whose request would not be smaller than the original's (the summary is
+no shorter than what it replaces: a small conversation, or a budget that summarises
+one message) is not written in any mode (``Result.grows`` says so), unless asked
+(``even_if_larger``). When nothing is worth summarising that way, ``drop_unsent``
+(``--prune progress``) writes the whole conversation, verbatim and without a summary,
+minus the records a resume never sends (``Result.slim``): the request stays the same,
+the file loses its progress lines, request logs and dead branches (issue 18: a 4 MB
+session that was 3.7 MB of progress lines).
 
 Invariants:
 - The input is never written except by ``--in-place``, and then only atomically.
@@ -95,9 +105,14 @@ def compact_file(
     new_id: Callable[[], str] = lambda: str(_uuid.uuid4()),
     progress: Progress | None = None,
     in_memory: bool | None = None,
+    even_if_larger: bool = False,
+    drop_unsent: bool = False,
 ) -> Result:
     """Compact ``path`` (module docstring). ``in_memory``: read through the in-memory
-    repair (True), stream (False), or decide by the damage found and the size (None)."""
+    repair (True), stream (False), or decide by the damage found and the size (None).
+    ``even_if_larger``: write a compaction whose request would not be smaller too.
+    ``drop_unsent`` (``--prune progress``): when nothing is worth summarising, write the
+    whole conversation without the records a resume never sends (module docstring)."""
     started = time.perf_counter()
     options = options or PlanOptions()
     counter = counter or TokenCounter()
@@ -123,7 +138,7 @@ def compact_file(
         else:
             source = FileSource(path, sk)
         try:
-            run = _Compaction(path, sk, source, summarizer, target, options, counter, result, progress)
+            run = _Compaction(path, sk, source, summarizer, target, options, counter, result, progress, even_if_larger, drop_unsent)
             run.run(keep, keep_first_request, new_id=new_id, now=now, snap=snap,
                     repairable=not memory and fits and in_memory is None, needs_newline=needs_newline)
         except _NeedsRepair:
@@ -154,7 +169,10 @@ class _Compaction:
         counter: TokenCounter,
         result: Result,
         progress: Progress | None,
+        even_if_larger: bool = False,
+        drop_unsent: bool = False,
     ) -> None:
+        self.even_if_larger, self.drop_unsent = even_if_larger, drop_unsent
         self.path, self.sk, self.source = path, sk, source
         self.summarizer, self.target, self.options = summarizer, target, options
         self.counter, self.result, self.progress = counter, result, progress
@@ -322,6 +340,7 @@ class _Compaction:
         result, target, path = self.result, self.target, self.path
         p = self.plan(self.key_nodes(keep, first_request), repairable=repairable)
         if p.nothing_to_do:
+            self.without_unsent(new_id=new_id)
             return
         digest, excerpt = self.digest(p)
         summary = self.summarizer.summarize(Material(digest, excerpt.text() if excerpt is not None else "", str(path), len(p.kept)))
@@ -334,6 +353,21 @@ class _Compaction:
             sid = self.sk.session_id or path.stem
         chunks = self.build(p, digest, summary, sid=sid, new_id=new_id, now=now())
         result.bytes_after = sum(map(len, chunks))
+        if result.tokens_after >= result.tokens_before and not self.even_if_larger:
+            # Issue 18: a plan of ~38,022 -> ~38,501 tokens is no compaction; say so, write nothing.
+            result.grows = True
+            result.new_session_id = None
+            slim = self.drop_unsent and target.mode != "in-place"
+            result.notes.append(
+                f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the {result.summarised} "
+                f"message(s) it would replace, so the request would grow (~{result.tokens_before} → ~{result.tokens_after} "
+                "tokens); "
+                + ("the whole conversation is copied instead" if slim else
+                   "nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)")
+            )
+            result.records = []
+            self.without_unsent(new_id=new_id)
+            return
         if target.mode == "dry-run":
             return
         if out_path is not None:
@@ -344,6 +378,64 @@ class _Compaction:
             result.notes.append("the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)")
         result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force)
         result.output = path
+
+
+    def without_unsent(self, *, new_id: Callable[[], str]) -> None:
+        """Nothing worth summarising: with ``drop_unsent``, write the whole conversation
+        without the records a resume never sends (`compact_form.slim_records`; the same
+        records a compaction leaves out: progress lines and everything off the
+        conversation); without it, say how much of the file they are."""
+        sk, result, target = self.sk, self.result, self.target
+        nodes = [n for n in self.conv if not sk.kind[n] & PROGRESS]
+        unsent = max(0, result.bytes_before - sum(sk.length[n] for n in nodes))
+        if not self.drop_unsent:
+            if unsent >= max(SLIM_HINT_BYTES, result.bytes_before // 4):
+                result.notes.append(
+                    f"{_mib(unsent)} of the file's {_mib(result.bytes_before)} are records a resume never sends (progress "
+                    "lines, request logs, dead branches ...): --prune progress writes a copy without them"
+                )
+            return
+        if target.mode == "in-place":
+            result.notes.append("--prune progress writes a new file: appended in place, the file would only grow")
+            return
+        records = [self.source.entry(n).record for n in nodes]
+        out_path, sid = _new_target(self.path, target.out, new_id) if target.mode == "new" else (None, new_id())
+        first = Digest()
+        for r in records:
+            first.feed(r)
+            if first.first_requests:
+                break
+        last_prompt = next((t for t in map(prompt_text, reversed(records)) if t), None)
+        out = compact_form.slim_records(
+            records, session_id=sid, new_id=new_id, last_prompt=clip(last_prompt, 200) if last_prompt else None,
+            metadata=_title_records(sk, first, sid),
+        )
+        chunks = [dumps(r) + b"\n" for r in out.records]
+        result.records = out.records
+        result.slim = True
+        result.nothing_to_do = result.grows = False
+        result.summarised = result.summary_tokens = 0
+        result.summary = ""
+        result.kept = sum(1 for r in records if r.get("type") in ("user", "assistant"))
+        result.tokens_after = result.tokens_before = result.tokens_before or result.kept_tokens_unpruned
+        result.kept_tokens = result.kept_tokens_unpruned = result.tokens_before
+        result.bytes_after = sum(map(len, chunks))
+        result.notes.append(
+            f"nothing summarised: the whole conversation, without the {len(sk) - len(nodes)} record(s) a resume never sends "
+            f"({_mib(unsent)})"
+        )
+        if out_path is not None:
+            result.new_session_id = sid
+            result.bytes_after = write_new(out_path, chunks, exclusive=True)
+            result.output = out_path
+
+
+#: Say how much of the file a resume never sends from this many bytes on (and a quarter).
+SLIM_HINT_BYTES = 256 * 1024
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.0f} KiB"
 
 
 def _usage_tokens(rec: dict[str, Any]) -> int | None:
@@ -387,10 +479,25 @@ def _title_records(sk: Skeleton, digest: Digest, sid: str) -> list[dict[str, Any
     elif at and isinstance(at.get("aiTitle"), str):
         title = at["aiTitle"]
     elif digest.first_requests:
-        title = " ".join(digest.first_requests[0].split())[:80]
+        title = title_words(digest.first_requests[0], TITLE_CHARS)
     if title:
         out.append({"type": "custom-title", "customTitle": f"{title} (compacted)", "sessionId": sid})
     return out
+
+
+#: Longest title made from the first request (before " (compacted)").
+TITLE_CHARS = 80
+
+
+def title_words(text: str, n: int) -> str:
+    """``text`` on one line, at most ``n`` characters, cut between words (issue 18: a
+    title ended "...in thi (compacted)"); a single word longer than ``n`` is cut."""
+    line = " ".join(text.split())
+    if len(line) <= n:
+        return line
+    head = line[: n - 1]
+    cut = head.rfind(" ") if line[n - 1] != " " else n - 1
+    return (head[:cut] if cut > 0 else head).rstrip(" ,;:.-") + "…"
 
 
 def _appended(path: Path, size: int, needs_newline: bool, chunks: list[bytes]) -> Iterator[bytes]:

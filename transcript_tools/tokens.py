@@ -15,9 +15,13 @@ What is counted is what a resume sends to the model (FORMAT.md §3, §5): the te
 ``message.content`` blocks, tool calls (name + JSON input), tool results (their content,
 not the UI-only ``toolUseResult``), thinking, and a flat `IMAGE_TOKENS` per image
 (Anthropic's vision docs: about width*height/750 tokens, ~1,600 for the largest images
-sent unresized). Attachments count by the text they hold (Claude Code re-renders them as
-reminder text); other ``system`` lines, ``progress`` lines and metadata records count 0
-(they are not sent).
+sent unresized). *Which* blocks are sent is not decided here: `sent_blocks` asks
+`conversation.api_messages`, the rebuild ``tt resume`` sends, so the budgets of ``tt
+compact`` count exactly what a resume sends. Attachment records (prompt snapshots holding
+the whole system prompt and tool list, skill and agent listings, environment ...) cost 0:
+Claude Code renders those from its own runtime on every request, never from the file
+(conversation.py rule 1); only a queued command's reminder is sent. ``progress`` lines,
+``system`` lines other than a slash command's, and metadata records cost 0 too.
 
 Invariants:
 - ``tiktoken`` is imported here only, and lazily (``tt ls`` must not pay for it); the
@@ -169,38 +173,116 @@ def _mix(n: int) -> int:
 
 
 def _cost(record: Mapping[str, Any], measure: Callable[[str], int], image: int, overhead: int) -> RecordCost:
-    blocks = tuple(_blocks(record, measure, image))
-    if not blocks:
-        return RecordCost(0)
+    own, added = sent_blocks(record)
+    blocks = tuple(_blocks(record, own, added, measure, image))
+    if not own and not added:
+        return RecordCost(0, blocks)  # nothing sent: no message framing either
     return RecordCost(sum(b.tokens for b in blocks) + overhead, blocks)
 
 
-def _blocks(record: Mapping[str, Any], measure: Callable[[str], int], image: int) -> Iterator[BlockCost]:
-    t = record.get("type")
-    if t == "attachment":
-        text = "\n".join(string_leaves(record.get("attachment")))
-        if text:
-            yield BlockCost("other", measure(text))
-        return
-    if t == "system":
-        # Only a slash command's lines are sent (as user text); see conversation.py rule 1.
-        c = record.get("content")
-        if record.get("subtype") == "local_command" and isinstance(c, str):
-            yield BlockCost("text", measure(c))
-        return
-    if t not in ("user", "assistant"):
-        return
+def _blocks(
+    record: Mapping[str, Any], own: frozenset[int], added: list[dict[str, Any]], measure: Callable[[str], int], image: int
+) -> Iterator[BlockCost]:
+    """One `BlockCost` per block of ``message.content`` (0 for a block that is not sent, so
+    block indexes stay those of the record), then the blocks sent for the record that it
+    does not hold as written (``own``, ``added``: `sent_blocks`)."""
     msg = record.get("message")
-    if not isinstance(msg, Mapping):
-        return
-    content = msg.get("content")
-    if isinstance(content, str):
+    content = msg.get("content") if isinstance(msg, Mapping) else None
+    if isinstance(content, str) and STRING_CONTENT in own:
         yield BlockCost("text", measure(content))
-        return
-    if not isinstance(content, list):
-        return
-    for b in content:
-        yield _block(b, measure, image)
+    elif isinstance(content, list):
+        for j, b in enumerate(content):
+            cost = _block(b, measure, image)
+            yield cost if j in own else BlockCost(cost.kind, 0)
+    kind = "other" if record.get("type") == "attachment" else "text"
+    for b in added:
+        yield BlockCost(kind, measure(_s(b.get("text")))) if b.get("type") == "text" else _block(b, measure, image)
+
+
+#: `sent_blocks`'s index for a ``message.content`` that is a string.
+STRING_CONTENT = -1
+#: Types `conversation.api_messages` reads; it makes no message of any other record
+#: (progress lines, metadata records ...), so those skip it (tests/test_tokens.py checks
+#: this shortcut against api_messages on every real fixture).
+_READ_BY_REBUILD = frozenset({"user", "assistant", "system", "attachment"})
+
+
+@lru_cache(maxsize=1)
+def _rebuild() -> tuple[Any, str, Any, Any, dict[str, Any]]:
+    """The rebuild and a stand-in user message, imported on first use (``tt ls`` must not
+    pay for them). The stand-in is shared: the rebuild never changes its input."""
+    from .conversation import NO_CONTENT, api_messages
+    from .lines import Entry
+
+    stub_text = {"type": "text", "text": "."}
+    stub = Entry(0, 0, b"", {"type": "user", "message": {"role": "user", "content": [stub_text]}})
+    return api_messages, NO_CONTENT, Entry, stub, stub_text
+
+
+def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[str, Any]]]:
+    """What a resume sends for ``record``, by `conversation.api_messages` (the one set of
+    rules for what is sent, module docstring): the indexes of its ``message.content``
+    blocks that are sent (`STRING_CONTENT` for a string content), and the blocks sent for
+    it that it does not hold as written (a slash command's text, a queued command's
+    reminder).
+
+    The record is rebuilt alone (an attachment after a stand-in user message, so that what
+    attaches to a user message has one). What the rebuild does only for want of the record's real
+    neighbours is undone: a ``tool_result`` it drops because the call is not in the
+    message before, and an assistant line of thinking or blank text it drops because the
+    response's other lines are not there, count as sent (in the conversation they are;
+    a response that is *only* thinking is the exception, counted though it is dropped);
+    the synthetic results and "(no content)" it adds in their place do not.
+    """
+    t = record.get("type")
+    if t not in _READ_BY_REBUILD:
+        return frozenset(), []
+    api_messages, no_content, entry, stub, stub_text = _rebuild()
+    this = entry(1, 0, b"", record if isinstance(record, dict) else dict(record))
+    # Only what attaches to a user message needs one before it (the stub costs time).
+    messages, notes = api_messages([stub, this] if t == "attachment" else [this], sentinel=False)
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, Mapping) else None
+    where: dict[int, int] = {}  # id of a block (or of a text string) -> content index
+    calls: dict[str, int] = {}
+    if isinstance(content, str):
+        where[id(content)] = STRING_CONTENT
+    elif isinstance(content, list):
+        for j, b in enumerate(content):
+            where[id(b)] = j
+            if isinstance(b, Mapping):
+                if isinstance(b.get("text"), str):
+                    where.setdefault(id(b["text"]), j)
+                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                    calls[b["id"]] = j  # sent as a copy (rule 4)
+    own: set[int] = set()
+    added: list[dict[str, Any]] = []
+    for m in messages:
+        c = m.get("content")
+        for b in [c] if isinstance(c, str) else c:
+            if b is stub_text:
+                continue
+            if isinstance(b, str):
+                j = where.get(id(b))
+            else:
+                j = where.get(id(b))
+                if j is None and b.get("type") == "tool_use":
+                    j = calls.get(b.get("id"))  # type: ignore[arg-type]
+                if j is None and isinstance(b.get("text"), str):
+                    j = where.get(id(b["text"]))
+            if j is not None:
+                own.add(j)
+            elif isinstance(b, str):
+                added.append({"type": "text", "text": b})  # a lone text, sent as a string
+            elif isinstance(b, dict) and b.get("type") != "tool_result" and b.get("text") != no_content:
+                added.append(b)
+    if isinstance(content, list):
+        for n in notes:
+            if n.code == "orphan-tool-result":
+                own.update(j for j, b in enumerate(content) if isinstance(b, Mapping) and b.get("tool_use_id") == n.detail)
+            elif n.code in ("orphan-thinking", "empty-message") and n.detail == "assistant":
+                own.update(range(len(content)))  # a response's thinking or blank line: sent with its other lines
+    return frozenset(own), added
 
 
 def _block(b: Any, measure: Callable[[str], int], image: int) -> BlockCost:
@@ -231,20 +313,6 @@ def _block(b: Any, measure: Callable[[str], int], image: int) -> BlockCost:
     if bt in ("image", "document"):
         return BlockCost("images", image)
     return BlockCost("other", measure(_json(b)))
-
-
-def string_leaves(value: Any, limit: int = 64) -> Iterator[str]:
-    """The strings inside a JSON value (depth-limited), for counting attachments."""
-    if limit <= 0:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from string_leaves(v, limit - 1)
-    elif isinstance(value, list):
-        for v in value:
-            yield from string_leaves(v, limit - 1)
 
 
 def _s(v: Any) -> str:

@@ -20,6 +20,8 @@ from ..errors import UsageError
 from ..session_out import names_folder
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, one_output, require_transcript
 
+#: The --prune name for the records a resume never sends (the name a user tries first: issue 18).
+UNSENT = "progress"
 #: Show a progress bar for files from this size on.
 PROGRESS_FROM = 20 * 1024 * 1024
 
@@ -38,12 +40,21 @@ PROGRESS_FROM = 20 * 1024 * 1024
 )
 @click.option("--keep", "keep", multiple=True, metavar="UUID", help="Always keep this message verbatim (repeatable).")
 @click.option("--no-first-request", is_flag=True, help="Do not keep the first request verbatim (it is still summarised).")
-@click.option("--prune", "prune", default="", metavar="KINDS", help="Shrink inside the kept messages first: tool-output, thinking, images (comma-separated).")
+@click.option(
+    "--prune",
+    "prune",
+    default="",
+    metavar="KINDS",
+    help="Shrink inside the kept messages first: tool-output, thinking, images (comma-separated). progress: when nothing is "
+    "worth summarising, write the whole conversation without the records a resume never sends (progress lines, logs, dead "
+    "branches; a compaction always leaves them out).",
+)
 @click.option("--summarizer", type=click.Choice(["extractive", "anthropic"]), default="extractive", show_default=True, help="extractive: offline, deterministic; anthropic: a model writes it.")
 @click.option("--model", help="Model for --summarizer anthropic and --exact (default: the session's last model).")
 @click.option("--instructions", help="What the model's summary should focus on (--summarizer anthropic).")
 @click.option("--exact", is_flag=True, help="Also count the result with the API's count_tokens endpoint (needs ANTHROPIC_API_KEY).")
 @click.option("--force", is_flag=True, help="With --in-place: replace the file even if it changed while tt worked.")
+@click.option("--even-if-larger", is_flag=True, help="Write the compaction even when its request would not be smaller than the original's (by default it is not written).")
 @continue_option
 @max_bytes_option
 @json_option
@@ -61,6 +72,7 @@ def compact_command(
     instructions: str | None,
     exact: bool,
     force: bool,
+    even_if_larger: bool,
     latest: bool,
     max_bytes: int,
     as_json: bool,
@@ -80,9 +92,11 @@ def compact_command(
     if instructions is not None and summarizer != "anthropic":
         raise UsageError("--instructions needs --summarizer anthropic")
     kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
-    unknown = kinds - set(PRUNE_KINDS)
+    unknown = kinds - set(PRUNE_KINDS) - {UNSENT}
     if unknown:
-        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}")
+        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join([*PRUNE_KINDS, UNSENT])}")
+    drop_unsent = UNSENT in kinds
+    kinds -= {UNSENT}
     # A dry run does not spend money on a model summary: it plans with the extractive one.
     model_summary = summarizer == "anthropic" and not dry_run
     client = _client() if model_summary or exact else None
@@ -117,8 +131,10 @@ def compact_command(
             keep_first_request=not no_first_request,
             max_bytes=max_bytes,
             progress=progress,
+            even_if_larger=even_if_larger,
+            drop_unsent=drop_unsent,
         )
-        if exact and not result.nothing_to_do:
+        if exact and not result.nothing_to_do and not result.grows and not result.slim:
             from ..compactor import exact_after
 
             result.tokens_after_exact = exact_after(result, client, model)
@@ -189,13 +205,17 @@ def _session_model(path: Path) -> str:
 
 def _continue(result: Any, project_dir: Path) -> list[str]:
     """Commands that continue the compacted session."""
-    if result.mode == "dry-run" or result.nothing_to_do:
+    if result.mode == "dry-run" or result.nothing_to_do or result.grows:
         return []
     sid = result.new_session_id or result.session_id
     if sid is None:
         return []
-    cmds = [f"tt resume {sid}"]
-    if result.output is not None and result.output.parent == project_dir:
+    # tt finds a session by id only in a project folder of the config dir; elsewhere, by
+    # its path (issue 18: `tt resume <id>` of an `-o small.jsonl` exited 3).
+    out = result.output
+    by_id = out is None or out.parent.parent.resolve() == store.projects_dir().resolve()
+    cmds = [f"tt resume {sid if by_id else shlex.quote(str(out))}"]
+    if out is not None and out.parent == project_dir:
         cwd = _cwd_of(result.records)
         cmds.append(f"cd {shlex.quote(cwd)} && claude --resume {sid}" if cwd else f"claude --resume {sid}")
     return cmds

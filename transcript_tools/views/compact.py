@@ -32,12 +32,21 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
         for n in info["notes"]:
             out(f"  [dim]{escape(n)}[/]")
         return
-    verb = {"new": "Compacted", "in-place": "Compacted in place", "dry-run": "Would compact"}[mode]
+    if info.get("grows"):
+        out(f"[yellow]Not compacted[/] {escape(info['source'])}: the request would not get smaller")
+        for n in info["notes"]:
+            out(f"  [dim]{escape(n)}[/]")
+        return
+    if info.get("slim"):
+        verb = {"new": "Copied without the records a resume never sends", "dry-run": "Would copy without the records a resume never sends"}[mode]
+    else:
+        verb = {"new": "Compacted", "in-place": "Compacted in place", "dry-run": "Would compact"}[mode]
     target = info["output"] or info["source"]
     out(f"[bold green]{verb}[/] {escape(info['source'])}" + (f" → [bold]{escape(target)}[/]" if mode == "new" else ""))
     if info["new_session_id"]:
         out(f"  session   {escape(info['new_session_id'])} [dim](new)[/]")
-    out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages")
+    if not info.get("slim"):
+        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages")
     over = " [yellow](over budget)[/]" if t["over_budget"] else ""
     out(f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}")
     exact = f" [dim](API count: {_n(t['after_exact'])})[/]" if t["after_exact"] is not None else ""
@@ -59,7 +68,8 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
         out(f"  [yellow]note:[/] {escape(n)}")
     out(f"  [dim]{escape(t['note'])}[/]")
     if mode == "dry-run":
-        _plan(out, summary, records or [])
+        if not info.get("slim"):  # a slim copy has no plan: every message is kept
+            _plan(out, summary, records or [])
         out("  [dim]dry run: nothing written[/]")
         return
     if info.get("continue"):
