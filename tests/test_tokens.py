@@ -180,6 +180,19 @@ def test_record_costs_add_up_to_what_the_rebuild_sends(path: Path) -> None:
     assert sum(sum(b.tokens for b in k.blocks) for k in costs) == _sent_tokens(c, messages)
 
 
+@pytest.mark.parametrize("path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40])
+def test_for_another_model_the_costs_leave_out_its_thinking(path: Path) -> None:
+    """A resume that continues on another model (a retired one's successor, `lifecycle`)
+    sends none of the old model's thinking: the budget counts none of it either."""
+    c = TokenCounter(model="claude-opus-5-5")
+    chain = _chain(path)
+    messages, _ = conversation.api_messages(chain, sentinel=False, model="claude-opus-5-5")
+    costs = [c.record(e.record) for e in chain]
+    assert sum(sum(b.tokens for b in k.blocks) for k in costs) == _sent_tokens(c, messages)
+    thinking = sum(b.tokens for k in costs for b in k.blocks if b.kind == "thinking")
+    assert thinking == 0 or "opus-5-5" in path.read_text(errors="replace")
+
+
 @pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name[:40])
 def test_the_shortcut_for_records_the_rebuild_never_reads(path: Path) -> None:
     """`tokens.sent_blocks` skips the rebuild for types it never reads (progress and

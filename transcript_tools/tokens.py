@@ -92,10 +92,14 @@ def _encoding() -> Any:
 
 
 class TokenCounter:
-    """Counts tokens of texts and records. Cheap to create; the encoding loads on first use."""
+    """Counts tokens of texts and records. Cheap to create; the encoding loads on first use.
 
-    def __init__(self) -> None:
+    ``model``: the model the resume will send to, when known; thinking blocks another model
+    wrote then cost nothing (they are not sent: `lifecycle` rule 3)."""
+
+    def __init__(self, model: str | None = None) -> None:
         self._enc: Any = None
+        self.model = model
 
     def text(self, s: str) -> int:
         if not s:
@@ -109,7 +113,7 @@ class TokenCounter:
 
     def record(self, record: Mapping[str, Any]) -> RecordCost:
         """What one record costs in a resumed request (0 for what is not sent)."""
-        return _cost(record, self.text, IMAGE_TOKENS, MESSAGE_OVERHEAD)
+        return _cost(record, self.text, IMAGE_TOKENS, MESSAGE_OVERHEAD, self.model)
 
     def block(self, b: Any) -> BlockCost:
         return _block(b, self.text, IMAGE_TOKENS)
@@ -172,8 +176,8 @@ def _mix(n: int) -> int:
     return z ^ (z >> 31)
 
 
-def _cost(record: Mapping[str, Any], measure: Callable[[str], int], image: int, overhead: int) -> RecordCost:
-    own, added = sent_blocks(record)
+def _cost(record: Mapping[str, Any], measure: Callable[[str], int], image: int, overhead: int, model: str | None = None) -> RecordCost:
+    own, added = sent_blocks(record, model)
     blocks = tuple(_blocks(record, own, added, measure, image))
     if not own and not added:
         return RecordCost(0, blocks)  # nothing sent: no message framing either
@@ -219,7 +223,7 @@ def _rebuild() -> tuple[Any, str, Any, Any, dict[str, Any]]:
     return api_messages, NO_CONTENT, Entry, stub, stub_text
 
 
-def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[str, Any]]]:
+def sent_blocks(record: Mapping[str, Any], model: str | None = None) -> tuple[frozenset[int], list[dict[str, Any]]]:
     """What a resume sends for ``record``, by `conversation.api_messages` (the one set of
     rules for what is sent, module docstring): the indexes of its ``message.content``
     blocks that are sent (`STRING_CONTENT` for a string content), and the blocks sent for
@@ -232,7 +236,8 @@ def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[st
     message before, and an assistant line of thinking or blank text it drops because the
     response's other lines are not there, count as sent (in the conversation they are;
     a response that is *only* thinking is the exception, counted though it is dropped);
-    the synthetic results and "(no content)" it adds in their place do not.
+    the synthetic results and "(no content)" it adds in their place do not. With
+    ``model``, thinking another model wrote is not sent (`Conversation.for_model`).
     """
     t = record.get("type")
     if t not in _READ_BY_REBUILD:
@@ -240,7 +245,7 @@ def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[st
     api_messages, no_content, entry, stub, stub_text = _rebuild()
     this = entry(1, 0, b"", record if isinstance(record, dict) else dict(record))
     # Only what attaches to a user message needs one before it (the stub costs time).
-    messages, notes = api_messages([stub, this] if t == "attachment" else [this], sentinel=False)
+    messages, notes = api_messages([stub, this] if t == "attachment" else [this], sentinel=False, model=model)
     msg = record.get("message")
     content = msg.get("content") if isinstance(msg, Mapping) else None
     where: dict[int, int] = {}  # id of a block (or of a text string) -> content index
@@ -281,8 +286,21 @@ def sent_blocks(record: Mapping[str, Any]) -> tuple[frozenset[int], list[dict[st
             if n.code == "orphan-tool-result":
                 own.update(j for j, b in enumerate(content) if isinstance(b, Mapping) and b.get("tool_use_id") == n.detail)
             elif n.code in ("orphan-thinking", "empty-message") and n.detail == "assistant":
-                own.update(range(len(content)))  # a response's thinking or blank line: sent with its other lines
+                # A response's thinking or blank line: sent with its other lines (its
+                # thinking only to the model that wrote it).
+                foreign = model is not None and not _thinking_sent(model, msg)
+                own.update(j for j, b in enumerate(content) if not (foreign and _is_thinking(b)))
     return frozenset(own), added
+
+
+def _is_thinking(b: Any) -> bool:
+    return isinstance(b, Mapping) and b.get("type") in ("thinking", "redacted_thinking")
+
+
+def _thinking_sent(model: str, msg: Any) -> bool:
+    from .lifecycle import sends_thinking
+
+    return sends_thinking(model, msg.get("model") if isinstance(msg, Mapping) else None)
 
 
 def _block(b: Any, measure: Callable[[str], int], image: int) -> BlockCost:

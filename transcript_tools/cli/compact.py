@@ -85,6 +85,7 @@ def compact_command(
     tokenizer; --exact asks the API.
     """
     from ..compactor import Target, compact_file
+    from ..tokens import TokenCounter
 
     one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
     if force and not in_place:
@@ -106,7 +107,11 @@ def compact_command(
     if out and not dry_run and names_folder(out):
         _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
     target = Target(mode, Path(out).expanduser() if out else None, force)
-    summ = _summarizer("anthropic" if model_summary else "extractive", client, model, instructions, ref.path, max_bytes)
+    # The model a resume of the result will continue on (Claude Code's, at today's clock):
+    # the budget counts only the thinking that model is sent, and a model summary is not
+    # asked of a model the API has retired.
+    resumes_on = _resumes_on(_session_model(ref.path))
+    summ = _summarizer("anthropic" if model_summary else "extractive", client, model or resumes_on, instructions, ref.path, max_bytes)
     progress = None
     bar: Any = None
     if not as_json and ref.path.stat().st_size >= PROGRESS_FROM:
@@ -133,6 +138,7 @@ def compact_command(
             progress=progress,
             even_if_larger=even_if_larger,
             drop_unsent=drop_unsent,
+            counter=TokenCounter(model=resumes_on),
         )
         if exact and not result.nothing_to_do and not result.grows and not result.slim:
             from ..compactor import exact_after
@@ -177,6 +183,14 @@ def _summarizer(name: str, client: Any, model: str | None, instructions: str | N
     if name == "extractive":
         return Extractive()
     return AnthropicSummarizer(client, model=model or _session_model(path), instructions=instructions)
+
+
+def _resumes_on(session_model: str) -> str:
+    from .. import lifecycle
+    from ..clock import system_clock
+
+    choice = lifecycle.resume_model(lifecycle.CURRENT, session_model, None, system_clock())
+    return choice.model or session_model
 
 
 def _session_model(path: Path) -> str:
