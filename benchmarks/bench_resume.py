@@ -76,7 +76,7 @@ def session_id_of(path: Path) -> str:
 def bench_tt(path: Path, runs: int) -> tuple[float, int]:
     """Median wall seconds and peak RSS (KiB) of ``tt resume --dry-run``, after checking
     once that it prints the request with the probe as its last message."""
-    args = [sys.executable, "-m", "transcript_tools", "resume", str(path), "--dry-run", "-p", PROBE]
+    args = [sys.executable, "-m", "transcript_tools", "resume", str(path), "--dry-run", "--json", "-p", PROBE]
     _, _, stdout = timed(args)
     request = orjson.loads(stdout)
     assert request["messages"][-1]["content"] == PROBE

@@ -262,7 +262,7 @@ def test_real_cli_resumes_a_session_exported_and_imported_under_another_cwd(clau
     b = load_session(other / "projects" / project_dir_name(str(work)) / f"{SID}.jsonl").session.messages()
     assert [e.uuid for e in a] == [e.uuid for e in b]
     # And `tt resume` picks it up by id, in the new cwd, with the conversation the real CLI sent.
-    r = tt("resume", SID, "-p", "Oracle probe: what do you remember?", "--dry-run", config=other, cwd=work)
+    r = tt("resume", SID, "-p", "Oracle probe: what do you remember?", "--dry-run", "--json", config=other, cwd=work)
     assert r.returncode == 0, r.stderr
     request = json.loads(r.stdout)
     assert compare_histories(imported, request["messages"], labels=("claude", "tt")) == ""

@@ -137,7 +137,7 @@ def test_text_output_and_a_prompt_from_stdin(tt: Any, config: Path, standin: Sta
 def test_dry_run_prints_the_request_and_sends_nothing(tt: Any, config: Path) -> None:
     path = transcript(config)
     before = path.read_bytes()
-    r = tt("resume", SID332, "--dry-run", "-p", "next?", "--append-system-prompt", "Be terse.", "--allowed-tools", "Bash", "--disallowed-tools", "Grep")
+    r = tt("resume", SID332, "--dry-run", "--json", "-p", "next?", "--append-system-prompt", "Be terse.", "--allowed-tools", "Bash", "--disallowed-tools", "Grep")
     assert r.code == 0, r.err
     req = r.json()
     assert list(req) == ["model", "max_tokens", "system", "tools", "messages"]
@@ -147,7 +147,7 @@ def test_dry_run_prints_the_request_and_sends_nothing(tt: Any, config: Path) -> 
     assert req["messages"][-1] == {"role": "user", "content": "next?"}
     check_api_shape(req["messages"][:-1])
     assert path.read_bytes() == before and "20 messages" in r.err
-    r2 = tt("resume", SID332, "--dry-run", "--model", "claude-haiku-4-5", "--system-prompt", "S")
+    r2 = tt("resume", SID332, "--dry-run", "--json", "--model", "claude-haiku-4-5", "--system-prompt", "S")
     assert r2.json()["model"] == "claude-haiku-4-5" and r2.json()["system"] == "S"
     assert r2.json()["messages"][-1]["role"] == "assistant"  # no prompt: the conversation as it is
 
@@ -183,7 +183,7 @@ def test_unreachable_api_is_exit_5_with_one_clear_message(tt: Any, config: Path)
     r = tt("resume", SID332, "-p", "hello", "--max-retries", "0", "--cwd", work_dir(config), env=env)
     assert r.code == 5 and r.err.startswith("tt: cannot reach the API at http://127.0.0.1:")
     # The prompt was written before the call, as Claude Code does: still a resumable session.
-    check_api_shape(json.loads(tt("resume", SID332, "--dry-run").out)["messages"])
+    check_api_shape(json.loads(tt("resume", SID332, "--dry-run", "--json").out)["messages"])
 
 
 def test_unknown_session_is_exit_3(tt: Any, config: Path) -> None:
@@ -196,22 +196,22 @@ def test_over_the_cap_is_exit_4(tt: Any, tmp_path: Path) -> None:
     b.user("p1")
     b.assistant(text("x" * 500))
     path = b.write(tmp_path / f"{SESSION}.jsonl")
-    r = tt("resume", str(path), "--dry-run", "--max-bytes", "200")
+    r = tt("resume", str(path), "--dry-run", "--json", "--max-bytes", "200")
     assert r.code == 4 and str(path) in r.err and "--max-bytes" in r.err
 
 
 def test_a_file_with_no_conversation_is_exit_4(tt: Any, tmp_path: Path) -> None:
     empty = tmp_path / f"{SESSION}.jsonl"
     empty.write_bytes(b"")
-    r = tt("resume", str(empty), "--dry-run")
+    r = tt("resume", str(empty), "--dry-run", "--json")
     assert r.code == 4 and "no conversation to resume" in r.err
 
 
 def test_usage_errors_are_exit_2(tt: Any, config: Path) -> None:
     assert tt("resume", SID332).code == 2  # no prompt
-    r = tt("resume", SID332, "--dry-run", "--allowed-tools", "Teleport")
+    r = tt("resume", SID332, "--dry-run", "--json", "--allowed-tools", "Teleport")
     assert r.code == 2 and "tt has no tool 'Teleport'" in r.err
-    assert tt("resume", "--dry-run").code == 2  # not a terminal: no picker
+    assert tt("resume", "--dry-run", "--json").code == 2  # not a terminal: no picker
 
 
 def test_max_turns_is_exit_1_with_the_result(tt: Any, config: Path, standin: StandIn) -> None:
@@ -256,7 +256,7 @@ def test_fork_continues_into_a_new_session_and_leaves_the_original(tt: Any, conf
     recs = read_records(forked)
     assert recs[-2]["message"]["content"][0]["text"].startswith("ACK") and {x.get("sessionId") for x in recs if "sessionId" in x} == {new_id}
     sent = standin.message_requests[0].messages
-    original = json.loads(tt("resume", SID332, "--dry-run").out)["messages"]
+    original = json.loads(tt("resume", SID332, "--dry-run", "--json").out)["messages"]
     assert sent[:-1] == original  # the same conversation, continued elsewhere
 
 
@@ -269,7 +269,7 @@ def test_fork_past_the_cap_keeps_the_preserved_segment(tt: Any, config: Path, st
     boundary_at = data.rindex(b'"subtype":"compact_boundary"')
     cap = len(data) - data.rindex(b"\n", 0, boundary_at) + 20_000  # the boundary and a little before it
     assert cap < len(data)
-    original = json.loads(tt("resume", SID332, "--dry-run", "--max-bytes", str(cap)).out)["messages"]
+    original = json.loads(tt("resume", SID332, "--dry-run", "--json", "--max-bytes", str(cap)).out)["messages"]
     r = tt("resume", SID332, "--fork", "--max-bytes", str(cap), "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
     assert r.code == 0, r.err
     assert standin.message_requests[0].messages[:-1] == original
@@ -313,7 +313,7 @@ def test_fork_forks_the_subagent_transcripts_as_tt_fork_does(tt: Any, config: Pa
 
 def test_continue_takes_the_latest_session_of_this_directory(tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(work_dir(config))
-    r = tt("resume", "-c", "--dry-run", "-p", "x")
+    r = tt("resume", "-c", "--dry-run", "--json", "-p", "x")
     assert r.code == 0, r.err
     assert str(transcript(config)) in r.err
 
@@ -370,7 +370,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
     assert [r["type"] for r in new] == ["user", "user", "last-prompt"]
     assert new[1]["message"]["content"] == [text("[Request interrupted by user]")]
     check_api_shape(json.loads(subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},
+        [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run", "--json"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},
         capture_output=True, timeout=60,
     ).stdout)["messages"])
 
@@ -423,11 +423,11 @@ def _thinking_blocks(req: dict[str, Any]) -> int:
 
 
 def test_a_retired_model_switches_on_its_date_with_one_line_and_no_thinking(tt: Any) -> None:
-    before = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    before = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-11-29T12:00:00Z"})
     assert before.code == 0, before.err
     assert before.json()["model"] == "claude-sonnet-4-5-20250929" and _thinking_blocks(before.json()) == 19
     assert "retired" not in before.err
-    after = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    after = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
     assert after.code == 0, after.err
     assert after.json()["model"] == "claude-opus-5-5" and _thinking_blocks(after.json()) == 0
     assert (
@@ -435,17 +435,34 @@ def test_a_retired_model_switches_on_its_date_with_one_line_and_no_thinking(tt: 
         "2.1.332 does (--model overrides); its 19 thinking block(s) are not sent\n"
     ) in after.err
     # --model overrides, and the model that wrote the thinking gets it back.
-    given = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--model", "claude-sonnet-4-5", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    given = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "--model", "claude-sonnet-4-5", env={"TT_NOW": "2026-12-01T12:00:00Z"})
     assert given.json()["model"] == "claude-sonnet-4-5" and _thinking_blocks(given.json()) == 19
     assert "retired" not in given.err
 
 
 def test_another_model_gets_no_thinking_and_says_so(tt: Any) -> None:
-    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--model", "claude-opus-4-6", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "--model", "claude-opus-4-6", env={"TT_NOW": "2026-11-29T12:00:00Z"})
     assert r.json()["model"] == "claude-opus-4-6" and _thinking_blocks(r.json()) == 0
     assert "tt: 19 thinking block(s) written by another model than claude-opus-4-6 are not sent" in r.err
 
 
 def test_a_bad_tt_now_is_a_usage_error(tt: Any) -> None:
-    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", env={"TT_NOW": "yesterday"})
+    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", env={"TT_NOW": "yesterday"})
     assert r.code == 2 and "TT_NOW='yesterday' is not an ISO 8601 date and time" in r.err
+
+
+def test_a_dry_run_for_a_person_is_a_summary_and_json_is_the_request(tt: Any) -> None:
+    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    assert r.code == 0 and r.err == ""  # everything on stdout, once
+    out = r.out.decode()
+    lines = out.splitlines()
+    assert lines[0] == f"Dry run of {SONNET_45_SESSION}: nothing sent, nothing written"
+    fields = {ln.split()[0]: ln.split(None, 1)[1] for ln in lines[1:-1]}
+    assert fields["session"].startswith("839b35f7-4dbd-4d93-9772-3c272cc87caa  (Claude Code 2.1.14)")
+    assert "is not here: tools would run in" in fields["cwd"]  # the recorded cwd is gone
+    assert fields["model"].startswith("claude-opus-5-5  (claude-sonnet-4-5-20250929 is retired since 2026-11-30")
+    request = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"}).json()
+    assert fields["request"].startswith(f"{len(request['messages'])} messages, ")
+    assert "read from byte 329782 (the last compact boundary)" in fields["request"]
+    assert fields["tools"] == "Read, Glob, Grep" and fields["prompt"] == "'go on'"
+    assert lines[-1] == "--json prints the request itself."

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..lifecycle import Clock, ModelChoice
     from ..engine import QueryEngine
     from ..tools import ToolRegistry
-from .common import continue_option, leave_to_exit, max_bytes_option
+from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -109,7 +109,7 @@ def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
 @click.option("-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin).")
 @continue_option
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`.")
-@click.option("--dry-run", is_flag=True, help="Print the request that would be sent (model, system, messages) and exit.")
+@click.option("--dry-run", is_flag=True, help="Say what would be sent (model, messages, size, tools, repairs) and exit; with --json, the request itself.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
 @click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
 @click.option(
@@ -127,6 +127,7 @@ def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
 @click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
 @click.option("--include-partial-messages", is_flag=True, help="stream-json: also print the raw stream events.")
 @max_bytes_option
+@json_option
 def resume_command(
     session: str | None,
     prompt: str | None,
@@ -147,6 +148,7 @@ def resume_command(
     max_retries: int | None,
     include_partial_messages: bool,
     max_bytes: int,
+    as_json: bool,
 ) -> int:
     """Continue SESSION headlessly through the Anthropic API and append the turn to it.
 
@@ -185,18 +187,27 @@ def resume_command(
     if fork_ and not dry_run:
         path, got = _fork(ref, max_bytes)
     conv = got.conversation.for_model(chosen)  # only the thinking blocks that model wrote
-    _say_model(choice, conv)
-    cwd = _cwd(cwd_opt, conv.cwd)
+    readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
+    model_note = _model_note(choice, conv)
+    if model_note is not None and not readable:
+        click.echo(f"tt: {model_note}", err=True)
+    cwd = _cwd(cwd_opt, conv.cwd, quiet=readable)
     system = _system(system_prompt, append_system_prompt, cwd)
     tokens = max_tokens or DEFAULT_MAX_TOKENS
     if dry_run:
         extra = [conversation.user_message(text)] if text is not None else []
         req = ModelRequest(chosen, [*conv.messages, *extra], tokens, system, registry.definitions())
-        sys.stdout.buffer.write(orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE))
-        sys.stdout.flush()
-        _summary(got, conv, path)
+        body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
+        if as_json:
+            sys.stdout.buffer.write(body)
+            sys.stdout.flush()
+            _summary(got, conv, path)
+        else:
+            _render_dry_run(got, conv, path, req, len(body), cwd, model_note, text)
         leave_to_exit(got)
         return 0
+    if as_json:
+        output_format = "json"
     assert creds is not None and text is not None
     if got.actions or got.mended or conv.mended:
         _summary(got, conv, path)  # say what was mended in memory: damage is never silent
@@ -259,7 +270,7 @@ def _engine(
     )
 
 
-def _cwd(given: Path | None, recorded: str | None) -> Path:
+def _cwd(given: Path | None, recorded: str | None, *, quiet: bool = False) -> Path:
     if given is not None:
         if not given.is_dir():
             raise UsageError(f"--cwd {given}: no such directory")
@@ -267,7 +278,7 @@ def _cwd(given: Path | None, recorded: str | None) -> Path:
     if recorded and Path(recorded).is_dir():
         return Path(recorded)
     here = Path.cwd()
-    if recorded:
+    if recorded and not quiet:
         click.echo(f"tt: the session's cwd {recorded} does not exist here; tools run in {here}", err=True)
     return here
 
@@ -303,7 +314,7 @@ def _choose_model(session_model: str | None, given: str | None, clock: Clock) ->
     return lifecycle.resume_model(table, session_model, given, clock, remap_opt_out=opt_out)
 
 
-def _say_model(choice: ModelChoice, conv: Conversation) -> None:
+def _model_note(choice: ModelChoice, conv: Conversation) -> str | None:
     """One line when the model is not the session's own, or thinking is left out."""
     from .. import lifecycle
 
@@ -313,8 +324,37 @@ def _say_model(choice: ModelChoice, conv: Conversation) -> None:
             f"{conv.thinking_not_sent} thinking block(s) written by another model than {choice.model} are not sent "
             "(the API takes a thinking block only from the model that wrote it)"
         )
-    if line is not None:
-        click.echo(f"tt: {line}", err=True)
+    return line
+
+
+def _render_dry_run(
+    got: ForResume, conv: Conversation, path: Path, req: Any, size: int, cwd: Path, model_note: str | None, prompt: str | None
+) -> None:
+    from ..views.dry_run import DryRun, render
+
+    repairs = [f"{len(got.actions)} repair(s): " + ", ".join(sorted({str(getattr(a, "fix", a)) for a in got.actions}))] if got.actions else []
+    repairs += got.mended
+    if conv.mended:
+        repairs.append(f"{len(conv.mended)} unanswered call(s) or orphan result(s) handled as Claude Code does")
+    render(
+        console(),
+        DryRun(
+            path=str(path),
+            session_id=conv.session_id,
+            version=conv.version,
+            model=req.model,
+            model_note=model_note,
+            messages=len(req.messages),
+            request_bytes=size,
+            tools=[t["name"] for t in req.tools],
+            cwd=str(cwd),
+            recorded_cwd=conv.cwd,
+            start=got.start,
+            repairs=repairs,
+            notes=sorted({n.code for n in conv.notes}),
+            prompt=prompt,
+        ),
+    )
 
 
 def _summary(got: ForResume, conv: Conversation, path: Path) -> None:
