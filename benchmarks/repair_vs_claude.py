@@ -5,7 +5,8 @@ For each damage kind (`tests.damage`), applied to a freshly generated real sessi
 compatibility bench's script, run by the real CLI against the local stand-in), the CLI
 resumes (1) the damaged file and (2) the file ``tt repair --in-place`` made of it, and we
 count the conversation blocks it sends that the undamaged session sends too, minus
-those of records the damage physically destroyed (see ``tests/test_repair_claude.py``).
+those of records the damage physically destroyed, and whether they come in order (see
+``tests/test_repair_claude.py``, which asserts every cell of the README's table).
 
     python benchmarks/repair_vs_claude.py [--versions 2.1.332 2.1.197] [--json out.json]
 
@@ -27,20 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.damage import KINDS  # noqa: E402
 from tests.support.claude_cli import find_cli  # noqa: E402
 from tests.support.sessions import generate_session  # noqa: E402
-from tests.test_repair_claude import ON_SESSION, Row, generate_thinking_session, rows  # noqa: E402
+from tests.test_repair_claude import ON_SESSION, Row, damaged_cell, generate_thinking_session, repaired_cell, rows  # noqa: E402
 from transcript_tools.diagnostics import CODES  # noqa: E402
 
 
-def _cell(n: int | None, of: int, err: str = "") -> str:
-    if n is None:
-        return f"fails ({err})" if err else "fails"
-    return f"{n}/{of}" if n == of else f"**{n}/{of}**"
-
-
 def table(results: dict[str, list[Row]]) -> str:
+    """The README's table, cell by cell as `tests/test_repair_claude.py` asserts it."""
     versions = list(results)
     head = "| damage (validate code) | tt repair fix | " + " | ".join(
-        f"CC {v}: damaged | CC {v}: repaired" for v in versions
+        f"CC {v} damaged | CC {v} repaired" for v in versions
     ) + " |"
     sep = "|---|---|" + "---|---|" * len(versions)
     out = [head, sep]
@@ -54,8 +50,7 @@ def table(results: dict[str, list[Row]]) -> str:
                 cells += ["-", "-"]
                 continue
             fixes = ", ".join(r.fixes) or CODES[kind].fix or ""
-            plus = f" (+{r.extra} from tt)" if r.extra else ""
-            cells += [_cell(r.damaged, r.expected, r.damaged_error), _cell(r.repaired, r.expected) + plus]
+            cells += [damaged_cell(r), repaired_cell(r) if not r.repaired_diff else "differs (see stderr)"]
         out.append(f"| {kind} | {fixes} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -79,7 +74,9 @@ def main() -> None:
             got += list(rows(thinking, ["split-message-noncontiguous"], root / f"scratch-thinking-{v}"))
             results[v] = got
             for r in got:
-                print(f"{v} {r.kind}: damaged {r.damaged}/{r.expected}, repaired {r.repaired}/{r.expected}", file=sys.stderr)
+                print(f"{v} {r.kind}: damaged {damaged_cell(r)}, repaired {repaired_cell(r)}", file=sys.stderr)
+                if r.repaired_diff:
+                    print(r.repaired_diff, file=sys.stderr)
     print(table(results))
     if a.json:
         a.json.write_text(json.dumps({v: [asdict(r) for r in rs] for v, rs in results.items()}, indent=2))

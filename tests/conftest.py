@@ -5,8 +5,9 @@ Generated sessions are session-scoped: made once per test run (about 10-20 s per
 version), shared by every test that asks. Tests must not change them: call
 ``session.copy_to(tmp_path)`` first. Fixtures that need a CLI skip with the reason when it
 is not installed (2.1.332 comes with the ``claude-agent-sdk`` test dependency; 2.1.197 is
-installed by ``tests/support/install_claude_197.sh``). Tests using them are marked
-``@pytest.mark.claude``.
+installed by ``tests/support/install_claude_197.sh``), except in CI (``CI=true``), where that
+skip is a failure (``tests/support/real_tools.py``). Tests using them are marked
+``@pytest.mark.claude`` (added automatically when missing).
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, ClaudeCLI, faketime_library, find_cli, npm_cache_dir
+
+# In CI a skipped test that needs a real tool fails the run (see tests/support/real_tools.py).
+from tests.support.real_tools import (  # noqa: F401  (pytest hooks, found by name here)
+    pytest_collection_modifyitems,
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+)
 from tests.support.sessions import GeneratedSession, generate_session
 from tests.support.standin import StandIn
 

@@ -52,8 +52,8 @@ def _imports(tree: ast.Module) -> set[str]:
 @pytest.mark.parametrize("name", CORE)
 def test_core_module_is_pure(name: str) -> None:
     tree = _tree(name)
-    if tree is None:
-        pytest.skip(f"{name}.py not written yet")
+    # A core module that is not there was renamed or removed: update CORE, never skip it.
+    assert tree is not None, f"core module transcript_tools/{name}(.py) not found: update CORE in this test"
     assert not (_imports(tree) & FORBIDDEN), name
     calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     assert "open" not in calls and "print" not in calls and "input" not in calls

@@ -23,7 +23,6 @@ from tests.support.standin import ApiError, Blocks, RecordedRequest, StandIn, Te
 
 MODEL = "claude-standin-1"
 HELLO: list[Any] = [{"role": "user", "content": "Hello"}]  # list[Any]: the client wants its TypedDicts
-FIXTURES = Path("/work/shared/fixtures/real")
 REPO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 
@@ -315,11 +314,10 @@ def test_copy_to_leaves_the_shared_session_alone(real_session: GeneratedSession,
 
 
 def _fixture_config(version: str) -> Path:
-    for base in (REPO_FIXTURES, FIXTURES):
-        path = base / f"claude-config-{version}"
-        if path.is_dir():
-            return path
-    pytest.skip(f"real fixture claude-config-{version} not found")
+    # The project ships these config dirs (fixtures/README.md): missing is a broken checkout.
+    path = REPO_FIXTURES / f"claude-config-{version}"
+    assert path.is_dir(), f"fixtures/real/claude-config-{version} is missing"
+    return path
 
 
 @pytest.mark.claude

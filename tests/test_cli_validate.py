@@ -105,3 +105,45 @@ def test_session_id_validates_main_and_subagents_and_all(tmp_path: Path) -> None
 def test_python_m_works_like_tt() -> None:
     r = tt("--help")
     assert r.returncode == 0 and "validate" in r.stdout
+
+
+# --- a file that is not a transcript: one rule, whether named alone or found in a folder ------
+
+OTHER_TOOL = ROOT / "fixtures" / "other-tools" / "gemini-cli-chat-pretty-printed.jsonl"
+
+
+def test_another_tools_pretty_printed_session_named_alone_is_not_a_transcript() -> None:
+    r = tt("validate", str(OTHER_TOOL))
+    assert r.returncode == 4, (r.stdout, r.stderr)
+    assert r.stderr.strip() == f"tt: {OTHER_TOOL}: pretty-printed JSON; this is not a transcript"
+    assert r.stdout == ""
+
+
+def test_the_same_file_in_a_folder_is_counted_apart_not_as_errors(tmp_path: Path) -> None:
+    # As an archive of agent sessions keeps them: another agent's beside Claude Code's.
+    shutil.copy(OTHER_TOOL, tmp_path / OTHER_TOOL.name)
+    shutil.copy(S332, tmp_path / S332.name)
+    r = tt("validate", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert r.stdout.splitlines()[-1] == "2 file(s) checked: 0 error(s), 0 warning(s); 1 not a transcript"
+    assert "not a transcript (pretty-printed JSON)" in r.stdout
+    for code in ("truncated-record", "garbage", "torn-tail"):
+        assert code not in r.stdout
+    doc = json.loads(tt("validate", "--json", str(tmp_path)).stdout)
+    assert (doc["errors"], doc["warnings"], doc["not_transcripts"]) == (0, 0, 1)
+    real, other = sorted(doc["files"], key=lambda f: Path(f["path"]).name)  # 4cd0c8e6… before gemini…
+    assert (other["not_transcript"], other["diagnostics"], other["errors"]) == ("pretty-printed JSON", [], 0)
+    assert real["not_transcript"] is None and real["entries"] > 0
+
+
+def test_a_folder_with_a_real_error_and_another_tools_file_still_exits_1(tmp_path: Path) -> None:
+    shutil.copy(OTHER_TOOL, tmp_path / OTHER_TOOL.name)
+    shutil.copy(DAMAGED / "nul-run.jsonl", tmp_path / "nul-run.jsonl")
+    r = tt("validate", "-q", str(tmp_path))
+    assert r.returncode == 1
+    assert r.stdout.strip() == "2 file(s) checked: 1 error(s), 0 warning(s); 1 file(s) with errors; 1 not a transcript"
+
+
+def test_other_commands_name_it_the_same_way() -> None:
+    r = tt("show", str(OTHER_TOOL))
+    assert r.returncode == 4 and "pretty-printed JSON; this is not a transcript" in r.stderr

@@ -6,7 +6,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.lines import decode_line
+from transcript_tools.lines import decode_line, looks_like
 
 REC = b'{"type":"user","uuid":"11111111-1111-4111-8111-111111111111","sessionId":"s","message":{"role":"user","content":"hi"}}'
 REC2 = b'{"type":"assistant","uuid":"22222222-2222-4222-8222-222222222222","parentUuid":"11111111-1111-4111-8111-111111111111","sessionId":"s","message":{"role":"assistant","content":[{"type":"text","text":"yo"}]}}'
@@ -125,3 +125,28 @@ def test_damaged_real_shaped_line_keeps_every_whole_record(cut: int, junk: bytes
     # (JSON whitespace before it, e.g. a stray CR, belongs to the record's bytes.)
     assert d.entries and d.entries[-1].raw.endswith(REC) and not d.entries[-1].raw[: -len(REC)].strip(b" \t\r")
     assert d.entries[-1].record == orjson.loads(REC)
+
+
+# --- naming a file that is not a transcript -------------------------------------------------
+
+
+def test_looks_like_names_what_the_file_is() -> None:
+    pretty = orjson.dumps({"sessionId": "s", "messages": [{"type": "user", "content": "hi"}]}, option=orjson.OPT_INDENT_2)
+    cases = {
+        b"": "an empty file",
+        b"\0" * 300: "NUL bytes only",
+        b"\x7fELF\x02\x01\x01\0\0\0": "binary data",
+        bytes(range(0x80, 0x100)) * 4: "binary data",
+        pretty: "pretty-printed JSON",
+        b'[\n  {"a": 1}\n]\n': "a pretty-printed JSON array",
+        b'[{"a": 1}, {"b": 2}]\n': "a JSON array",
+        b"[1]\n[2]\n": "JSON arrays, one a line",
+        b'{"type":"user","message":{"content":"cut': "an incomplete JSON object",
+        b'"a string"\n42\n': "JSON values that are not objects",
+        b"# Notes\n\nSome markdown.\n": "text that is not JSON",
+        b"\n\n  \n": "blank lines only",
+    }
+    for head, want in cases.items():
+        assert looks_like(head, len(head)) == want, head[:40]
+    # A head cut inside a multi-byte character is still text.
+    assert looks_like(("# é" * 10).encode()[:-1], 1000) == "text that is not JSON"

@@ -49,19 +49,10 @@ REPO = HERE.parents[1]
 SCHEMA_DIR = REPO / "schemas"
 
 
-def _fixture_root() -> Path | None:
-    # The project's copy (renamed by scenario) wins over ../shared, which has the upstream names.
-    for root in (REPO / "fixtures" / "real", HERE.parents[2] / "shared" / "fixtures" / "real"):
-        if any(root.rglob("*.jsonl")):
-            return root
-    return None
+FIXTURES = REPO / "fixtures" / "real"
 
 
-FIXTURES = _fixture_root()
-needs_fixtures = pytest.mark.skipif(FIXTURES is None, reason="no real fixtures (fixtures/real or ../shared)")
-
-# The two hand-written files, known by content because their names differ between ../shared and
-# fixtures/real.
+# The two hand-written files, known by content (fixtures/README.md names their origin).
 EDGE_CASES = "808c6401ac9a1920d44641c6146edc490f927b88e189539650409718d961646b"
 # daaain/claude-code-log test/test_data/edge_cases.jsonl (fixtures/real:
 # handwritten-edge-cases-not-object-lines.jsonl): deliberately broken lines.
@@ -99,7 +90,6 @@ PLACEHOLDER_TIMESTAMP = f"timestamp: '{PLACEHOLDER}' is not a valid RFC 3339 tim
 
 
 def _fixture_files() -> list[Path]:
-    assert FIXTURES is not None
     return sorted(FIXTURES.rglob("*.jsonl"))
 
 
@@ -231,7 +221,6 @@ def test_default_checker_is_built_once() -> None:
 # --------------------------------------------------------------------------- real fixtures
 
 
-@needs_fixtures
 def test_every_real_fixture_line_fits_except_the_pinned_hand_written_ones() -> None:
     seen: set[str] = set()
     for path in _fixture_files():
@@ -249,7 +238,6 @@ def test_every_real_fixture_line_fits_except_the_pinned_hand_written_ones() -> N
     assert {EDGE_CASES, COMPOSITE} <= seen, "the hand-written fixtures were changed or are missing"
 
 
-@needs_fixtures
 def test_placeholder_timestamps_are_the_only_other_composite_failures() -> None:
     path = next(p for p in _fixture_files() if _digest(p) == COMPOSITE)
     failing = {n for n, v in _lines(path) if _errors(v)}
@@ -258,7 +246,6 @@ def test_placeholder_timestamps_are_the_only_other_composite_failures() -> None:
     assert failing == placeholder | set(EXPECTED_INVALID[COMPOSITE])
 
 
-@needs_fixtures
 def test_fixtures_cover_every_major_type_and_subagent_files() -> None:
     kinds = {v.get("type") for _, _, v in _all_records() if isinstance(v, dict)}
     assert {
@@ -276,7 +263,6 @@ def test_fixtures_cover_every_major_type_and_subagent_files() -> None:
     assert any("subagents" in name for name, _, _ in _all_records())
 
 
-@needs_fixtures
 def test_reference_validator_agrees_with_the_fast_path_on_every_fixture_line() -> None:
     for name, number, value in _all_records():
         assert REFERENCE.is_valid(value) == (not _errors(value)), f"{name}:{number}"
@@ -647,7 +633,7 @@ def test_fast_schemas_keep_no_refs_to_other_files() -> None:
 
 
 def _small_records() -> list[Any]:
-    records = [v for _, _, v in _all_records() if len(orjson.dumps(v)) < 20_000] if FIXTURES else []
+    records = [v for _, _, v in _all_records() if len(orjson.dumps(v)) < 20_000]
     return records + copy.deepcopy(GOOD_LINES)
 
 
@@ -699,7 +685,6 @@ def test_fast_path_agrees_with_the_reference_on_mutated_records(data: st.DataObj
     assert fast_ok == REFERENCE.is_valid(record), orjson.dumps(record)[:500]
 
 
-@needs_fixtures
 def test_fast_path_agrees_with_the_reference_on_every_single_field_deletion() -> None:
     # One record per shape (type, subtype, data.type, attachment.type, first block type), then
     # every key deleted in turn: this reaches each `required` and each if/then branch.

@@ -2,12 +2,9 @@
 
 ccusage (npm, real) is the oracle for token totals and cost: it runs on the same files
 laid out in a temp config dir when it is installed, and the test says why it skipped
-when it is not. Install (what .ci/run does):
-
-    mkdir -p .cache/ccusage && cd .cache/ccusage && echo '{"private":true}' > package.json \\
-      && npm install ccusage@20.0.24
-
-(20.0.24: the newest release whose native linux-x64 binary is on the registry.)
+when it is not (in CI that skip is a failure: tests marked ``ccusage``). Install (what
+.ci/run does): ``tests/support/install_ccusage.sh`` (20.0.24: the newest release whose
+native linux-x64 binary is on the registry).
 """
 
 from __future__ import annotations
@@ -194,7 +191,9 @@ def test_session_stats_reads_subagent_files_and_reports_damage(tmp_path: Path) -
 
 
 def ccusage_bin() -> str | None:
-    for cand in (os.environ.get("TT_CCUSAGE"), str(ROOT / ".cache/ccusage/node_modules/.bin/ccusage"), shutil.which("ccusage")):
+    # Where tests/support/install_ccusage.sh puts it: $TT_CACHE/ccusage, else <repo>/.cache/ccusage.
+    cache = Path(os.environ.get("TT_CACHE") or ROOT / ".cache")
+    for cand in (os.environ.get("TT_CCUSAGE"), str(cache / "ccusage/node_modules/.bin/ccusage"), shutil.which("ccusage")):
         if cand and Path(cand).exists():
             return cand
     return None
@@ -203,8 +202,7 @@ def ccusage_bin() -> str | None:
 def run_ccusage(config: Path, what: str) -> dict:  # type: ignore[type-arg]
     exe = ccusage_bin()
     if exe is None:
-        pytest.skip("ccusage not installed: mkdir -p .cache/ccusage && cd .cache/ccusage && "
-                    "echo '{\"private\":true}' > package.json && npm install ccusage@20.0.24")
+        pytest.skip("ccusage not installed: run tests/support/install_ccusage.sh")
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TZ")}
     env["CLAUDE_CONFIG_DIR"] = str(config)
     # --offline: its bundled price table; never the network.
@@ -238,6 +236,7 @@ def lay_out(src: Path, dest: Path) -> list[Path]:
 PRICE_DISAGREEMENTS: dict[str, str] = {}
 
 
+@pytest.mark.ccusage
 @pytest.mark.parametrize("src", layouts(), ids=lambda p: p.name[:40])
 def test_totals_equal_ccusage(src: Path, tmp_path: Path) -> None:
     mains = lay_out(src, tmp_path)
@@ -259,6 +258,7 @@ def test_totals_equal_ccusage(src: Path, tmp_path: Path) -> None:
     assert differ == {u.model for u in compared if u.model in PRICE_DISAGREEMENTS}
 
 
+@pytest.mark.ccusage
 def test_per_session_totals_equal_ccusage_with_subagents(tmp_path: Path) -> None:
     mains = lay_out(REAL / "claude-config-2.1.332", tmp_path)
     cc = {s["period"]: s for s in run_ccusage(tmp_path, "session")["session"]}
@@ -269,7 +269,29 @@ def test_per_session_totals_equal_ccusage_with_subagents(tmp_path: Path) -> None
         assert st.subagent_tokens().total > 0
 
 
-def test_cost_is_the_pricing_tables() -> None:
+# Costs, computed by hand from Anthropic's published price table (USD per million tokens;
+# https://www.anthropic.com/pricing, as read on 2026-11-29):
+#   Claude Opus 4.5/4.6:  input $5, output $25, cache write 5 min $6.25, 1 h $10, cache read $0.50
+#   Claude Sonnet 4.5:    input $3, output $15, cache write 5 min $3.75, 1 h $6,  cache read $0.30
+
+
+def test_cost_of_a_real_session_by_hand() -> None:
     st = session_stats(REAL / "v2.1.38-tool-heavy.jsonl")
-    for u in st.by_model():
-        assert u.cost == cost_usd(u.model, u.tokens)
+    [u] = st.by_model()
+    # These token totals equal ccusage's on this file (test_totals_equal_ccusage); every cache
+    # write of this session has the 1-hour TTL (usage.cache_creation.ephemeral_1h_input_tokens).
+    assert u.model == "claude-opus-4-6"
+    assert u.tokens == Tokens(input=54, output=212, cache_write=17696, cache_read=88231, cache_write_1h=17696)
+    # 54 × $5 + 212 × $25 + 17,696 × $10 + 88,231 × $0.50 = 270 + 5,300 + 176,960 + 44,115.5
+    # = 226,645.5 µ$ → $0.2266455
+    assert u.cost == pytest.approx(0.2266455, rel=1e-12)
+
+
+def test_cost_of_each_kind_of_token_by_hand() -> None:
+    t = Tokens(input=1000, output=2000, cache_write=3000, cache_read=10000, cache_write_1h=1000)
+    # Sonnet 4.5: 1,000 × $3 + 2,000 × $15 + 2,000 (5-min writes) × $3.75 + 1,000 (1-h) × $6
+    # + 10,000 × $0.30 = 3,000 + 30,000 + 7,500 + 6,000 + 3,000 = 49,500 µ$
+    assert cost_usd("claude-sonnet-4-5-20250929", t) == pytest.approx(0.0495, rel=1e-12)
+    # Opus 4.5: 5,000 + 50,000 + 12,500 + 10,000 + 5,000 = 82,500 µ$
+    assert cost_usd("claude-opus-4-5-20251101", t) == pytest.approx(0.0825, rel=1e-12)
+    assert cost_usd("a-model-nobody-prices", t) is None

@@ -4,12 +4,14 @@ sampled estimate, and ``count_exact`` through tt's client against the local stan
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
+import tiktoken
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,8 +99,53 @@ def test_known_counts() -> None:
 
 def test_long_texts_are_estimated_by_length() -> None:
     c = TokenCounter()
-    s = "x" * (tokens.LONG_TEXT + 7)
-    assert c.text(s) == int(len(s) / tokens.CHARS_PER_TOKEN) + 1
+    s = "x" * 2_000_007  # past LONG_TEXT (2,000,000 characters): not tokenized
+    # 3.5 characters a token (measured on real transcripts, below): 2,000,007 / 3.5 =
+    # 571,430.57 → 571,430, plus one for the remainder.
+    assert c.text(s) == 571_431
+
+
+def _conversation_text(value: object) -> Iterator[str]:
+    """Text blocks and tool-result texts: what a long text in a transcript is made of."""
+    if isinstance(value, dict):
+        if value.get("type") == "text" and isinstance(value.get("text"), str):
+            yield value["text"]
+        elif value.get("type") == "tool_result" and isinstance(value.get("content"), str):
+            yield value["content"]
+        else:
+            for v in value.values():
+                yield from _conversation_text(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _conversation_text(v)
+
+
+def test_the_length_estimate_is_near_the_tokenizer_on_real_text() -> None:
+    # The rate behind the estimate (CHARS_PER_TOKEN), measured here independently: tiktoken's
+    # own count of the conversation text of the real transcripts with 30,000+ characters of it.
+    enc = tiktoken.get_encoding(tokens.ENCODING)
+    pooled_chars = pooled_tokens = 0
+    for path in sorted(REAL.glob("v*.jsonl")):
+        text = "\n".join(
+            t
+            for line in path.read_bytes().splitlines()
+            if isinstance(rec := _json_or_none(line), dict) and isinstance(rec.get("message"), dict)
+            for t in _conversation_text(rec["message"].get("content"))
+        )
+        if len(text) < 30_000:
+            continue
+        n = len(enc.encode_ordinary(text))
+        assert 3.2 <= len(text) / n <= 4.1, (path.name, len(text) / n)  # 3.29-3.53 when written
+        pooled_chars, pooled_tokens = pooled_chars + len(text), pooled_tokens + n
+    assert pooled_chars > 1_000_000
+    assert abs(pooled_chars / pooled_tokens - 3.5) < 0.15  # 3.47 when written
+
+
+def _json_or_none(line: bytes) -> object:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def test_what_a_record_costs_by_kind() -> None:
@@ -253,7 +300,8 @@ def test_chars_and_tokens_walk_the_same_blocks(text: str) -> None:
     if not text.strip():  # a blank prompt is not sent (conversation.py rule 6)
         assert chars(rec) == c.record(rec).tokens == 0
         return
-    assert chars(rec) == len(text) + int(MESSAGE_OVERHEAD * tokens.CHARS_PER_TOKEN)
+    # The 4-token message overhead at 3.5 characters a token: 14 characters.
+    assert chars(rec) == len(text) + 14
     assert c.record(rec).tokens == c.text(text) + MESSAGE_OVERHEAD
 
 

@@ -25,7 +25,7 @@ from transcript_tools import store, worktrees
 from transcript_tools.catalog import list_sessions, project_dirs
 from transcript_tools.errors import NotFound
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read")
+pytestmark = [pytest.mark.git, pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read")]
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 SESSION = REAL / "v2.1.38-tool-heavy.jsonl"  # a session the SDK lists (it has a title)

@@ -5,6 +5,8 @@ Invariants:
   re-reads only what follows the last compact boundary).
 - Never writes; never raises for damage (that is what Diagnostics are for), only for
   files that cannot be read at all (`NotFound`, `Unreadable`).
+- A file in which no line is a whole JSON object is not a transcript: its report has
+  ``not_transcript`` (what it looks like) and no diagnostics, whoever asks.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
+from .lines import LOOKS_LIKE_BYTES, looks_like
+from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw, read_head_tail
 from .session import session_id_from_name
 from .siblings import found_elsewhere
 from .validate import Report, Validator
@@ -59,7 +62,15 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         if start is not None:
             v.feed_facts(iter_lines(path, start))
         # Parents Claude Code wrote in another file of the session are links, not damage.
-        return v.finish(lambda keys: found_elsewhere(path, keys))
+        report = v.finish(lambda keys: found_elsewhere(path, keys))
     finally:
         if was_enabled:
             gc.enable()
+    if report.entries == 0:
+        # The one rule for "not a transcript" (tt validate FILE, DIR, --all alike): no line
+        # is a whole JSON object. Listing each line of such a file as damage (a pretty-printed
+        # JSON file is a hundred truncated records) would describe a file it is not.
+        head, _, _ = read_head_tail(path, LOOKS_LIKE_BYTES)
+        report.not_transcript = looks_like(head, report.size)
+        report.diagnostics = []
+    return report

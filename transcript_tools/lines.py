@@ -359,3 +359,43 @@ def has_surrogates(value: Any) -> bool:
     found = [False]
     _replace_surrogates(value, found)
     return found[0]
+
+
+#: How much of a file `looks_like` reads: enough to see a pretty-printed object's first
+#: lines or a binary header, small enough to cost nothing next to the validation pass.
+LOOKS_LIKE_BYTES = 8192
+
+
+def looks_like(head: bytes, size: int) -> str:
+    """What a file in which no line is a whole JSON object looks like, from its first bytes.
+
+    Such a file is not a transcript (Claude Code writes one JSON object per line); this names
+    it for the message, so a user sees at once that it is another tool's file (e.g. the
+    pretty-printed JSON other agents keep their sessions in, archived beside Claude Code's)
+    rather than a damaged session. ``head`` is the first `LOOKS_LIKE_BYTES` of the file.
+    """
+    if size == 0:
+        return "an empty file"
+    if not head.strip(b"\0"):
+        return "NUL bytes only"
+    if b"\0" in head:
+        return "binary data"
+    text = head.decode("utf-8", errors="replace")
+    # The head may end inside a multi-byte character: one replacement at the very end is that.
+    if "\ufffd" in text.rstrip("\ufffd") or text.count("\ufffd") > 3:
+        return "binary data"
+    lines = [ln for ln in text.removeprefix("\ufeff").splitlines() if ln.strip()]
+    if not lines:
+        return "blank lines only"
+    first = lines[0].strip()
+    if first[0] in "{[":
+        # A value spread over lines: the first line opens it alone, or the next is indented.
+        if len(lines) > 1 and (first in ("{", "[") or lines[1][:1] in (" ", "\t")):
+            return "pretty-printed JSON" if first[0] == "{" else "a pretty-printed JSON array"
+        if first[0] == "[" and _is_json(first):
+            return "a JSON array" if len(lines) == 1 else "JSON arrays, one a line"
+        # One line that starts a value and never ends it: a record torn by a crash.
+        return f"an incomplete JSON {'object' if first[0] == '{' else 'array'}"
+    if _is_json(first):
+        return "JSON values that are not objects"
+    return "text that is not JSON"

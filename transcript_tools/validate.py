@@ -56,6 +56,9 @@ class Report:
     past_cap: bool = False
     api_checked: bool = True
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Set when no line is a whole JSON object: what the file looks like instead
+    #: (`lines.looks_like`). Such a file is not a transcript, so it has no diagnostics.
+    not_transcript: str | None = None
 
     @property
     def errors(self) -> int:
@@ -79,6 +82,7 @@ class Report:
             "is_subagent": self.is_subagent,
             "past_cap": self.past_cap,
             "api_checked": self.api_checked,
+            "not_transcript": self.not_transcript,
             "errors": self.errors,
             "warnings": self.warnings,
             "diagnostics": [d.to_dict() for d in self.diagnostics],

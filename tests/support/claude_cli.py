@@ -4,9 +4,10 @@ Two versions are used as references:
 - 2.1.332, bundled in the ``claude-agent-sdk==0.2.189`` wheel at
   ``claude_agent_sdk/_bundled/claude`` (a test dependency of tt);
 - 2.1.197, from npm (``@anthropic-ai/claude-code@2.1.197``), installed by
-  ``tests/support/install_claude_197.sh`` into ``$TT_CLAUDE_CACHE`` or
-  ``<repo>/.cache/claude-code-2.1.197``.
-``find_cli(version)`` returns None when one is not there; tests then skip.
+  ``tests/support/install_claude_197.sh`` into ``$TT_CLAUDE_CACHE``, else
+  ``$TT_CACHE/claude-code-2.1.197``, else ``<repo>/.cache/claude-code-2.1.197``.
+``find_cli(version)`` returns None when one is not there; tests then skip (a failure in CI:
+``tests/support/real_tools.py``).
 
 ``run_claude`` runs one ``claude -p`` turn in a ``Sandbox`` (a temp ``HOME`` with
 ``CLAUDE_CONFIG_DIR=<home>/.claude`` and its own ``TMPDIR``). Invariants:
@@ -118,8 +119,12 @@ def bundled_cli() -> ClaudeCLI | None:
 
 
 def npm_cache_dir() -> Path:
+    """Where install_claude_197.sh puts 2.1.197: $TT_CLAUDE_CACHE, else $TT_CACHE/claude-code-2.1.197,
+    else <repo>/.cache/claude-code-2.1.197."""
     configured = os.environ.get("TT_CLAUDE_CACHE")
-    return Path(configured) if configured else REPO_ROOT / ".cache" / f"claude-code-{NPM_VERSION}"
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("TT_CACHE") or REPO_ROOT / ".cache") / f"claude-code-{NPM_VERSION}"
 
 
 def npm_cli(cache: Path | None = None) -> ClaudeCLI | None:

@@ -4,16 +4,18 @@
 # The compatibility bench (tests/support/claude_cli.py) runs this pinned CLI next to
 # 2.1.332 (bundled in the claude-agent-sdk wheel). The folder is
 #   $TT_CLAUDE_CACHE                      when set, else
+#   $TT_CACHE/claude-code-2.1.197         when set, else
 #   <repo>/.cache/claude-code-2.1.197     (.cache/ is git-ignored).
 # Idempotent: when the installed package.json already says 2.1.197 it does nothing.
 # Failure (no npm, registry unreachable) is reported and exits non-zero; the tests
-# that need this CLI then skip with a reason, so a caller may choose to ignore it.
+# that need this CLI then skip with a reason, except in CI (CI=true), where .ci/run stops
+# and such a skip fails the run (tests/support/real_tools.py).
 set -euo pipefail
 
 version="2.1.197"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-cache="${TT_CLAUDE_CACHE:-$repo/.cache/claude-code-$version}"
+cache="${TT_CLAUDE_CACHE:-${TT_CACHE:-$repo/.cache}/claude-code-$version}"
 pkg="$cache/node_modules/@anthropic-ai/claude-code"
 
 # The npm package is a wrapper: its postinstall (install.cjs, local file copies only)
@@ -29,7 +31,7 @@ if [ "$(installed_version)" = "$version" ]; then
 fi
 
 if ! command -v npm >/dev/null 2>&1; then
-    echo "install_claude_197: npm not found; the 2.1.197 tests will be skipped" >&2
+    echo "install_claude_197: npm not found" >&2
     exit 1
 fi
 

@@ -1,7 +1,7 @@
 """The scripted "model" the stand-in plays when no reply is queued.
 
-It is the same protocol Claude Code's real runs in ``/work/shared/fixtures/real`` were
-recorded with, so a test can drive the real CLI with prompts alone:
+It is the same protocol the project's real config-dir fixtures (``fixtures/real/claude-config-*``)
+were recorded with, so a test can drive the real CLI with prompts alone:
 
 - the newest user message holds a ``tool_result``    -> text ``TOOL-RESULT-SEEN n=<len(messages)>``
 - its text has a line ``TOOL:<Name> <json input>``  -> a ``tool_use`` of that tool

@@ -54,7 +54,9 @@ def validate_command(
 ) -> int:
     """Check transcripts: TARGETS are files, session ids (or prefixes) or directories.
 
-    Exit 0 when no errors (warnings allowed), 1 when errors were found.
+    Exit 0 when no errors (warnings allowed), 1 when errors were found. A file in which no
+    line is a JSON object is not a transcript: named alone, exit 4; in a directory, counted
+    apart ("N not a transcript"), not as errors.
     """
     if not targets and not all_:
         raise click.UsageError("name a file, a session id or a directory (or --all)")
@@ -72,7 +74,14 @@ def validate_command(
     else:
         reports = [_one(p, max_bytes, not no_schema, single=len(paths) == 1) for p in paths]
     if as_json:
-        emit_json({"files": [r.to_dict() for r in reports], "errors": sum(r.errors for r in reports), "warnings": sum(r.warnings for r in reports)})
+        emit_json(
+            {
+                "files": [r.to_dict() for r in reports],
+                "errors": sum(r.errors for r in reports),
+                "warnings": sum(r.warnings for r in reports),
+                "not_transcripts": sum(1 for r in reports if r.not_transcript is not None),
+            }
+        )
     else:
         render_reports(console(), reports, quiet=quiet)
     return 1 if any(r.errors for r in reports) else 0
@@ -80,10 +89,9 @@ def validate_command(
 
 def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
     r = validate_path(path, cap=cap, schema=schema)
-    # A file with no record at all is not a transcript; say so plainly rather than
-    # list every line of it (random bytes, an empty file).
-    if r.entries == 0 and single:
-        if r.size == 0:
-            raise Unreadable(f"{path}: empty file, not a transcript")
-        raise Unreadable(f"{path}: no JSON record in {r.lines} line(s); this is not a transcript")
+    # Not a transcript (`check.validate_path` decides, for every path alike): alone, it is
+    # most likely the wrong file, so one error (exit 4); among others (a folder, --all) it
+    # is counted apart in the summary, neither an error nor a clean file.
+    if r.not_transcript is not None and single:
+        raise Unreadable(f"{path}: {r.not_transcript}; this is not a transcript")
     return r

@@ -41,10 +41,12 @@ def render_reports(con: Any, reports: list[Report], *, quiet: bool = False) -> N
     errs = sum(r.errors for r in reports)
     warns = sum(r.warnings for r in reports)
     bad = sum(1 for r in reports if r.errors)
-    colour = "red" if errs else "yellow" if warns else "green"
+    others = sum(1 for r in reports if r.not_transcript is not None)
+    colour = "red" if errs else "yellow" if warns or others else "green"
     con.print(
         f"[{colour}]{files} file(s) checked: {errs} error(s), {warns} warning(s)"
         + (f"; {bad} file(s) with errors" if bad else "")
+        + (f"; {others} not a transcript" if others else "")
         + "[/]"
     )
 
@@ -57,7 +59,10 @@ def _table(reports: list[Report]) -> Table:
     t.add_column("warnings", justify="right")
     t.add_column("status")
     for r in reports:
-        status = "[red]errors[/]" if r.errors else "[yellow]warnings[/]" if r.warnings else "[green]clean[/]"
+        if r.not_transcript is not None:
+            status = f"[magenta]not a transcript[/] ({escape(r.not_transcript)})"
+        else:
+            status = "[red]errors[/]" if r.errors else "[yellow]warnings[/]" if r.warnings else "[green]clean[/]"
         if r.past_cap:
             status += " [magenta]past cap[/]"
         t.add_row(escape(r.path), str(r.lines), str(r.errors), str(r.warnings), status)
