@@ -209,6 +209,22 @@ def test_planted_real_shaped_secrets_are_all_found_with_the_file_context(tmp_pat
     assert DOTENV.splitlines()[3] in text  # DEBUG=true kept
 
 
+def test_a_plain_word_password_is_replaced_where_found_only(tmp_path: Path) -> None:
+    # "postgres:postgres@" (as in fixtures/real v1.0.51): the password goes, the word
+    # "postgres" elsewhere (a scheme, a command) stays; so does "postgresql".
+    recs = [
+        {"type": "user", "message": {"role": "user", "content": "DATABASE_URL=postgres://postgres:postgres@localhost/db"}, "uuid": "u1"},
+        {"type": "user", "message": {"role": "user", "content": "start postgres, then run psql; postgresql is up"}, "uuid": "u2"},
+    ]
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(_lines(recs))
+    out = tmp_path / "out.jsonl"
+    res = redact_to(src, out)
+    assert [(f.line, f.kind) for f in res.findings] == [(1, "url-password")]
+    assert "postgres://postgres:[REDACTED:url-password]@localhost" in out.read_text()
+    assert out.read_bytes().splitlines()[1] == src.read_bytes().splitlines()[1]
+
+
 # --- the real fixtures -----------------------------------------------------------------
 
 #: Structural fields, as the issue names them (an independent list, not the module's).
