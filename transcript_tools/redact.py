@@ -199,6 +199,7 @@ def collect(lines: Iterable[DecodedLine]) -> Known:
     secrets (values found elsewhere, less the ids). See the module doc."""
     ids: set[str] = set()
     found: dict[str, str] = {}
+    flagged: set[int] = set()
     seen: set[str] = set()  # structural values already looked at (sessionId is on every line)
     for ln in lines:
         texts: list[str] = []
@@ -212,10 +213,15 @@ def collect(lines: Iterable[DecodedLine]) -> Known:
         for t in texts:
             for s in find_secrets(t):
                 found.setdefault(t[s.start : s.end], s.kind)
-    return Known(ids=frozenset(ids), secrets=tuple((v, k) for v, k in found.items() if v not in ids))
+                flagged.add(ln.line)
+    return Known(ids=frozenset(ids), secrets=tuple((v, k) for v, k in found.items() if v not in ids), lines=frozenset(flagged))
 
 
 def redact_line(ln: DecodedLine, known: Known = NOTHING_KNOWN) -> RedactedLine:
+    if known.lines is not None and ln.line not in known.lines and not known.in_bytes(ln.data):
+        # Nothing found here in the first pass, and no known secret in its bytes: the
+        # second pass cannot find anything either (ids only ever remove findings).
+        return RedactedLine(ln.line, ln.data + ln.terminator, ())
     findings: list[Finding] = []
     replaced: list[tuple[int, int, bytes]] = []  # (start, end, bytes) within ln.data
     for e in ln.entries:

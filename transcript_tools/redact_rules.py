@@ -53,6 +53,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -85,6 +86,9 @@ class Known:
 
     ids: frozenset[str] = frozenset()
     secrets: tuple[tuple[str, str], ...] = ()
+    #: Lines with a finding in the first pass (None: not known, every line is searched).
+    #: Any other line can only gain a finding from ``secrets``: `in_bytes` tells.
+    lines: frozenset[int] | None = None
 
     def __post_init__(self) -> None:
         # Longest first, so a secret holding another is replaced whole; a whole token
@@ -95,6 +99,13 @@ class Known:
             pat = r"(?<![A-Za-z0-9_])(?:" + pat + r")(?![A-Za-z0-9_])"
         object.__setattr__(self, "_kinds", dict(self.secrets))
         object.__setattr__(self, "_rx", re.compile(pat) if pat else None)
+        # The values as they can appear in a JSON line: raw UTF-8, and JSON-escaped.
+        forms = {f for v in vals for f in (v.encode("utf-8", "surrogatepass"), json.dumps(v)[1:-1].encode())}
+        object.__setattr__(self, "_forms", tuple(forms))
+
+    def in_bytes(self, data: bytes) -> bool:
+        """Whether a raw line may hold one of the ``secrets`` (a cheap first test)."""
+        return any(f in data for f in self._forms)  # type: ignore[attr-defined]
 
     def occurrences(self, text: str) -> Iterator[tuple[int, int, str]]:
         rx = self._rx  # type: ignore[attr-defined]
