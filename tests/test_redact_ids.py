@@ -137,6 +137,13 @@ def test_structural_fields_are_skipped_in_records_and_nested_progress_records() 
     assert new is rec and found == []
 
 
+def test_redacted_thinking_data_is_opaque_like_a_signature() -> None:
+    rec = {"type": "assistant", "message": {"content": [{"type": "redacted_thinking", "data": f"x {KEY} y"}]}}
+    new, found = redact_record(rec)
+    assert new is rec and found == []
+    assert find_secrets(f"x {KEY} y") != []  # the same text elsewhere would be flagged
+
+
 def test_keys_in_tool_input_and_tool_output_are_data_not_structure() -> None:
     rec = {
         "type": "assistant",

@@ -107,8 +107,11 @@ def _child_level(level: int, key: str) -> int:
 def _skipped(value: dict[str, Any], k: str, level: int) -> bool:
     if level != FREE and k in STRUCTURAL_KEYS:
         return True
-    # An image/document source: its data is the image, in any position.
-    return k == "data" and value.get("type") == "base64"
+    if k != "data":
+        return False
+    # An image/document source: its data is the image, in any position. A
+    # redacted_thinking block's data is the API's encrypted thinking (like a signature).
+    return value.get("type") == "base64" or (level != FREE and value.get("type") == "redacted_thinking")
 
 
 def redact_value(
