@@ -263,8 +263,10 @@ _ID_PREFIX = re.compile(
 )
 #: An Anthropic API id: a lower-case prefix (``toolu``, ``msg``, ``req``, ``agent_msg``,
 #: ``srvtoolu``, ``toolu_vrtx``, ``file``), ``_01``, then base58 (no 0, O, I, l). Seen in
-#: every real session: ``message.id``, ``tool_use.id``, ``requestId``, and — since about
-#: 2.1.x — ``toolUseID: "agent_msg_01…"`` on progress records (fixtures/real, corpus).
+#: every real session: ``message.id``, ``tool_use.id``, ``requestId``, and
+#: ``toolUseID: "agent_msg_01…"`` on agent progress records (fixtures/real v2.1.17; public
+#: sessions up to 2.1.73; the 2.1.197 and 2.1.332 binaries no longer hold the string, old
+#: files keep it).
 ANTHROPIC_ID = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_01[1-9A-HJ-NP-Za-km-z]{16,40}(?![A-Za-z0-9_])")
 _HAS_UPPER = re.compile(r"[A-Z]")
 _HAS_LOWER = re.compile(r"[a-z]")
