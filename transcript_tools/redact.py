@@ -47,8 +47,9 @@ from .redact_rules import NOTHING_KNOWN, Known, find_secrets, redact_text
 from .writer import dumps
 
 #: Structural fields: ids the chain and the API rely on, and opaque blobs. Found in the
-#: real fixtures (1.0.51 to 2.1.332) and in public real sessions (2.1.39 to 2.1.73): ``toolUseID``/``parentToolUseID`` on progress records (``agent_msg_01…`` in
-#: 2.1.17 to 2.1.73), ``sourceToolUseID`` on tool-result records, ``compactMetadata``'s anchors,
+#: real fixtures (1.0.51 to 2.1.332) and in public real sessions (2.1.39 to 2.1.73):
+#: ``toolUseID``/``parentToolUseID`` on progress records (``agent_msg_01…`` in 2.1.17 to
+#: 2.1.73), ``sourceToolUseID`` on tool-result records, ``compactMetadata``'s anchors,
 #: ``microcompactMetadata.compactedToolIds``, file-history ``backupFileName``s.
 STRUCTURAL_KEYS = frozenset(
     {
