@@ -299,3 +299,40 @@ def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(gene
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "app.py").read_bytes() == (s.cwd / "app.py").read_bytes()
     assert (work / "util.py").read_bytes() == (s.cwd / "util.py").read_bytes()
+
+
+@pytest.mark.claude
+def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(claude_332: ClaudeCLI, config: Path, tmp_path: Path) -> None:
+    # Issue 18 item 4. The last tool call's id becomes a value the entropy rule flags on
+    # its own, and the tool's output quotes it. The real CLI sends it as the tool_use id
+    # and the tool_result's tool_use_id (so it is an id, not a secret); tt redact finds
+    # nothing in the file and leaves it byte for byte (line by line, the quote alone
+    # would have been redacted: the inconsistency the issue saw).
+    from transcript_tools.reader import iter_lines
+    from transcript_tools.redact import redact_lines
+
+    odd = "Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0"
+    f = main_file(config)
+    old = "toolu_be664747bacd42f49700be7f"  # the last tool_use of the 2.1.332 fixture
+    lines = f.read_text().replace(old, odd).splitlines(keepends=True)
+    for i, ln in enumerate(lines):
+        rec = json.loads(ln)
+        blocks = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
+        if isinstance(blocks, list) and blocks and isinstance(blocks[0], dict) and blocks[0].get("tool_use_id") == odd:
+            c = blocks[0]["content"]
+            blocks[0]["content"] = f"(call {odd}) " + c if isinstance(c, str) else [{"type": "text", "text": f"(call {odd})"}, *c]
+            lines[i] = json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n"
+    f.write_text("".join(lines))
+    assert any(r.findings for r in redact_lines(iter_lines(f)))  # judged line by line: flagged
+    before = f.read_bytes()
+    r = tt("redact", SID, "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    assert all(x["findings"] == [] for x in json.loads(r.stdout)["files"])
+    r = tt("redact", SID, "--in-place", "--no-backup", config=config)
+    assert r.returncode == 0, r.stderr
+    assert f.read_bytes() == before
+    staged, cwd = _staged(config, tmp_path)
+    sent = resume_with_cli(claude_332, staged, SID, cwd)
+    blocks = [b for m in sent if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
+    assert any(b.get("type") == "tool_use" and b.get("id") == odd for b in blocks)
+    assert any(b.get("type") == "tool_result" and b.get("tool_use_id") == odd and odd in json.dumps(b.get("content")) for b in blocks)

@@ -29,7 +29,7 @@ from .bundle import HISTORY_DIR, MANIFEST, TRANSCRIPT_DIR, Manifest, Member, mem
 from .errors import Unreadable, UsageError, WriteFailed
 from .lines import Entry
 from .reader import iter_lines
-from .redact import redact_bytes, redact_line
+from .redact import collect, redact_bytes, redact_line
 from .writer import is_by_product, iso_now
 
 
@@ -108,10 +108,13 @@ def _observe(facts: _Facts, entries: list[Entry], main: bool) -> None:
 
 
 def _transcript_chunks(path: Path, facts: _Facts, redact: bool, main: bool) -> Iterator[bytes]:
+    # Redacting reads the file twice (`redact.collect`): a value is redacted everywhere in
+    # it or nowhere, as `tt redact` does.
+    known = collect(iter_lines(path)) if redact else None
     for ln in iter_lines(path):
         _observe(facts, ln.entries, main)
-        if redact:
-            rl = redact_line(ln)
+        if known is not None:
+            rl = redact_line(ln, known)
             for f in rl.findings:
                 facts.redactions[f.kind] += 1
             yield rl.chunk

@@ -4,7 +4,11 @@
 redacted copy to a new file (exclusive create: never overwrites); `redact_in_place`
 replaces the file atomically through `writer.replace_atomically` (temp file, fsync,
 rename, ``.bak`` of the original unless ``backup=False``, refused if the file changed
-meanwhile). All three stream: memory does not grow with the file.
+meanwhile). All three stream: memory does not grow with the file's text, only with
+its distinct flagged values (`redact.collect`).
+
+Each reads the file twice: `redact.collect` first (the file's ids and secrets: a value is
+redacted everywhere in the file or nowhere), then the redaction with that `Known`.
 
 Invariants: lines without findings are written back byte for byte (`redact`); the
 findings never carry a secret's value; OSError is translated by `reader` / `writer`.
@@ -17,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .reader import iter_lines
-from .redact import Finding, redact_lines
+from .redact import Finding, collect, redact_lines
+from .redact_rules import Known
 from .writer import replace_atomically, snapshot, write_new
 
 
@@ -45,8 +50,8 @@ class FileResult:
         }
 
 
-def _chunks(path: Path, result: FileResult) -> Iterator[bytes]:
-    for rl in redact_lines(iter_lines(path)):
+def _chunks(path: Path, result: FileResult, known: Known) -> Iterator[bytes]:
+    for rl in redact_lines(iter_lines(path), known):
         result.lines += 1
         if rl.findings:
             result.changed_lines += 1
@@ -54,9 +59,10 @@ def _chunks(path: Path, result: FileResult) -> Iterator[bytes]:
         yield rl.chunk
 
 
-def scan_file(path: Path) -> FileResult:
+def scan_file(path: Path, known: Known | None = None) -> FileResult:
     result = FileResult(path)
-    for _ in _chunks(path, result):
+    known = collect(iter_lines(path)) if known is None else known
+    for _ in _chunks(path, result, known):
         pass
     return result
 
@@ -64,7 +70,7 @@ def scan_file(path: Path) -> FileResult:
 def redact_to(path: Path, out: Path) -> FileResult:
     """Write the redacted copy of ``path`` to ``out`` (which must not exist)."""
     result = FileResult(path)
-    write_new(out, _chunks(path, result))
+    write_new(out, _chunks(path, result, collect(iter_lines(path))))
     result.written = out
     return result
 
@@ -72,10 +78,11 @@ def redact_to(path: Path, out: Path) -> FileResult:
 def redact_in_place(path: Path, *, backup: bool = True, force: bool = False) -> FileResult:
     """Replace ``path`` by its redacted copy; untouched when there is nothing to redact."""
     before = snapshot(path)
-    found = scan_file(path)
+    known = collect(iter_lines(path))
+    found = scan_file(path, known)
     if not found.findings:
         return found
     result = FileResult(path)
-    result.backup = replace_atomically(path, _chunks(path, result), expect=before, backup=backup, force=force)
+    result.backup = replace_atomically(path, _chunks(path, result, known), expect=before, backup=backup, force=force)
     result.written = path
     return result

@@ -19,7 +19,18 @@ Three families of detectors, tried in this order (an earlier one wins an overlap
    upper case, lower case and digits, not hex, not a known id format (``toolu_``,
    ``msg_``, ``req_``, integrity hashes), and a Shannon entropy of at least
    `entropy_threshold` bits per character (4.1 to 4.6 by length). Random keys pass;
-   words, paths and ids do not.
+   words, paths and ids do not. *Anthropic-style ids* (`ANTHROPIC_ID`:
+   ``<prefix>_01<base58>``, e.g. ``toolu_01…``, ``msg_01…``, ``req_011C…``,
+   ``agent_msg_01…``, ``toolu_vrtx_01…``) are ids wherever they appear — a candidate is
+   judged on what is left once they are cut out of it — but only for this family: a
+   provider key or a secret assignment of that shape is still found by 1 and 2.
+
+`find_secrets(text, known)` takes what is known about the whole file (`Known`, built by
+`redact.collect`): ``ids``, the values Claude Code wrote in its structural fields (a
+span whose text is one of them is an id here too), and ``secrets``, values found as
+secrets elsewhere in the file (every other occurrence of one, as a whole token, is a
+secret too, whatever its context, if it is `distinctive`: not a plain word such as a
+``postgres`` password). So a value is redacted everywhere in a file or nowhere.
 
 Why not ``detect-secrets`` (Yelp; PyPI 1.5.0, May 2024), measured here on the real
 fixtures: its scanner with its filters ran at about 55 KB/s (108 s for the 6 MB of strings
@@ -36,14 +47,17 @@ Invariants:
 - Spans never overlap, are sorted, and lie inside the text; a placeholder never contains
   a secret, so `redact_text` is idempotent.
 - Nothing here returns, logs or keeps a secret's value: callers get kinds and offsets.
+  (`Known` holds values in memory for one file's pass; it is never printed or written.)
 - Pure: no I/O; the patterns are compiled once at import.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 ENTROPY_MIN_LEN = 32
@@ -59,6 +73,58 @@ class Span:
     start: int
     end: int
     kind: str
+
+
+@dataclass(frozen=True)
+class Known:
+    """What one file says about its own values (built by `redact.collect`).
+
+    ``ids``: span texts that sit in a structural field Claude Code wrote (``uuid``,
+    ``toolUseID``, a thinking ``signature``, ...): not secrets, here or anywhere in the
+    file. ``secrets``: value -> kind, found as a secret somewhere in the file; every
+    occurrence is redacted."""
+
+    ids: frozenset[str] = frozenset()
+    secrets: tuple[tuple[str, str], ...] = ()
+    #: Lines with a finding in the first pass (None: not known, every line is searched).
+    #: Any other line can only gain a finding from ``secrets``: `in_bytes` tells.
+    lines: frozenset[int] | None = None
+
+    def __post_init__(self) -> None:
+        # Longest first, so a secret holding another is replaced whole; a whole token
+        # only (not "postgres" inside "postgresql://"); distinctive values only.
+        vals = sorted((v for v, _ in self.secrets if distinctive(v)), key=len, reverse=True)
+        pat = "|".join(re.escape(v) for v in vals)
+        if pat:
+            pat = r"(?<![A-Za-z0-9_])(?:" + pat + r")(?![A-Za-z0-9_])"
+        object.__setattr__(self, "_kinds", dict(self.secrets))
+        object.__setattr__(self, "_rx", re.compile(pat) if pat else None)
+        # The values as they can appear in a JSON line: raw UTF-8, and JSON-escaped.
+        forms = {f for v in vals for f in (v.encode("utf-8", "surrogatepass"), json.dumps(v)[1:-1].encode())}
+        object.__setattr__(self, "_forms", tuple(forms))
+
+    def in_bytes(self, data: bytes) -> bool:
+        """Whether a raw line may hold one of the ``secrets`` (a cheap first test)."""
+        return any(f in data for f in self._forms)  # type: ignore[attr-defined]
+
+    def occurrences(self, text: str) -> Iterator[tuple[int, int, str]]:
+        rx = self._rx  # type: ignore[attr-defined]
+        if rx is None:
+            return
+        kinds = self._kinds  # type: ignore[attr-defined]
+        for m in rx.finditer(text):
+            yield m.start(), m.end(), kinds[m.group()]
+
+
+NOTHING_KNOWN = Known()
+
+
+def distinctive(value: str) -> bool:
+    """Whether a secret's value is specific enough to be replaced wherever it occurs:
+    8 characters or more, and not a plain word. A password ``postgres`` found in
+    ``postgres:postgres@db`` (fixtures/real v1.0.51) is redacted there, not in every
+    ``postgres`` of the session."""
+    return len(value) >= 8 and not value.isalpha()
 
 
 # --- 1. provider formats ---------------------------------------------------------
@@ -195,6 +261,13 @@ _ID_PREFIX = re.compile(
     r"^(?:toolu_|srvtoolu_|msg_|req_|call_|chatcmpl-|resp_|run_|file_|batch_|org-|user_|"
     r"sha(?:1|256|384|512)[-:]|md5[-:]|data:|agent-|session-|ver_|prj_|team_|tskey-api-ABC)"
 )
+#: An Anthropic API id: a lower-case prefix (``toolu``, ``msg``, ``req``, ``agent_msg``,
+#: ``srvtoolu``, ``toolu_vrtx``, ``file``), ``_01``, then base58 (no 0, O, I, l). Seen in
+#: every real session: ``message.id``, ``tool_use.id``, ``requestId``, and
+#: ``toolUseID: "agent_msg_01…"`` on agent progress records (fixtures/real v2.1.17; public
+#: sessions up to 2.1.73; the 2.1.197 and 2.1.332 binaries no longer hold the string, old
+#: files keep it).
+ANTHROPIC_ID = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_01[1-9A-HJ-NP-Za-km-z]{16,40}(?![A-Za-z0-9_])")
 _HAS_UPPER = re.compile(r"[A-Z]")
 _HAS_LOWER = re.compile(r"[a-z]")
 _HAS_DIGIT = re.compile(r"[0-9]")
@@ -248,8 +321,26 @@ def _secret_value(value: str) -> bool:
     return len(set(value)) >= 4
 
 
-def find_secrets(text: str) -> list[Span]:
-    """Secrets in ``text``: sorted, non-overlapping spans (see module doc for the order)."""
+def _id_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in ANTHROPIC_ID.finditer(text)] if "_01" in text else []
+
+
+def _entropy_pieces(text: str, a: int, b: int, ids: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The parts of candidate ``text[a:b]`` that are not Anthropic ids, as (start, end)."""
+    pos = a
+    for s, e in ids:
+        if e <= a or s >= b:
+            continue
+        if s > pos:
+            yield pos, s
+        pos = max(pos, e)
+    if pos < b:
+        yield pos, b
+
+
+def find_secrets(text: str, known: Known = NOTHING_KNOWN) -> list[Span]:
+    """Secrets in ``text``: sorted, non-overlapping spans (see module doc for the order).
+    ``known``: the file's ids (never a secret) and secrets (always one, when `distinctive`)."""
     if len(text) < 8:
         return []
     spans: list[Span] = []
@@ -260,8 +351,13 @@ def find_secrets(text: str) -> list[Span]:
 
     def add(a: int, b: int, kind: str) -> None:
         if a < b and free(a, b):
-            spans.append(Span(a, b, kind))
-            taken.append((a, b))
+            taken.append((a, b))  # an id is taken too: no shorter detector cuts into it
+            if text[a:b] not in known.ids:
+                spans.append(Span(a, b, kind))
+
+    # Values this file already showed to be secrets, wherever they are (first: whole).
+    for a, b, kind in known.occurrences(text):
+        add(a, b, kind)
 
     present: set[str] = set()
     for t in set(_TRIGGER_RE.findall(text)):
@@ -295,17 +391,27 @@ def find_secrets(text: str) -> list[Span]:
         a, b = m.span("value")
         add(a, b, "aws-secret-key" if re.search(r"(?i)aws.*secret|secret.*access", key) else "secret-assignment")
 
+    ids = _id_spans(text)
     for m in _CANDIDATE_RE.finditer(text):
-        if _high_entropy(m.group()):
-            add(m.start(), m.end(), "high-entropy-string")
+        if not ids:
+            if _high_entropy(m.group()):
+                add(m.start(), m.end(), "high-entropy-string")
+            continue
+        for a, b in _entropy_pieces(text, m.start(), m.end(), ids):
+            piece = text[a:b]
+            # Judge what is left once the ids are cut out, trimmed of joining "_-/".
+            core = piece.strip("_-/.")
+            if len(core) >= ENTROPY_MIN_LEN and _high_entropy(core):
+                a += piece.index(core)
+                add(a, a + len(core), "high-entropy-string")
 
     spans.sort(key=lambda s: s.start)
     return spans
 
 
-def redact_text(text: str) -> tuple[str, list[str]]:
+def redact_text(text: str, known: Known = NOTHING_KNOWN) -> tuple[str, list[str]]:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]``, and the kinds found."""
-    spans = find_secrets(text)
+    spans = find_secrets(text, known)
     if not spans:
         return text, []
     out: list[str] = []
