@@ -119,7 +119,7 @@ def test_stats_json_for_one_and_all(config: Path) -> None:
 
 
 def test_search_json_hits_and_exit_codes(config: Path) -> None:
-    r = tt("search", "After compaction", "--all", "--json", "-n", "2", config=config)
+    r = tt("search", "After compaction", "--all", "--json", "--per-session", "2", config=config)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ignore_case"] is False
