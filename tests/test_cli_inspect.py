@@ -83,7 +83,7 @@ def test_show_text_markdown_json(config: Path) -> None:
     assert "Project kickoff" in r.stdout and "▶ Agent" in r.stdout and "subagent agent-" in r.stdout
     assert "compacted" in r.stdout
     r = tt("show", S332_ID, "--markdown", config=config)
-    assert r.returncode == 0 and r.stdout.startswith(f"# {S332_ID}") and "### User" in r.stdout
+    assert r.returncode == 0 and f"`{S332_ID}`" in r.stdout.split("### User")[0] and "### User" in r.stdout
     r = tt("show", S332_ID, "--json", config=config)
     doc = json.loads(r.stdout)
     assert doc["session"] == S332_ID and doc["items"][0]["kind"] == "earlier" and doc["repaired_in_memory"] == []
@@ -119,7 +119,7 @@ def test_stats_json_for_one_and_all(config: Path) -> None:
 
 
 def test_search_json_hits_and_exit_codes(config: Path) -> None:
-    r = tt("search", "After compaction", "--all", "--json", "-n", "2", config=config)
+    r = tt("search", "After compaction", "--all", "--json", "--per-session", "2", config=config)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ignore_case"] is False
@@ -248,3 +248,15 @@ def test_bare_tt_prints_the_help_once_and_a_typo_gets_a_suggestion(config: Path)
     assert typo.stderr == "tt: no such command 'valdate'; did you mean 'validate'?  (see 'tt --help')\n"
     none = tt("zzz", config=config)
     assert none.returncode == 2 and none.stderr == "tt: no such command 'zzz'  (see 'tt --help')\n"
+
+
+def test_markdown_export_is_whole_and_headed_by_the_title(config: Path) -> None:
+    r = tt("show", S332_ID, "--markdown", config=config)
+    assert r.returncode == 0, r.stderr
+    title = json.loads(tt("ls", "--all", "--json", config=config).stdout)
+    [row] = [x for x in title["sessions"] if x["session_id"] == S332_ID]
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"# {row['title']}" and lines[2] == f"`{S332_ID}`"
+    assert "more lines" not in r.stdout  # nothing folded in an export...
+    folded = tt("show", S332_ID, "--markdown", "--fold", "1", config=config)
+    assert "more lines" in folded.stdout  # ...unless asked for

@@ -178,14 +178,14 @@ def _workdir(tmp_path: Path) -> Path:
 def test_rewind_dry_run_shows_a_diff_and_changes_nothing(config: Path, tmp_path: Path) -> None:
     work = _workdir(tmp_path)
     before = digest(work)
-    r = tt("rewind", SID, "--to", "21327ba7", "--cwd", str(work), "--dry-run", config=config)
+    r = tt("rewind", SID, "--at", "21327ba7", "--cwd", str(work), "--dry-run", config=config)
     assert r.returncode == 0, r.stderr
     assert "restore" in r.stdout and "delete" in r.stdout
     assert "-print('hello world')\n+print('hello')" in r.stdout and "+++ /dev/null" in r.stdout
     assert digest(work) == before
-    refused = tt("rewind", SID, "--to", "21327ba7", "--cwd", str(work), config=config)
+    refused = tt("rewind", SID, "--at", "21327ba7", "--cwd", str(work), config=config)
     assert refused.returncode == 2 and "--yes" in refused.stderr and digest(work) == before
-    j = tt("rewind", SID, "--to", "21327ba7", "--cwd", str(work), "--yes", "--keep", "--json", config=config)
+    j = tt("rewind", SID, "--at", "21327ba7", "--cwd", str(work), "--yes", "--backup", "--json", config=config)
     assert j.returncode == 0, j.stderr
     doc = json.loads(j.stdout)
     assert doc["files"]["summary"] == {"restore": 1, "delete": 1}
@@ -193,12 +193,12 @@ def test_rewind_dry_run_shows_a_diff_and_changes_nothing(config: Path, tmp_path:
     assert (work / "app.py").read_bytes() == b"print('hello')\n" and not (work / "util.py").exists()
     assert (work / "app.py.tt-rewind.bak").read_bytes() == b"print('hello world')\n"
     assert (work / "util.py.tt-rewind.bak").is_file()
-    assert tt("rewind", SID, "--to", "zzzz9999", "--cwd", str(work), "--dry-run", config=config).returncode == 3
+    assert tt("rewind", SID, "--at", "zzzz9999", "--cwd", str(work), "--dry-run", config=config).returncode == 3
 
 
 def test_rewind_conversation_forks_like_tt_fork_at(config: Path, tmp_path: Path) -> None:
     at = "886f247e-dc88-462d-96d6-d8a381728a8f"
-    r = tt("rewind", SID, "--to", at, "--conversation", "--yes", "--json", config=config)
+    r = tt("rewind", SID, "--at", at, "--conversation", "--yes", "--json", config=config)
     assert r.returncode == 0, r.stderr
     conv = json.loads(r.stdout)["conversation"]
     assert "files" not in json.loads(r.stdout)  # --conversation alone leaves the files
@@ -290,12 +290,12 @@ def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(gene
     assert backups, "the CLI wrote file-history backups (CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING)"
     write = _prompt_uuid(s.transcript, "TOOL:Write")
     glob = _prompt_uuid(s.transcript, "TOOL:Glob")
-    r = tt("rewind", s.session_id, "--to", write, "--cwd", str(work), "--yes", config=s.config_dir)
+    r = tt("rewind", s.session_id, "--at", write, "--cwd", str(work), "--yes", config=s.config_dir)
     assert r.returncode == 0, r.stdout + r.stderr
     # Before the Write: util.py did not exist, app.py held what the session started with.
     assert sorted(p.name for p in work.iterdir()) == ["app.py"]
     assert (work / "app.py").read_bytes() == b"print('hello')\n"
-    r = tt("rewind", s.session_id, "--to", glob, "--cwd", str(work), "--yes", config=s.config_dir)
+    r = tt("rewind", s.session_id, "--at", glob, "--cwd", str(work), "--yes", config=s.config_dir)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "app.py").read_bytes() == (s.cwd / "app.py").read_bytes()
     assert (work / "util.py").read_bytes() == (s.cwd / "util.py").read_bytes()
@@ -336,3 +336,15 @@ def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(
     blocks = [b for m in sent if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
     assert any(b.get("type") == "tool_use" and b.get("id") == odd for b in blocks)
     assert any(b.get("type") == "tool_result" and b.get("tool_use_id") == odd and odd in json.dumps(b.get("content")) for b in blocks)
+
+
+def test_export_dry_run_reports_the_bundle_and_writes_nothing(config: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "s.zip"
+    dry = json.loads(tt("export", SID, "-o", str(bundle), "--dry-run", "--json", config=config).stdout)
+    assert not bundle.exists()
+    real = json.loads(tt("export", SID, "-o", str(bundle), "--json", config=config).stdout)
+    assert dry["dry_run"] is True and dry["exists"] is False and dry["path"] == str(bundle)
+    # The same members, sizes and checksums as the bundle a real export then writes.
+    assert dry["files"] == real["files"] and dry["redactions"] == real["redactions"]
+    again = json.loads(tt("export", SID, "-o", str(bundle), "--dry-run", "--json", config=config).stdout)
+    assert again["exists"] is True

@@ -147,3 +147,53 @@ def test_a_folder_with_a_real_error_and_another_tools_file_still_exits_1(tmp_pat
 def test_other_commands_name_it_the_same_way() -> None:
     r = tt("show", str(OTHER_TOOL))
     assert r.returncode == 4 and "pretty-printed JSON; this is not a transcript" in r.stderr
+
+
+def _mixed_folder(tmp_path: Path) -> Path:
+    """A torn session (an error) beside a clean one holding a record type of the future (a warning)."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    shutil.copy(DAMAGED / "torn-tail.jsonl", d / "torn-tail.jsonl")
+    future = b'{"type":"some-future-record","sessionId":"4cd0c8e6-36cd-4af9-9a2d-9191b504fada","uuid":"zz"}\n'
+    (d / S332.name).write_bytes(S332.read_bytes() + future)
+    return d
+
+
+def test_many_files_get_a_table_by_code_and_an_errors_only_view(tmp_path: Path) -> None:
+    d = _mixed_folder(tmp_path)
+    r = tt("validate", str(d))
+    assert r.returncode == 1
+    out = r.stdout.splitlines()
+    at = out.index(next(line for line in out if line.strip() == "by code"))
+    rows = [line.split() for line in out[at + 2 : at + 4]]
+    assert rows == [["torn-tail", "error", "1", "1"], ["unknown-type", "warning", "1", "1"]]
+    errors = tt("validate", str(d), "--errors")
+    assert "unknown-type" not in errors.stdout and "4cd0c8e6" not in errors.stdout
+    assert "torn-tail" in errors.stdout and errors.returncode == 1
+    doc = json.loads(tt("validate", str(d), "--errors", "--json").stdout)
+    assert [Path(f["path"]).name for f in doc["files"]] == ["torn-tail.jsonl"]
+    assert doc["by_code"] == {
+        "torn-tail": {"severity": "error", "count": 1, "files": 1},
+        "unknown-type": {"severity": "warning", "count": 1, "files": 1},
+    }
+    assert (doc["errors"], doc["warnings"]) == (1, 1)  # the totals still count everything
+
+
+def test_damaged_fixtures_by_code(tmp_path: Path) -> None:
+    # Each fixture is named for what it holds; the fused record's child also loses its parent,
+    # and the combined file has two dangling parents (fixtures/README.md).
+    doc = json.loads(tt("validate", str(DAMAGED), "--json").stdout)
+    files = {c: v["files"] for c, v in doc["by_code"].items()}
+    assert files == {"dangling-parent": 3, "fused-records": 2, "nul-run": 2, "torn-tail": 2}
+    assert doc["by_code"]["dangling-parent"]["count"] == 4
+
+
+def test_project_and_all_scope_like_ls(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    shutil.copytree(REAL / "claude-config-2.1.332", config)
+    env = {"CLAUDE_CONFIG_DIR": str(config)}
+    by_all = json.loads(tt("validate", "-a", "--json", env=env).stdout)
+    by_project = json.loads(tt("validate", "-p", "-home-dev-demo-app", "--json", env=env).stdout)
+    names = sorted(Path(f["path"]).name for f in by_all["files"])
+    assert names == sorted(Path(f["path"]).name for f in by_project["files"])
+    assert "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl" in names and any(n.startswith("agent-") for n in names)

@@ -296,3 +296,44 @@ def test_the_file_path_writes_what_the_core_computes(kinds: list[str], junk: byt
         assert (Path(tmp) / "o.jsonl").read_bytes() == core.data
         q = Path(tmp) / "o.jsonl.quarantine.jsonl"
         assert (_quarantine(q) if q.exists() else []) == core.quarantine
+
+
+def test_in_place_without_a_backup(damaged: Path) -> None:
+    r = tt("repair", str(damaged), "--in-place", "--no-backup")
+    assert r.returncode == 0, r.stderr
+    assert validate_bytes(damaged.read_bytes()).errors == 0
+    # The quarantine still holds every byte the repair removed; no .bak.
+    assert sorted(p.name for p in damaged.parent.iterdir()) == sorted([damaged.name, f"{damaged.name}.quarantine.jsonl"])
+    assert tt("repair", str(damaged), "-o", str(damaged.parent / "x.jsonl"), "--no-backup").returncode == 2
+
+
+def test_batch_repair_of_a_folder_into_a_folder_with_one_table(tmp_path: Path) -> None:
+    src = tmp_path / "sessions"
+    shutil.copytree(ROOT / "fixtures" / "damaged", src)
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
+    dry = tt("repair", str(src), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[-1] == "5 session(s), 5 file(s): 5 would change, 0 unchanged"
+    table = [row for row in (ln.split() for ln in dry.stdout.splitlines()) if len(row) == 5 and all(c.isdigit() for c in row[1:])]
+    assert sorted(row[0].rsplit("/", 1)[1] for row in table) == sorted(before)
+    assert all(row[1:3] == ["1", "1"] and row[4] == "0" for row in table)
+    # -o must name a folder for several sessions.
+    bad = tt("repair", str(src), "-o", str(tmp_path / "one.jsonl"))
+    assert bad.returncode == 2 and "several sessions go into a folder" in bad.stderr
+    out = tmp_path / "fixed"
+    r = tt("repair", str(src), "-o", f"{out}/", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert len(doc["sessions"]) == 5 and doc["changed"] == 5 and doc["remaining_errors"] == 0
+    assert {p.name for p in src.iterdir()} == set(before) and all(p.read_bytes() == before[p.name] for p in src.iterdir())
+    for name in before:
+        assert validate_bytes((out / name).read_bytes()).errors == 0
+        assert (out / f"{name}.quarantine.jsonl").is_file()
+
+
+def test_several_sessions_by_path(damaged: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.jsonl"
+    shutil.copy(ROOT / "fixtures" / "damaged" / "nul-run.jsonl", other)
+    r = tt("repair", str(damaged), str(other), "--dry-run", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [s["path"] for s in json.loads(r.stdout)["sessions"]] == [str(damaged), str(other)]

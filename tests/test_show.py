@@ -141,8 +141,24 @@ def test_parallel_results_are_raw_forks_but_not_dead() -> None:
     assert dead_branches(s) == []  # ...which the forest folds back
 
 
+@pytest.mark.parametrize("path", MAIN_FILES, ids=lambda p: p.name[:40])
+def test_the_tree_forks_only_where_something_leaves_the_history(path: Path) -> None:
+    # Parallel tool calls hang their lines side by side; drawn as forks, each indented the
+    # tree a level deeper. A fork is drawn only where a dead or detached part leaves.
+    forest = build_forest(session(path))
+
+    def check(b) -> int:  # type: ignore[no-untyped-def]
+        real = [f for f in b.forks if f.link != "compaction"]
+        if real:
+            assert any(f.status not in (ACTIVE, "history") for f in real), path.name
+        return len(real) + sum(check(f) for f in b.forks)
+
+    drawn = sum(check(b) for b in forest.branches())
+    assert (drawn > 0) == (path == REWIND)  # detached parts are roots of their own, not forks
+
+
 def test_tree_groups_cover_every_kept_node_once() -> None:
-    for path in (REWIND, S332, INLINE):
+    for path in (REWIND, S332, INLINE, REAL / "v2.1.38-tool-heavy.jsonl"):
         forest = build_forest(session(path))
         seen: list[int] = []
 

@@ -295,3 +295,28 @@ def test_cost_of_each_kind_of_token_by_hand() -> None:
     # Opus 4.5: 5,000 + 50,000 + 12,500 + 10,000 + 5,000 = 82,500 µ$
     assert cost_usd("claude-opus-4-5-20251101", t) == pytest.approx(0.0825, rel=1e-12)
     assert cost_usd("a-model-nobody-prices", t) is None
+
+
+def test_an_unpriced_model_makes_the_total_unknown_not_zero() -> None:
+    st = session_stats(REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl")
+    doc = st.to_dict()
+    # claude-opus-5-5 has no published price in tt's table (pricing.PRICES_READ_ON).
+    assert [m["cost_usd"] for m in doc["models"]] == [None]
+    assert doc["totals"]["cost_usd"] is None and doc["totals"]["priced_cost_usd"] == 0
+    assert doc["totals"]["unpriced_models"] == ["claude-opus-5-5"]
+    priced = session_stats(REAL / "v2.1.38-tool-heavy.jsonl").to_dict()["totals"]
+    assert priced["cost_usd"] == priced["priced_cost_usd"] == pytest.approx(0.2266455, abs=1e-6)  # 6 decimals
+
+
+def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None:
+    from rich.console import Console
+
+    from transcript_tools.views.stats import summary_lines
+
+    st = session_stats(REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl")
+    assert st.subagent_files == 0 and st.subagent_tokens().total > 0
+    con = Console(width=200, record=True, color_system=None)
+    for line in summary_lines(st):
+        con.print(line)
+    text = con.export_text()
+    assert "(from progress records; no subagent files)" in text and "0 file(s)" not in text

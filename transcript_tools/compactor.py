@@ -86,6 +86,7 @@ class Target:
     mode: str  # "new" | "in-place" | "dry-run"
     out: Path | None = None  # for "new": a file or a directory (None: the source's folder)
     force: bool = False  # in-place: replace even if the file changed meanwhile
+    backup: bool = True  # in-place: keep the original as <file>.bak
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -376,7 +377,7 @@ class _Compaction:
             return
         if result.damage_pieces:
             result.notes.append("the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)")
-        result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force)
+        result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force, backup=target.backup)
         result.output = path
 
 

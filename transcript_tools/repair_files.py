@@ -126,6 +126,7 @@ def repair_file(
     in_place: bool = False,
     dry_run: bool = False,
     force: bool = False,
+    backup: bool = True,
     now: str,
     new_id: Callable[[], str],
 ) -> FileReport:
@@ -152,7 +153,7 @@ def repair_file(
     done = False
     try:
         if in_place:
-            r.backup = replace_atomically(path, chunks, expect=before, backup=True, force=force)
+            r.backup = replace_atomically(path, chunks, expect=before, backup=backup, force=force)
         else:
             write_new(target, chunks, exclusive=True)
             if before is not None and not force and snapshot(path) != before:

@@ -355,7 +355,7 @@ def summary(plan: RewindPlan) -> Mapping[str, int]:
 
 
 def resolve_target(session: Session, spec: str) -> int:
-    """The node ``--to`` names (a uuid or unique prefix, or N from the end: `branch.resolve_at`)."""
+    """The node ``--at`` names (a uuid or unique prefix, or N from the end: `branch.resolve_at`)."""
     from .branch import resolve_at
 
     try:

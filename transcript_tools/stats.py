@@ -204,7 +204,10 @@ class Stats:
                 "cache_creation_tokens": t.cache_write,
                 "cache_read_tokens": t.cache_read,
                 "total_tokens": t.total,
-                "cost_usd": round(self.cost, 6),
+                # With a model of unknown price the total is unknown too (null, as the
+                # model's own row); what the priced models cost is given apart.
+                "cost_usd": None if self.unpriced else round(self.cost, 6),
+                "priced_cost_usd": round(self.cost, 6),
                 "unpriced_models": self.unpriced,
             },
             "prices_read_on": PRICES_READ_ON,

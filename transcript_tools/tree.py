@@ -96,6 +96,9 @@ class Forest:
         b = Branch(self.status[start], link=self.link.get(start, ""))
         group = Group([], self.status[start])
         n: int | None = start
+        # History nodes that hang side by side (the lines of parallel tool calls each carry
+        # what follows them): one conversation, drawn in file order, not a fork.
+        later: list[int] = []
         while n is not None:
             if group.nodes and (self._is_prompt(n) or self.status[n] != group.status or n in self.link):
                 b.groups.append(group)
@@ -108,6 +111,11 @@ class Forest:
             kids = self.children.get(n, [])
             major = [k for k in kids if not self._minor(k)]
             group.minor += len(kids) - len(major)
+            if len(major) > 1 and all(self.status[k] in (ACTIVE, HISTORY) for k in major):
+                later = sorted(major[1:] + later)
+                major = major[:1]
+            if not major and later:
+                major = [later.pop(0)]
             if len(major) == 1:
                 n = major[0]
                 continue

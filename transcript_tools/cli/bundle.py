@@ -45,8 +45,9 @@ def _export_info(e: Exported) -> dict[str, Any]:
 @click.argument("session")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="The bundle to write (default: <session id>.zip here).")
 @click.option("--no-redact", is_flag=True, help="Keep everything, secrets included.")
+@click.option("--dry-run", is_flag=True, help="Show what the bundle would hold (files, sizes, redactions); write nothing.")
 @json_option
-def export_command(session: str, output: Path | None, no_redact: bool, as_json: bool) -> int:
+def export_command(session: str, output: Path | None, no_redact: bool, dry_run: bool, as_json: bool) -> int:
     """Pack SESSION into one zip bundle: transcript, subagents, file-history backups and
     a manifest (versions, original cwd, sha256 checksums). Secrets are replaced by
     placeholders unless --no-redact. `tt import` unpacks it on another machine."""
@@ -54,8 +55,17 @@ def export_command(session: str, output: Path | None, no_redact: bool, as_json: 
     out = (output or Path(f"{ref.path.stem}.zip")).expanduser()
     if out.is_dir():
         out = out / f"{ref.path.stem}.zip"
-    exported = export_session(ref, out, redact=not no_redact)
-    info = _export_info(exported)
+    if dry_run:
+        import tempfile
+
+        # The bundle is made whole, in a private temporary folder, and thrown away: the
+        # report is the one a real export gives, and nothing is left at the destination.
+        with tempfile.TemporaryDirectory(prefix="tt-export-") as scratch:
+            info = _export_info(export_session(ref, Path(scratch) / out.name, redact=not no_redact))
+        info["path"], info["dry_run"] = str(out), True
+        info["exists"] = out.exists()  # a real export would refuse to overwrite it
+    else:
+        info = _export_info(export_session(ref, out, redact=not no_redact))
     if as_json:
         emit_json(info)
     else:

@@ -30,6 +30,7 @@ PROGRESS_FROM = 20 * 1024 * 1024
 @click.argument("session", required=False)
 @click.option("-o", "--output", "out", metavar="PATH", help="Write the new session here (a file, or a directory). Default: a new session beside the original.")
 @click.option("--in-place", is_flag=True, help="Append the compaction to the session itself, as Claude Code's /compact does (atomic, keeps a .bak).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and the summary; write nothing.")
 @click.option(
     "--keep-tokens",
@@ -62,6 +63,7 @@ def compact_command(
     session: str | None,
     out: str | None,
     in_place: bool,
+    no_backup: bool,
     dry_run: bool,
     keep_tokens: int,
     keep: tuple[str, ...],
@@ -88,8 +90,8 @@ def compact_command(
     from ..tokens import TokenCounter
 
     one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
-    if force and not in_place:
-        raise UsageError("--force only applies to --in-place")
+    if (force or no_backup) and not in_place:
+        raise UsageError("--force and --no-backup only apply to --in-place")
     if instructions is not None and summarizer != "anthropic":
         raise UsageError("--instructions needs --summarizer anthropic")
     kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
@@ -106,7 +108,7 @@ def compact_command(
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     if out and not dry_run and names_folder(out):
         _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
-    target = Target(mode, Path(out).expanduser() if out else None, force)
+    target = Target(mode, Path(out).expanduser() if out else None, force, backup=not no_backup)
     # The model a resume of the result will continue on (Claude Code's, at today's clock):
     # the budget counts only the thinking that model is sent, and a model summary is not
     # asked of a model the API has retired.

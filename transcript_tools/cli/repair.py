@@ -13,23 +13,26 @@ from pathlib import Path
 import click
 
 from .. import store
-from ..errors import UsageError, WriteFailed
+from ..errors import NotFound, UsageError, WriteFailed
 from ..repair import RepairOptions
 from ..repair_files import FileReport, repair_file
 from ..fork_files import sidecar
-from ..session_out import session_dir, session_outputs
-from ..writer import write_new
+from ..session_out import names_folder, session_dir, session_outputs
+from ..writer import is_by_product, write_new
 from ..writer import iso_now
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
 @click.command("repair")
-@click.argument("target")
+@click.argument("targets", nargs=-1)
+@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory, or its folder under projects/).")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option(
     "-o", "--output", "output", metavar="PATH",
     help="Write the repaired copy here (never overwrites); a session's subagent files go beside it, in PATH-without-.jsonl/subagents/. An existing folder (or PATH/) holds the copy under the input's name.",
 )
-@click.option("--in-place", is_flag=True, help="Replace the input atomically, keeping <file>.bak.")
+@click.option("--in-place", is_flag=True, help="Replace the input atomically, keeping <file>.bak (unless --no-backup).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak (the quarantine still holds every byte removed).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--force", is_flag=True, help="Write even if the input changed while it was repaired.")
 @click.option("--drop-orphans", is_flag=True, help="Drop tool results whose call was lost (default: keep them as text).")
@@ -39,9 +42,12 @@ from .common import console, emit_json, json_option, max_bytes_option, one_outpu
 @max_bytes_option
 @json_option
 def repair_command(
-    target: str,
+    targets: tuple[str, ...],
+    project: str | None,
+    all_: bool,
     output: str | None,
     in_place: bool,
+    no_backup: bool,
     dry_run: bool,
     force: bool,
     drop_orphans: bool,
@@ -51,52 +57,112 @@ def repair_command(
     max_bytes: int,
     as_json: bool,
 ) -> int:
-    """Repair TARGET (a file, a session id or an id prefix): cut torn lines, split fused
-    records, drop duplicates, relink broken parents, answer interrupted tool calls, and
-    more. Everything removed or rewritten goes to <output>.quarantine.jsonl.
+    """Repair TARGETS (files, session ids or id prefixes, directories; or -p DIR, --all):
+    cut torn lines, split fused records, drop duplicates, relink broken parents, answer
+    interrupted tool calls, and more. Everything removed or rewritten goes to
+    <output>.quarantine.jsonl.
 
     A session (an id, or a main file's path) repairs the main file and its subagent
     files; with -o fixed.jsonl they go to fixed.jsonl and fixed/subagents/, Claude Code's
-    own layout (--no-subagents: the main file only).
+    own layout (--no-subagents: the main file only). Several sessions are repaired one by
+    one, with a table at the end; -o then names a folder that holds each under its name.
     Exit 0 when repaired or nothing needed repair, 1 when damage remains that repair
     cannot fix, 6 when the output could not be written.
     """
     one_output(output, in_place, dry_run, required=True)
     if force and dry_run:
         raise click.UsageError("--force only applies when writing")
-    ref = store.resolve(target)
-    paths = [ref.path]
-    if ref.session_id is not None and not no_subagents:
-        paths.extend(store.subagent_files(ref.path))
-    outs = _outputs(paths, output) if output is not None else [None] * len(paths)
+    if no_backup and not in_place:
+        raise click.UsageError("--no-backup only applies with --in-place")
+    if not targets and not all_ and project is None:
+        raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
+    mains = _sessions(targets, all_, project)
+    batch = len(mains) > 1 or all_ or project is not None or any(Path(t).expanduser().is_dir() for t in targets)
+    if batch and output is not None and not names_folder(output):
+        raise UsageError(f"-o {output}: several sessions go into a folder", hint="end the path with / (it is created), or name an existing folder")
+    if batch and output is not None:
+        _mkdir(Path(output).expanduser())
     opts = RepairOptions(drop_orphans=drop_orphans, strip_thinking=strip_thinking, max_image_bytes=max_image_bytes, cap=max_bytes)
-    reports: list[FileReport] = []
-    for path, out in zip(paths, outs):
-        reports.append(
+    sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]] = []
+    for ref in mains:
+        paths = [ref.path]
+        if ref.session_id is not None and not no_subagents:
+            paths.extend(store.subagent_files(ref.path))
+        outs = _outputs(paths, output) if output is not None else [None] * len(paths)
+        reports = [
             repair_file(
-                path, opts, out=out, in_place=in_place, dry_run=dry_run, force=force,
+                path, opts, out=out, in_place=in_place, dry_run=dry_run, force=force, backup=not no_backup,
                 now=iso_now(), new_id=lambda: str(_uuid.uuid4()),
             )
-        )
-    if output is not None:
-        _copy_sidecars(paths[1:], outs[1:])
+            for path, out in zip(paths, outs)
+        ]
+        if output is not None:
+            _copy_sidecars(paths[1:], outs[1:])
+        sessions.append((ref, reports, outs))
+    every = [r for _, reports, _ in sessions for r in reports]
     if as_json:
-        emit_json(
-            {
-                "files": [r.to_dict() for r in reports],
-                "subagents_dir": str(session_dir(outs[0]) / "subagents") if output is not None and len(outs) > 1 else None,
-                "changed": sum(r.changed for r in reports),
-                "remaining_errors": sum(r.remaining_errors for r in reports),
-            }
-        )
+        _emit(sessions, every, output, batch)
     else:
-        from ..views.repair import render_reports
+        from ..views.repair import render_batch, render_reports
 
         con = console()
-        render_reports(con, reports)
-        if output is not None and len(outs) > 1:
-            con.print(_layout_note(outs))
-    return 1 if any(r.remaining_errors for r in reports) else 0
+        if batch:
+            render_batch(con, [(str(ref.path), reports) for ref, reports, _ in sessions])
+        else:
+            render_reports(con, every)
+            outs = sessions[0][2]
+            if output is not None and len(outs) > 1:
+                con.print(_layout_note(outs))
+    return 1 if any(r.remaining_errors for r in every) else 0
+
+
+def _emit(sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]], every: list[FileReport], output: str | None, batch: bool) -> None:
+    doc: dict[str, object] = {
+        "files": [r.to_dict() for r in every],
+        "changed": sum(r.changed for r in every),
+        "remaining_errors": sum(r.remaining_errors for r in every),
+    }
+    if batch:
+        doc["sessions"] = [
+            {"path": str(ref.path), "files": len(reports), "changed": sum(r.changed for r in reports),
+             "actions": sum(len(r.actions) for r in reports), "remaining_errors": sum(r.remaining_errors for r in reports)}
+            for ref, reports, _ in sessions
+        ]
+    else:
+        outs = sessions[0][2]
+        doc["subagents_dir"] = str(session_dir(outs[0]) / "subagents") if output is not None and len(outs) > 1 and outs[0] is not None else None
+    emit_json(doc)
+
+
+def _sessions(targets: tuple[str, ...], all_: bool, project: str | None) -> list[store.SessionRef]:
+    """The sessions named: each target resolved (a directory: every transcript in it that is
+    not a subagent's or a by-product), then those of -p / --all; each once, in order."""
+    refs: list[store.SessionRef] = []
+    specs = list(targets)
+    if all_ or project is not None:
+        from ..catalog import project_dirs
+
+        specs += [str(d) for d in project_dirs(project, all_=all_)]
+    for spec in specs:
+        p = Path(spec).expanduser()
+        if p.is_dir():
+            found = sorted(
+                q for q in p.rglob("*.jsonl")
+                if q.is_file() and not is_by_product(q.name) and not q.name.startswith("agent-") and "subagents" not in q.parts
+            )
+            if not found and not (all_ or project is not None):
+                raise NotFound(f"{spec}: no .jsonl transcripts in this directory")
+            refs.extend(store.resolve(str(q)) for q in found)
+            continue
+        refs.append(store.resolve(spec))
+    return list({ref.path: ref for ref in refs}.values())
+
+
+def _mkdir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteFailed(f"{path}: cannot create the folder ({e.strerror})") from e
 
 
 def _outputs(paths: list[Path], output: str) -> list[Path | None]:

@@ -64,12 +64,12 @@ def _results(results: list[FileResult]) -> list[dict[str, Any]]:
 
 @click.command("rewind")
 @click.argument("session", required=False)
-@click.option("--to", "to", required=True, metavar="UUID|N", help="The message: a uuid (or prefix), or N = the Nth message from the end.")
+@click.option("--at", "to", required=True, metavar="UUID|N", help="The message: a uuid (or prefix), or N = the Nth message from the end (as `tt fork --at`).")
 @click.option("--files", "files_flag", is_flag=True, help="Restore the files (the default when --conversation is not given).")
 @click.option("--conversation", is_flag=True, help="Fork the session at that message (as `tt fork --at`).")
 @click.option("--cwd", "cwd", type=click.Path(path_type=Path), help="The project folder the files live in (default: the session's cwd).")
 @click.option("--allow-outside", is_flag=True, help="Also restore tracked files outside the project folder.")
-@click.option("--keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first.")
+@click.option("--backup", "keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and a diff per file; change nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @continue_option
@@ -89,7 +89,7 @@ def rewind_command(
     max_bytes: int,
     as_json: bool,
 ) -> int:
-    """Restore the files SESSION changed to their state at message --to (from Claude
+    """Restore the files SESSION changed to their state at message --at (from Claude
     Code's file checkpoints), and/or fork the conversation there (--conversation).
 
     A prompt's uuid names the state when that prompt was sent; another message, the state

@@ -18,13 +18,13 @@ from .common import console, emit_json, json_option
 @click.option("-s", "--case-sensitive", "case", flag_value="sensitive", help="Match case.")
 @click.option("-p", "--project", metavar="DIR", help="A project (its working directory or its folder); default: this directory's.")
 @click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
-@click.option("-n", "--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after N sessions with hits.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions (with hits).")
+@click.option("--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
 @click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
 @json_option
 def search_command(
-    pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, per_session: int,
-    limit: int | None, no_subagents: bool, as_json: bool,
+    pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, limit: int | None,
+    per_session: int, no_subagents: bool, as_json: bool,
 ) -> int:
     """Search the text of sessions, newest first: the session, its title, the time and
     the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).

@@ -23,7 +23,7 @@ from .common import console, continue_option, emit_json, json_option, max_bytes_
 @click.option("--tree", is_flag=True, help="Draw the parentUuid forest: the active chain, dead branches (rewinds), compactions.")
 @click.option("--full", is_flag=True, help="Follow compactions back through the whole history.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the conversation as Markdown.")
-@click.option("--fold", "fold_lines", type=click.IntRange(min=0), default=6, show_default=True, help="Lines of tool input/output and thinking to show (0: all).")
+@click.option("--fold", "fold_lines", type=click.IntRange(min=0), default=6, show_default=True, help="Lines of tool input/output and thinking to show (0: all; --markdown: all unless given).")
 @click.option("-v", "--verbose", is_flag=True, help="Also show meta lines, attachments and system records.")
 @click.option("--no-subagents", is_flag=True, help="Do not show subagent conversations under their calls.")
 @click.option("--pager/--no-pager", default=None, help="Page the output (default: when it is taller than the terminal).")
@@ -64,7 +64,11 @@ def show_command(
         emit_json({"session": ref.session_id, "path": str(ref.path), "items": to_json(items), **_damage_json(shown)})
         return 0
     if as_markdown:
-        click.echo(to_markdown(items, fold_lines=fold_lines, title=ref.session_id or ref.path.name), nl=False)
+        # An export is whole unless --fold is asked for, and headed by the session's title
+        # (the one the /resume picker shows), its id beneath.
+        ctx = click.get_current_context()
+        whole = ctx.get_parameter_source("fold_lines") is click.core.ParameterSource.DEFAULT
+        click.echo(to_markdown(items, fold_lines=0 if whole else fold_lines, title=_title(ref)), nl=False)
         _notes(console(stderr=True), shown)
         return 0
     def draw(c: Any) -> None:
@@ -148,3 +152,15 @@ def _tree_json(shown: Shown, forest: Any) -> dict[str, Any]:
         ],
         **_damage_json(shown),
     }
+
+
+def _title(ref: store.SessionRef) -> str:
+    from ..listing import parse_lite
+    from ..reader import read_head_tail
+
+    head, tail, st = read_head_tail(ref.path)
+    name = ref.path.name.removesuffix(".jsonl")
+    title = parse_lite(ref.session_id or name, head, tail, st.st_size).title
+    if not title:
+        return ref.session_id or name
+    return f"{title}\n\n`{ref.session_id}`" if ref.session_id else title

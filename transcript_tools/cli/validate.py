@@ -11,17 +11,19 @@ from ..check import validate_path
 from ..errors import NotFound, Unreadable
 from ..validate import Report
 from ..writer import is_by_product
-from ..views.diagnostics import render_reports
+from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
 
 
-def _targets(specs: tuple[str, ...], all_: bool, subagents: bool) -> list[Path]:
+def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
     out: list[Path] = []
-    if all_:
-        root = store.projects_dir()
-        if not root.is_dir():
-            raise NotFound(f"no Claude config dir with projects at {root}", hint="set CLAUDE_CONFIG_DIR")
-        specs = specs + (str(root),)
+    if all_ or project is not None:
+        from ..catalog import project_dirs
+
+        if all_ and not store.projects_dir().is_dir():
+            raise NotFound(f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR")
+        # The same scope as tt ls / stats / search: every project, or a project's folders.
+        specs = specs + tuple(str(d) for d in project_dirs(project, all_=all_))
     for spec in specs:
         p = Path(spec).expanduser()
         if p.is_dir():
@@ -43,14 +45,24 @@ def _targets(specs: tuple[str, ...], all_: bool, subagents: bool) -> list[Path]:
 
 @click.command("validate")
 @click.argument("targets", nargs=-1)
-@click.option("--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
+@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory, or its folder under projects/).")
+@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option("--no-subagents", is_flag=True, help="Skip the subagent files of a session.")
 @click.option("--no-schema", is_flag=True, help="Skip the JSON-Schema checks.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary line.")
+@click.option("--errors", "errors_only", is_flag=True, help="Only errors, and only the files that have some.")
 @max_bytes_option
 @json_option
 def validate_command(
-    targets: tuple[str, ...], all_: bool, no_subagents: bool, no_schema: bool, quiet: bool, max_bytes: int, as_json: bool
+    targets: tuple[str, ...],
+    project: str | None,
+    all_: bool,
+    no_subagents: bool,
+    no_schema: bool,
+    quiet: bool,
+    errors_only: bool,
+    max_bytes: int,
+    as_json: bool,
 ) -> int:
     """Check transcripts: TARGETS are files, session ids (or prefixes) or directories.
 
@@ -58,9 +70,9 @@ def validate_command(
     line is a JSON object is not a transcript: named alone, exit 4; in a directory, counted
     apart ("N not a transcript"), not as errors.
     """
-    if not targets and not all_:
-        raise click.UsageError("name a file, a session id or a directory (or --all)")
-    paths = _targets(targets, all_, not no_subagents)
+    if not targets and not all_ and project is None:
+        raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
+    paths = _targets(targets, all_, project, not no_subagents)
     reports: list[Report] = []
     progress = len(paths) > 3 and not as_json
     if progress:
@@ -74,16 +86,18 @@ def validate_command(
     else:
         reports = [_one(p, max_bytes, not no_schema, single=len(paths) == 1) for p in paths]
     if as_json:
+        shown = [_errors_only(r) for r in reports if r.errors] if errors_only else reports
         emit_json(
             {
-                "files": [r.to_dict() for r in reports],
+                "files": [r.to_dict() for r in shown],
                 "errors": sum(r.errors for r in reports),
                 "warnings": sum(r.warnings for r in reports),
                 "not_transcripts": sum(1 for r in reports if r.not_transcript is not None),
+                "by_code": by_code(reports),
             }
         )
     else:
-        render_reports(console(), reports, quiet=quiet)
+        render_reports(console(), reports, quiet=quiet, errors_only=errors_only)
     return 1 if any(r.errors for r in reports) else 0
 
 
@@ -95,3 +109,11 @@ def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
     if r.not_transcript is not None and single:
         raise Unreadable(f"{path}: {r.not_transcript}; this is not a transcript")
     return r
+
+
+def _errors_only(r: Report) -> Report:
+    from dataclasses import replace
+
+    from ..diagnostics import Severity
+
+    return replace(r, diagnostics=[d for d in r.diagnostics if d.severity is Severity.ERROR])

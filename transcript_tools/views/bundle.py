@@ -22,7 +22,11 @@ def render_export(con: Any, info: dict[str, Any]) -> None:
         con.print(text, soft_wrap=True)
 
     roles = Counter(f["role"] for f in info["files"])
-    out(f"[bold green]Exported[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])})")
+    if info.get("dry_run"):
+        taken = " [yellow](exists: a real export would refuse to overwrite it)[/]" if info.get("exists") else ""
+        out(f"[bold]Would export[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])}){taken}; nothing written")
+    else:
+        out(f"[bold green]Exported[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])})")
     out("  holds    " + ", ".join(f"{n} {r}" for r, n in sorted(roles.items())))
     out(f"  cwd      {escape(str(info['cwd']))}")
     out(f"  versions {escape(', '.join(info['claude_code_versions']) or '?')}")

@@ -17,15 +17,35 @@ STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: 
 FOLD = 10
 
 
-def render_reports(con: Any, reports: list[Report], *, quiet: bool = False) -> None:
-    if len(reports) > 1 and not quiet:
-        con.print(_table(reports))
+def by_code(reports: list[Report]) -> dict[str, dict[str, int]]:
+    """Per diagnostic code: its severity, how many findings, in how many files."""
+    out: dict[str, dict[str, Any]] = {}
     for r in reports:
+        seen: set[str] = set()
+        for d in r.diagnostics:
+            row = out.setdefault(d.code, {"severity": d.severity.value, "count": 0, "files": 0})
+            row["count"] += 1
+            if d.code not in seen:
+                seen.add(d.code)
+                row["files"] += 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[1]["severity"] != "error", -kv[1]["count"], kv[0])))
+
+
+def render_reports(con: Any, reports: list[Report], *, quiet: bool = False, errors_only: bool = False) -> None:
+    """Reports grouped by file (a table first when there are several, then a summary per
+    code); ``errors_only``: only the files with errors, and only their errors."""
+    many = len(reports) > 1
+    listed = [r for r in reports if r.errors] if errors_only else reports
+    if many and not quiet and listed:
+        con.print(_table(listed))
+    for r in listed:
         if quiet or not r.diagnostics:
             continue
         con.print(f"[bold]{escape(r.path)}[/]  [dim]{r.lines} lines, {r.entries} records[/]")
         shown: Counter[str] = Counter()
         for d in r.diagnostics:
+            if errors_only and d.severity is not Severity.ERROR:
+                continue
             shown[d.code] += 1
             if shown[d.code] > FOLD:
                 continue
@@ -37,6 +57,8 @@ def render_reports(con: Any, reports: list[Report], *, quiet: bool = False) -> N
         for code, n in shown.items():
             if n > FOLD:
                 con.print(f"  [dim]… and {n - FOLD} more {code}[/]")
+    if many and not quiet:
+        _codes(con, reports, errors_only)
     files = len(reports)
     errs = sum(r.errors for r in reports)
     warns = sum(r.warnings for r in reports)
@@ -67,3 +89,18 @@ def _table(reports: list[Report]) -> Table:
             status += " [magenta]past cap[/]"
         t.add_row(escape(r.path), str(r.lines), str(r.errors), str(r.warnings), status)
     return t
+
+
+def _codes(con: Any, reports: list[Report], errors_only: bool) -> None:
+    rows = [(c, v) for c, v in by_code(reports).items() if not errors_only or v["severity"] == "error"]
+    if not rows:
+        return
+    t = Table(box=None, show_header=True, header_style="bold", title="by code", title_justify="left", title_style="bold")
+    t.add_column("code", style="cyan")
+    t.add_column("severity")
+    t.add_column("findings", justify="right")
+    t.add_column("files", justify="right")
+    for code, v in rows:
+        sev = Severity(v["severity"])
+        t.add_row(code, f"[{STYLE[sev]}]{sev.value}[/]", str(v["count"]), str(v["files"]))
+    con.print(t)

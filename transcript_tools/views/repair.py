@@ -65,3 +65,37 @@ def _render(con: Any, r: FileReport) -> None:
         if r.backup is not None:
             parts.append(f"original kept as {escape(str(r.backup))}")
         con.print("  [green]" + "; ".join(parts) + "[/]")
+
+
+def render_batch(con: Any, sessions: list[tuple[str, list[FileReport]]]) -> None:
+    """Several sessions: the details of those repair changed or could not mend, then one
+    table of them all and the totals."""
+    from rich.table import Table
+
+    for _, reports in sessions:
+        for r in reports:
+            if r.changed or r.remaining:
+                _render(con, r)
+    t = Table(box=None, header_style="bold", pad_edge=False)
+    t.add_column("session")
+    t.add_column("files", justify="right")
+    t.add_column("changed", justify="right")
+    t.add_column("repairs", justify="right")
+    t.add_column("left", justify="right")
+    for path, reports in sessions:
+        left = sum(r.remaining_errors for r in reports)
+        changed = sum(r.changed for r in reports)
+        t.add_row(
+            escape(path), str(len(reports)), str(changed) if changed else "[dim]0[/]",
+            str(sum(len(r.actions) for r in reports)), f"[red]{left}[/]" if left else "[dim]0[/]",
+        )
+    con.print(t)
+    every = [r for _, reports in sessions for r in reports]
+    changed = sum(r.changed for r in every)
+    left = sum(r.remaining_errors for r in every)
+    dry = bool(every) and every[0].mode == "dry-run"
+    colour = "red" if left else "green"
+    con.print(
+        f"[{colour}]{len(sessions)} session(s), {len(every)} file(s): {changed} {'would change' if dry else 'changed'}, "
+        f"{len(every) - changed} unchanged" + (f"; {left} error(s) repair cannot fix" if left else "") + "[/]"
+    )

@@ -65,7 +65,14 @@ def summary_lines(st: Stats) -> list[str]:
     out.append(f"[dim]prices as of {PRICES_READ_ON}{escape(unpriced)}[/]")
     active = f" (active {duration(st.active_ms / 1000)})" if st.active_ms else ""
     comp = f"{st.compactions}" + (f" (+{st.microcompactions} micro)" if st.microcompactions else "")
-    sub = f"{st.subagent_files} file(s), {tokens(st.subagent_tokens().total)} tokens" if st.subagent_files or st.subagent_tokens().total else "none"
+    sub_tokens = st.subagent_tokens().total
+    if st.subagent_files:
+        sub = f"{st.subagent_files} file(s), {tokens(sub_tokens)} tokens"
+    elif sub_tokens:
+        # 2.1.1x wrote a subagent's calls as progress records in the main file, with no file of its own.
+        sub = f"{tokens(sub_tokens)} tokens (from progress records; no subagent files)"
+    else:
+        sub = "none"
     out.append(f"[bold]turns[/] {st.turns}   [bold]duration[/] {duration(st.duration_s)}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}")
     if st.tools:
         parts = []

@@ -1,0 +1,106 @@
+"""One vocabulary of flags across commands (CONTRIBUTING.md, "Flags"): read from every
+command's own options, so a new command or option that breaks a convention fails here."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from transcript_tools.cli import COMMANDS, cli
+
+#: A short flag means one long option everywhere.
+SHORT = {
+    "-o": "--output",
+    "-a": "--all",
+    "-p": "--project",
+    "-n": "--limit",
+    "-c": "--continue",
+    "-y": "--yes",
+    "-q": "--quiet",
+    "-h": "--help",
+    "-v": "--verbose",
+    "-e": "--regex",
+    "-i": "--ignore-case",
+    "-s": "--case-sensitive",
+}
+#: The one exception, on purpose: `tt resume -p` is `claude -p`, the prompt.
+EXCEPTIONS = {("resume", "-p"): "--prompt"}
+#: A long option is a flag everywhere, or takes a value everywhere (with the same metavar).
+FLAGS = {"--json", "--dry-run", "--in-place", "--force", "--no-backup", "--all", "--continue", "--yes", "--quiet", "--no-subagents"}
+VALUES = {"--output": None, "--project": "DIR", "--limit": None, "--at": "UUID|N", "--max-bytes": None, "--model": None}
+#: Commands that change or create files, and so have --dry-run.
+WRITERS = {"repair", "compact", "fork", "resume", "rename", "tag", "delete", "redact", "export", "import", "rewind"}
+
+
+def _command(name: str) -> click.Command:
+    ctx = click.Context(cli)
+    cmd = cli.get_command(ctx, name)
+    assert cmd is not None, name
+    return cmd
+
+
+def _options(name: str) -> list[click.Option]:
+    return [p for p in _command(name).params if isinstance(p, click.Option)]
+
+
+def _names(name: str) -> set[str]:
+    return {n for o in _options(name) for n in o.opts}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_json(name: str) -> None:
+    assert "--json" in _names(name)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_short_flag_means_one_long_option(name: str) -> None:
+    for o in _options(name):
+        shorts = [n for n in o.opts if not n.startswith("--")]
+        longs = [n for n in o.opts if n.startswith("--")]
+        for s in shorts:
+            assert s in SHORT, f"tt {name}: {s} is not in the shared list (add it, or use a long option)"
+            want = EXCEPTIONS.get((name, s), SHORT[s])
+            assert want in longs, f"tt {name}: {s} is {longs}, elsewhere {SHORT[s]}"
+    # And a long option of the list has its short form wherever it appears.
+    for o in _options(name):
+        for short, long in SHORT.items():
+            if long in o.opts and long != "--help":
+                assert short in o.opts, f"tt {name}: {long} without {short}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_long_option_is_a_flag_or_takes_a_value_everywhere(name: str) -> None:
+    for o in _options(name):
+        for n in o.opts:
+            if n in FLAGS:
+                assert o.is_flag, f"tt {name}: {n} takes a value here, elsewhere it is a flag"
+            if n in VALUES:
+                assert not o.is_flag, f"tt {name}: {n} is a flag here, elsewhere it takes a value"
+                if VALUES[n] is not None:
+                    assert o.metavar == VALUES[n], f"tt {name}: {n} {o.metavar}, elsewhere {VALUES[n]}"
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_every_command_that_writes_has_a_dry_run(name: str) -> None:
+    assert "--dry-run" in _names(name)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_in_place_comes_with_force_and_no_backup(name: str) -> None:
+    names = _names(name)
+    if "--in-place" in names:
+        assert {"--force", "--no-backup", "--dry-run", "--output"} <= names
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_all_and_project_come_together(name: str) -> None:
+    names = _names(name)
+    assert ("--all" in names) == ("--project" in names), f"tt {name}: -a/--all and -p/--project go together"
+
+
+def test_the_renamed_options_are_gone() -> None:
+    # fork --at and rewind --at name the same thing; --keep is a message (compact), not a backup.
+    assert "--at" in _names("fork") and "--at" in _names("rewind") and "--to" not in _names("rewind")
+    assert "--keep" in _names("compact") and "--keep" not in _names("rewind") and "--backup" in _names("rewind")
+    # -n is --limit in ls and search alike.
+    assert "-n" in _names("ls") and "-n" in _names("search")
