@@ -142,7 +142,7 @@ def test_prune_and_keep_options(config: Path) -> None:
         (["-o", "x.jsonl", "--dry-run"], "choose one of"),
         (["--prune", "tool-output,bogus"], "unknown kind"),
         (["--instructions", "focus"], "needs --summarizer anthropic"),
-        (["--force"], "--force only applies"),
+        (["--force"], "--force and --no-backup only apply"),
         (["--keep-tokens", "-1"], "Invalid value"),
     ],
 )
