@@ -102,3 +102,46 @@ def test_errors_carry_the_cli_exit_code(config: Path) -> None:
     with pytest.raises(tt.NotFound) as e:
         tt.validate_session("ffffffff-0000-0000-0000-000000000000")
     assert e.value.exit_code == 3
+
+
+def test_redact_session_is_tt_redact(config: Path) -> None:
+    assert [r.to_dict() for r in tt.redact_session(SID)] == _cli("redact", SID)["files"]
+
+
+def test_compact_session_dry_run_is_tt_compact_dry_run(config: Path) -> None:
+    got = tt.compact_session(SID, dry_run=True).to_dict()  # the model the CLI counts for, at TT_NOW
+    cli = _cli("compact", SID, "--dry-run")
+    cli.pop("continue")
+    got.pop("seconds"), cli.pop("seconds")  # the wall time of each run
+    assert got == cli
+
+
+def test_export_dry_run_is_tt_export_dry_run(config: Path) -> None:
+    e = tt.export_session(SID, "out.zip", dry_run=True)
+    cli = _cli("export", SID, "-o", "out.zip", "--dry-run")
+    assert not e.written and not Path("out.zip").exists()
+    assert [m.to_dict() for m in e.manifest.members] == cli["files"]
+    # The bundle's size can differ by a byte or two between runs (the manifest's time stamp).
+    assert dict(e.manifest.redactions) == cli["redactions"] and e.manifest.redacted == cli["redacted"]
+    assert abs(e.bytes - cli["bytes"]) < 64
+
+
+def test_rewind_session_plans_what_tt_rewind_plans(config: Path) -> None:
+    here = str(config.parent)
+    r = tt.rewind_session(SID, "1928bebd", cwd=here)
+    cli = _cli("rewind", SID, "--at", "1928bebd", "--cwd", here, "--dry-run")["files"]
+    assert r.plan.target == cli["target"] and r.plan.snapshot == cli["snapshot"]
+    assert [(f.path, f.action, f.reason) for f in r.plan.files] == [(f["path"], f["action"], f["reason"]) for f in cli["files"]]
+    assert r.applied == []
+
+
+def test_repair_session_to_a_file_writes_the_layout_with_the_sidecar(config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "fixed.jsonl"
+    reports = tt.repair_session(SID, output=out)
+    assert out.is_file() and len(reports) == 2
+    sub = next((tmp_path / "fixed" / "subagents").glob("agent-*.jsonl"))
+    meta = sub.with_name(sub.name[: -len(".jsonl")] + ".meta.json")
+    src = next((config / "projects").glob(f"*/{SID}/subagents/*.meta.json"))
+    assert meta.read_bytes() == src.read_bytes()
+    with pytest.raises(tt.UsageError):
+        tt.repair_session(SID, output=out, in_place=True)

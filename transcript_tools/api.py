@@ -88,6 +88,33 @@ def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
     return paths
 
 
+def _mkdir(d: Path) -> None:
+    from .errors import WriteFailed
+
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
+
+
+def _not_the_input(src: Path, out: Path) -> None:
+    from .errors import UsageError
+
+    try:
+        same = src.resolve() == out.resolve() or (out.exists() and src.samefile(out))
+    except OSError:
+        same = False
+    if same:
+        raise UsageError(f"{out}: that is the input itself", hint="use in_place=True, or choose another output")
+
+
+def _one_output(output: str | Path | None, in_place: bool) -> None:
+    if output is not None and in_place:
+        from .errors import UsageError
+
+        raise UsageError("give output or in_place, not both")
+
+
 def _iso(now: datetime | None) -> str:
     """Claude Code's timestamp form (`writer.iso_now`), of ``now`` or of the clock."""
     from .writer import iso, iso_now
@@ -130,23 +157,42 @@ def repair_session(
     from .repair_files import repair_file
     from .session_out import session_outputs
 
-    if output is not None and in_place:
-        from .errors import UsageError
-
-        raise UsageError("give output or in_place, not both")
+    _one_output(output, in_place)
     ref = _ref(session, directory)
     paths = _session_paths(ref, subagents)
     outs: list[Path | None] = list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
-    for out in outs[1:]:
+    for src, out in zip(paths, outs):
         if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _not_the_input(src, out)
+            _mkdir(out.parent)
     opts = RepairOptions(drop_orphans=drop_orphans, strip_thinking=strip_thinking, max_image_bytes=max_image_bytes, cap=max_bytes)
     dry = output is None and not in_place
     stamp = _iso(now)
-    return [
+    reports = [
         repair_file(p, opts, out=o, in_place=in_place, dry_run=dry, force=force, backup=backup, now=stamp, new_id=lambda: str(_uuid.uuid4()))
         for p, o in zip(paths, outs)
     ]
+    for p, o in zip(paths[1:], outs[1:]):
+        if o is not None:
+            _copy_sidecar(p, o)
+    return reports
+
+
+def _copy_sidecar(src: Path, out: Path) -> None:
+    """A subagent's ``agent-<id>.meta.json`` goes beside its copy, as beside the original
+    (Claude Code reads the agent's type and description there; docs/format.md §6)."""
+    from .errors import WriteFailed
+    from .fork_files import sidecar
+    from .writer import write_new
+
+    meta = sidecar(src)
+    if not meta.is_file():
+        return
+    try:
+        data = meta.read_bytes()
+    except OSError as e:
+        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+    write_new(sidecar(out), [data], exclusive=True)
 
 
 def redact_session(
@@ -162,13 +208,15 @@ def redact_session(
     from .redact_files import redact_in_place, redact_to, scan_file
     from .session_out import session_outputs
 
+    _one_output(output, in_place)
     ref = _ref(session, directory)
     named_file = Path(str(session)).expanduser().is_file()
     files = _session_paths(ref, subagents and not named_file)
     if output is not None:
         results = []
         for src, dst in zip(files, session_outputs(files, str(output))):
-            dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _not_the_input(src, dst)
+            _mkdir(dst.parent)
             results.append(redact_to(src, dst))
         return results
     if in_place:
@@ -184,7 +232,7 @@ def compact_session(
     in_place: bool = False, backup: bool = True, force: bool = False, dry_run: bool = False,
     keep_tokens: int | None = None, keep: Sequence[str] = (), keep_first_request: bool = True,
     prune: Sequence[str] = (), summarizer: Summarizer | None = None, model: str | None = None,
-    even_if_larger: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    even_if_larger: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, now: datetime | None = None,
 ) -> CompactResult:
     """Make a session small and resumable (``tt compact``): all but the most recent
     messages (``keep_tokens`` of them) become one summary; returns `compact_report.Result`
@@ -194,20 +242,45 @@ def compact_session(
     ``in_place``: appended to the session itself, as Claude Code's ``/compact``). The
     summary is tt's offline extractive one unless a ``summarizer`` is given
     (`summarizers.AnthropicSummarizer` asks a model). ``model`` is the model the tokens are
-    counted for (thinking blocks another model wrote are not sent to it)."""
+    counted for (thinking blocks another model wrote are not sent to it); by default, as
+    ``tt compact``, the model a resume would continue on at ``now`` (default: the clock)."""
     from .compact import DEFAULT_KEEP_TOKENS, PlanOptions
     from .compactor import Target, compact_file
     from .summarizers import Extractive
     from .tokens import TokenCounter
 
+    _one_output(output, in_place)
     ref = _ref(session, directory)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     target = Target(mode, Path(output).expanduser() if output is not None else None, force, backup=backup)
     options = PlanOptions(keep_tokens=DEFAULT_KEEP_TOKENS if keep_tokens is None else keep_tokens, prune=frozenset(prune))
+    if model is None:
+        model = _resumes_on(ref.path, now)
     return compact_file(
         ref.path, summarizer or Extractive(), target, options, keep=keep, keep_first_request=keep_first_request,
         max_bytes=max_bytes, even_if_larger=even_if_larger, counter=TokenCounter(model=model),
     )
+
+
+def _clock(now: datetime | None) -> Any:
+    from .clock import system_clock
+    from .lifecycle import Clock
+
+    clock = system_clock()
+    return clock if now is None else Clock(now, clock.local_midnight)
+
+
+def _resumes_on(path: Path, now: datetime | None) -> str | None:
+    """The model a resume of ``path`` continues on at ``now``: the session's last model (from
+    the file's tail, `catalog.read_row`) unless Claude Code retires or remaps it (`lifecycle`)."""
+    from . import lifecycle
+    from .catalog import read_row
+
+    row = read_row(path)
+    session_model = row.lite.model if row is not None else None
+    if session_model is None:
+        return None
+    return lifecycle.resume_model(lifecycle.CURRENT, session_model, None, _clock(now)).model or session_model
 
 
 @dataclass(frozen=True)
@@ -273,7 +346,7 @@ def fork_session(
         path = main_output(str(output), f"{f.session_id}.jsonl")
     subs = plan_subagents(ref.path, f, s, max_bytes)
     if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _mkdir(path.parent)
         write_fork(path, f, subs)
     repairs = [{"fix": a.fix, "code": a.code, "line": a.line} for a in loaded.actions]
     return ForkResult(f.session_id, path, f, ref.path, copy_paths(path, subs), repairs, not dry_run)
@@ -358,15 +431,13 @@ def resume_request(
     session's unless ``model`` is given or Claude Code would switch at ``now`` (default:
     the clock) because the session's model is retired or remapped."""
     from . import conversation, lifecycle
-    from .clock import system_clock
     from .errors import Unreadable, UsageError
-    from .lifecycle import Clock
     from .request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
     from .resumable import load_for_resume
     from .tools import ToolRegistry
 
     registry = ToolRegistry(allowed_tools, disallowed_tools)
-    clock = system_clock() if now is None else Clock(now, system_clock().local_midnight)
+    clock = _clock(now)
     ref = _ref(session, directory)
     got = load_for_resume(ref.path, max_bytes=max_bytes)
     if not got.conversation.messages:
