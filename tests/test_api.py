@@ -145,3 +145,12 @@ def test_repair_session_to_a_file_writes_the_layout_with_the_sidecar(config: Pat
     assert meta.read_bytes() == src.read_bytes()
     with pytest.raises(tt.UsageError):
         tt.repair_session(SID, output=out, in_place=True)
+
+
+def test_directory_narrows_the_lookup_to_one_project(config: Path, tmp_path: Path) -> None:
+    folder = next((config / "projects").iterdir())
+    assert tt.validate_session(SID, directory=folder)[0].path == str(folder / f"{SID}.jsonl")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with pytest.raises(tt.NotFound):
+        tt.validate_session(SID, directory=elsewhere)

@@ -6,8 +6,8 @@ Shaped after the Agent SDK's session functions (claude-agent-sdk 0.2.189:
 ``delete_session``), so a user of the SDK finds them where they expect:
 
 - the first argument names a session: a path, a session id or a unique id prefix
-  (`store.resolve`); ``directory`` is the project's working directory used to find an id
-  (default: the current one), as the SDK's ``directory``;
+  (`store.resolve`: an id is looked up in every project); ``directory``, as the SDK's,
+  narrows that to one project (its working directory, or its folder) and its worktrees;
 - ``list_sessions()`` and ``search_sessions()`` without ``directory`` cover every
   project, as the SDK's ``list_sessions()`` does;
 - verbs that write take ``dry_run`` and report the same either way; nothing is written
@@ -74,9 +74,20 @@ __all__ = [
 
 
 def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
+    """The session named: a path as it is; an id or prefix under the config dir, and with
+    ``directory`` only among that project's folders (its git worktrees' included)."""
     from . import store
 
-    return store.resolve(str(session), cwd=directory)
+    ref = store.resolve(str(session))
+    if directory is None or Path(str(session)).expanduser().is_file():
+        return ref
+    from .catalog import project_dirs
+    from .errors import NotFound
+
+    folders = {d.resolve() for d in project_dirs(str(directory))}
+    if ref.path.parent.resolve() not in folders:
+        raise NotFound(f"no session {str(session)!r} in the project of {directory}", hint="leave directory out to look in every project")
+    return ref
 
 
 def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
@@ -232,7 +243,8 @@ def compact_session(
     in_place: bool = False, backup: bool = True, force: bool = False, dry_run: bool = False,
     keep_tokens: int | None = None, keep: Sequence[str] = (), keep_first_request: bool = True,
     prune: Sequence[str] = (), summarizer: Summarizer | None = None, model: str | None = None,
-    even_if_larger: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, now: datetime | None = None,
+    even_if_larger: bool = False, drop_unsent: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    now: datetime | None = None,
 ) -> CompactResult:
     """Make a session small and resumable (``tt compact``): all but the most recent
     messages (``keep_tokens`` of them) become one summary; returns `compact_report.Result`
@@ -243,13 +255,20 @@ def compact_session(
     summary is tt's offline extractive one unless a ``summarizer`` is given
     (`summarizers.AnthropicSummarizer` asks a model). ``model`` is the model the tokens are
     counted for (thinking blocks another model wrote are not sent to it); by default, as
-    ``tt compact``, the model a resume would continue on at ``now`` (default: the clock)."""
-    from .compact import DEFAULT_KEEP_TOKENS, PlanOptions
+    ``tt compact``, the model a resume would continue on at ``now`` (default: the clock).
+    ``prune`` shrinks inside the kept messages first (``tool-output``, ``thinking``,
+    ``images``); ``drop_unsent`` (``--prune progress``) writes the whole conversation without
+    the records a resume never sends when nothing is worth summarising."""
+    from .compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
+    from .errors import UsageError
     from .compactor import Target, compact_file
     from .summarizers import Extractive
     from .tokens import TokenCounter
 
     _one_output(output, in_place)
+    unknown = set(prune) - set(PRUNE_KINDS)
+    if unknown:
+        raise UsageError(f"prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}")
     ref = _ref(session, directory)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     target = Target(mode, Path(output).expanduser() if output is not None else None, force, backup=backup)
@@ -258,7 +277,7 @@ def compact_session(
         model = _resumes_on(ref.path, now)
     return compact_file(
         ref.path, summarizer or Extractive(), target, options, keep=keep, keep_first_request=keep_first_request,
-        max_bytes=max_bytes, even_if_larger=even_if_larger, counter=TokenCounter(model=model),
+        max_bytes=max_bytes, even_if_larger=even_if_larger, drop_unsent=drop_unsent, counter=TokenCounter(model=model),
     )
 
 
