@@ -6,7 +6,7 @@ physically destroyed (nothing can bring those back), and what it did. Targets ar
 chosen in the part of the conversation a resume sends (after the last compact
 boundary when there is one), so the real CLI's resume shows the effect.
 
-The kinds (FORMAT.md §0a, §10; the Claude Code issues cited in issue 4):
+The kinds (docs/format.md §10; the Claude Code issues cited in issue 4):
 
 - ``torn-tail``: the file ends half-way through its last message line (crash mid-write).
 - ``fused-records``: a message line is torn and the next record is written straight after
@@ -152,7 +152,7 @@ def fused_records(data: bytes) -> Damaged:
     t = _Transcript(data)
     cands = [i for i in t.messages() if i + 1 < len(t.lines) and t.is_message(i + 1)]
     # A tool call torn with its result fused on: the case where Claude Code 2.1.197 loses
-    # both without a word (FORMAT.md §0a). Any two message lines in a row otherwise.
+    # both without a word (docs/format.md §10). Any two message lines in a row otherwise.
     calls = [i for i in cands if "tool_use" in t.kinds(i) and "tool_result" in t.kinds(i + 1)]
     cands = calls or cands
     if not cands:

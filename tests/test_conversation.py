@@ -70,7 +70,7 @@ def test_split_lines_of_one_response_become_one_message() -> None:
 
 
 def test_parallel_calls_with_results_between_their_lines() -> None:
-    # 2.1.2xx: call a, result a, call b, result b, all one response (FORMAT.md 3.2.1).
+    # 2.1.2xx: call a, result a, call b, result b, all one response (docs/format.md §3.2.1).
     b = Builder()
     b.user("go")
     (a,) = b.assistant(tool_use("t_a"), mid="msg_p")

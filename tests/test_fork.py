@@ -476,7 +476,7 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def _sessions_with_messages(recs: list[dict[str, Any]]) -> Session | None:
     s = records_to_session(recs)
-    # A file of sidechain entries only is no session (FORMAT.md §0a): fork refuses it.
+    # A file of sidechain entries only is no session (docs/format.md §11): fork refuses it.
     return s if any(not e.is_sidechain for e in s.messages()) else None
 
 

@@ -33,7 +33,7 @@ PROGRESS = REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl"
 SPLIT = REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl"
 
 #: Hand-written files ccusage is not meant for: spaced JSON (``"usage": {``), which its
-#: native loader does not look for (FORMAT.md §0a); Claude Code never writes it.
+#: native loader does not look for (docs/format.md §12); Claude Code never writes it.
 NOT_CC_WRITTEN = {"handwritten-edge-cases-not-object-lines.jsonl"}
 
 

@@ -36,6 +36,27 @@ _EXPORTS: dict[str, str] = {
     "Report": "validate",
     "load_session": "loader",
     "Session": "session",
+    # One function per verb (`api`), shaped after the Agent SDK's session functions.
+    "validate_session": "api",
+    "repair_session": "api",
+    "redact_session": "api",
+    "compact_session": "api",
+    "fork_session": "api",
+    "rewind_session": "api",
+    "resume_request": "api",
+    "export_session": "api",
+    "import_session": "api",
+    "list_sessions": "api",
+    "search_sessions": "api",
+    "get_session_stats": "api",
+    "rename_session": "api",
+    "tag_session": "api",
+    "delete_session": "api",
+    "ExportResult": "api",
+    "ForkResult": "api",
+    "RecordResult": "api",
+    "ResumeRequest": "api",
+    "RewindResult": "api",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -1,7 +1,7 @@
 """The nodes a resume sends, in order: the active chain as Claude Code rebuilds it.
 
 Starting from `ChainIndex.active_chain` (leaf back to the last root), two corrections
-make it the conversation Claude Code actually sends (FORMAT.md §0a, §3.2.1; the Agent
+make it the conversation Claude Code actually sends (docs/format.md §11, §3.2.1; the Agent
 SDK's ``_recover_orphaned_parallel_tool_results``):
 
 1. *Preserved segment* (2.1.x compaction): a compact boundary may name

@@ -2,7 +2,7 @@
 
 Each tool takes Claude Code's input (names, types, defaults) and answers with its
 ``tool_result`` text and ``toolUseResult`` (observed with Claude Code 2.1.332 against the
-stand-in, and in fixtures/real/claude-config-*; FORMAT.md §5): Read numbers lines as
+stand-in, and in fixtures/real/claude-config-*; docs/format.md §5): Read numbers lines as
 ``N<TAB>text``; Write and Edit refuse a file that was not read first, or changed since,
 and return a ``structuredPatch``. Glob and Grep are in `search_tools`, Bash in
 `bash_tool`; the types and helpers all six share are in `tool_base`.

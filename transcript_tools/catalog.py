@@ -178,7 +178,7 @@ def _legacy_agents(project: Path) -> Counter[str]:
 
 def legacy_agent_paths(project: Path) -> dict[str, list[Path]]:
     """2.0.x ``agent-*.jsonl`` files beside the sessions, by the session id inside them
-    (their names do not say: FORMAT.md §6)."""
+    (their names do not say: docs/format.md §6)."""
     out: dict[str, list[Path]] = {}
     for p in sorted(store.legacy_agent_files(project)):
         try:

@@ -1,13 +1,13 @@
 """The parentUuid graph of a transcript: roots, leaves, the active chain, dead branches.
 
 Conversation entries (`user`, `assistant`, `system`, `progress`, `attachment` with a
-``uuid``, FORMAT.md §2) form a forest through ``parentUuid``. `ChainIndex` is built
+``uuid``, docs/format.md §2) form a forest through ``parentUuid``. `ChainIndex` is built
 incrementally in file order, one entry at a time, so the streaming validator can build it
 over files of any size: it keeps per node only a compact key, the parent's index, the line
 number and a byte of flags (about 100 bytes a node), never the records.
 
 The *active leaf* is the one ``claude --resume`` continues, chosen as the Agent SDK's
-``_build_conversation_chain`` does (FORMAT.md §4): from every terminal (a node nobody
+``_build_conversation_chain`` does (docs/format.md §4): from every terminal (a node nobody
 names as parent) walk up to the nearest user/assistant node; prefer those that are not
 sidechain, ``teamName`` or ``isMeta``; take the latest in file order. The *active chain*
 is the walk from that leaf up ``parentUuid`` to its root (a compact boundary, whose

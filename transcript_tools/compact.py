@@ -7,7 +7,7 @@ backwards, so only the kept part is ever read. The plan:
 - keeps the most recent messages verbatim, up to ``keep_tokens`` (`DEFAULT_KEEP_TOKENS`);
 - keeps the key nodes whatever their age: the first human request and the nodes named
   with ``--keep``; their cost counts against the same budget;
-- never splits the lines of one API response (one ``message.id``, FORMAT.md §3.2.1) nor
+- never splits the lines of one API response (one ``message.id``, docs/format.md §3.2.1) nor
   a ``tool_use`` from its ``tool_result``: a cut that would moves back until it does not;
   key nodes grow to the whole response and its results the same way;
 - never keeps a compact boundary or an earlier compact summary verbatim: the new summary
@@ -254,7 +254,7 @@ def plan(
 def _response_start(conv: Sequence[int], grp: Callable[[int], object], p: int, key: object) -> int:
     """The first position of the response ``key`` at or before ``p`` (within a window):
     a response's lines need not be adjacent (its first calls' results are written between
-    them, FORMAT.md §3.2.1), but the rebuild makes them one message."""
+    them, docs/format.md §3.2.1), but the rebuild makes them one message."""
     first = p
     q = p
     while q > 0 and p - q < RESPONSE_WINDOW:

@@ -1,6 +1,6 @@
 """The records of a compaction, in Claude Code's own form.
 
-What Claude Code 2.x writes for ``/compact`` (FORMAT.md §0a, §7; the shipped fixtures
+What Claude Code 2.x writes for ``/compact`` (docs/format.md §7; the shipped fixtures
 ``claude-config-2.1.197`` and ``-2.1.332``), and what `compaction_records` writes:
 
 1. a ``system``/``compact_boundary`` line: ``parentUuid: null`` (the chain is cut here),
@@ -68,7 +68,7 @@ KEPT_NOTE_WITH_FIRST = (
 )
 #: Envelope fields copied from the last entry onto the boundary and summary lines.
 ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
-#: Entry fields that name other entries by uuid (FORMAT.md §3; the fork engineer's list).
+#: Entry fields that name other entries by uuid (docs/format.md §4.1).
 _REFERENCES = ("supersedesUuids", "retractedMessageUuids")
 _REFERENCE = ("sourceToolAssistantUUID", "refusedUserMessageUuid")
 

@@ -23,7 +23,7 @@ Code 2.1.332 and 2.1.197; tests/test_conversation.py keeps the comparison):
    2.1.197's "Continue from where you left off."), and so is the ``isCompactSummary``
    summary. Synthetic assistant entries (model ``<synthetic>``, "No response
    requested.") are sent; those marked ``isApiErrorMessage`` are not.
-3. The split lines of one response (same ``message.id``, FORMAT.md §3.2.1) become one
+3. The split lines of one response (same ``message.id``, docs/format.md §3.2.1) become one
    assistant message, even when the results of its first calls were written between
    its lines (parallel tool calls): all the calls first, then one user message with the
    results in the order they were written. Consecutive user entries become one user

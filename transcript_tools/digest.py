@@ -2,7 +2,7 @@
 
 `Digest` is fed the records of the messages being summarised, in order, and keeps the
 facts the extractive summary is made of: the user's requests, the files read, written and
-edited (from the tools' structured ``toolUseResult``, FORMAT.md §5, else their input),
+edited (from the tools' structured ``toolUseResult``, docs/format.md §5, else their input),
 the commands run and which failed, errors and what later fixed them, the last todo list,
 the last thing the assistant said and any earlier compaction summary. (`excerpt` keeps
 the text of the same stretch for a model to summarise.)
@@ -35,7 +35,7 @@ MAX_PENDING_CALLS = 4096
 LAST_TEXT_CHARS = 1500
 SUMMARY_CHARS = 6000
 
-#: User text that is not something the user asked (Claude Code's wrappers; FORMAT.md §3.1
+#: User text that is not something the user asked (Claude Code's wrappers; docs/format.md §3.1
 #: and the Agent SDK's first-prompt rules in ``_parse_session_info_from_lite``).
 _NOT_A_REQUEST = (
     "<local-command-stdout>",

@@ -2,8 +2,8 @@
 
 `fork(session, ...)` turns an in-memory `session.Session` (read through the repair
 fixes, `loader.load_session`, so a damaged file forks clean) into the lines of a new
-session file, the way the Agent SDK's ``fork_session`` writes them ([PYSDK-M]
-``_build_fork_lines``, claude-agent-sdk 0.2.189; FORMAT.md §9):
+session file, the way the Agent SDK's ``fork_session`` writes them (its
+``_build_fork_lines``, claude-agent-sdk 0.2.189; docs/format.md §9):
 
 - every conversation entry gets a fresh ``uuid``; ``parentUuid`` and
   ``logicalParentUuid`` follow the same mapping; ``sessionId`` is the new id,
@@ -65,7 +65,7 @@ from .writer import dumps
 #: Fields the SDK removes so they do not leak the source session's state.
 DROPPED_FIELDS = ("teamName", "agentName", "slug", "sourceToolAssistantUUID")
 
-#: Entry fields (newer Claude Code versions, FORMAT.md; [JAZ] shapes) that name other
+#: Entry fields (newer Claude Code versions, docs/format.md §4.1) that name other
 #: entries by uuid: a string or a list of strings.
 _REFERENCE_FIELDS = ("supersedesUuids", "retractedMessageUuids", "refusedUserMessageUuid")
 

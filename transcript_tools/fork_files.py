@@ -6,7 +6,7 @@ their output on disk, for every command that forks (``tt fork``, ``tt rewind --f
 
 - ``<new id>.jsonl``: the fork's main file (`fork.Fork.lines`);
 - ``<new id>/subagents/**/agent-<id>.jsonl``: each subagent transcript of the original
-  (``<id>/subagents/**``, Claude Code 2.1.x, FORMAT.md §6) that belongs to the fork
+  (``<id>/subagents/**``, Claude Code 2.1.x, docs/format.md §6) that belongs to the fork
   (`fork_subagents.subagent_wanted`), forked with the fork's uuid mapping
   (`fork_subagents.fork_subagent`), at the same place relative to the session folder;
 - ``agent-<id>.meta.json`` beside it when the original has a sidecar

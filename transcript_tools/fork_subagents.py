@@ -1,7 +1,7 @@
 """Forking a session's subagent transcripts along with it.
 
 Claude Code 2.1.x writes each subagent to ``<session>/subagents/**/agent-<id>.jsonl`` with
-an optional ``agent-<id>.meta.json`` sidecar (FORMAT.md §6). A fork copies them under
+an optional ``agent-<id>.meta.json`` sidecar (docs/format.md §6). A fork copies them under
 its own ``<new id>/subagents/``, with the fork's uuid mapping (`fork.Remap`) and session
 id, so the fork is whole. The Agent SDK's ``fork_session`` does not copy them; issue 7
 asks for it.

@@ -2,7 +2,7 @@
 
 The title is resolved exactly as the Agent SDK's ``list_sessions`` does
 (``_parse_session_info_from_lite`` in claude_agent_sdk/_internal/sessions.py, 0.2.189;
-FORMAT.md §9), on the same bytes (head and tail decoded with ``errors="replace"``) and
+docs/format.md §9), on the same bytes (head and tail decoded with ``errors="replace"``) and
 with the same raw string scans, so tt shows the titles the ``/resume`` picker and the
 SDK show:
 

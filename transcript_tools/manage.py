@@ -1,6 +1,6 @@
 """Session management records and plans: rename, tag, delete.
 
-Titles and tags are metadata records appended to the session file (FORMAT.md §3.6, §9).
+Titles and tags are metadata records appended to the session file (docs/format.md §3.6, §9).
 `rename_line` and `tag_line` build them byte for byte as the Agent SDK's
 ``rename_session`` / ``tag_session`` do (claude-agent-sdk 0.2.189,
 ``_internal/session_mutations.py``): ``json.dumps`` with compact separators and ASCII

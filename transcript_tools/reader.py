@@ -180,7 +180,7 @@ def _preserved_start_of(path: Path, boundary_offset: int, boundary: Mapping[str,
 def preserved_start(buf: Buffer, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
     """Where the part after a compact boundary begins: the first line of the messages
     its ``compactMetadata`` kept verbatim (the preserved segment, written before the
-    boundary; FORMAT.md §0a), or the boundary's own line (``boundary_offset``).
+    boundary; docs/format.md §11), or the boundary's own line (``boundary_offset``).
 
     ``buf`` is the file's bytes (or a mapping of them); the segment's entries are found
     by a raw search for ``"uuid":"<id>"`` (Claude Code writes compact JSON) before the

@@ -3,7 +3,7 @@
 Two savings, each falling back to the reference path when it cannot vouch for the result:
 
 1. **Only the part after the last compact boundary.** A resume sends the active chain
-   from the last compact boundary on (FORMAT.md §0a): the boundary's ``parentUuid`` is
+   from the last compact boundary on (docs/format.md §11): the boundary's ``parentUuid`` is
    null, so nothing before it is reached, except the *preserved segment* its
    ``compactMetadata`` names (messages kept verbatim across the compaction, written
    before the boundary). So only ``[first line of the preserved segment, or the

@@ -1,6 +1,6 @@
 """Rewinding files to their state at a message: the plan (pure).
 
-Claude Code keeps file checkpoints (FORMAT.md §0a, §3.6): at each prompt a
+Claude Code keeps file checkpoints (docs/format.md §13, §3.6): at each prompt a
 ``file-history-snapshot`` record (``messageId`` = the prompt's uuid;
 ``trackedFileBackups{path: {backupFileName, version, backupTime, realParentDir}}``) and,
 from 2.1.2xx, at the first edit of a file in a turn a ``file-history-delta`` record

@@ -2,7 +2,7 @@
 fork; compact writes a main file only, by the same rule).
 
 A session on disk is Claude Code's layout: ``<name>.jsonl`` and, beside it, the folder
-``<name>/`` holding ``subagents/**/agent-*.jsonl`` (and their ``.meta.json``), FORMAT.md §1;
+``<name>/`` holding ``subagents/**/agent-*.jsonl`` (and their ``.meta.json``), docs/format.md §1;
 Claude Code 2.1.x and the Agent SDK find a session's subagents only there
 (``_resolve_subagents_dir``: the session file's path without ``.jsonl``, then
 ``subagents``). So:

@@ -4,7 +4,7 @@
 entry only what the compaction planner needs to pick what to summarise and what to keep
 before it has read any content: the `ChainIndex`, where the record's bytes are (offset
 and length, so the few records the plan needs can be read back by position), a 64-bit
-hash of the assistant ``message.id`` (split lines of one response share it, FORMAT.md
+hash of the assistant ``message.id`` (split lines of one response share it, docs/format.md
 §3.2.1), one of its tool id, and a byte of flags (calls tools, answers tools, is a
 ``progress`` line). Records themselves are never kept, so a file of any size outlines in
 memory proportional to its number of entries (about 180 bytes each).
@@ -12,7 +12,7 @@ memory proportional to its number of entries (about 180 bytes each).
 It also keeps the small things the output needs: the first human request (a key node
 that compaction always keeps), the last metadata record of each kind that names the
 session in the picker (``custom-title``, ``ai-title``, ``tag``, ...), and what was skipped
-as damage (pieces of lines that are not records; FORMAT.md §10).
+as damage (pieces of lines that are not records; docs/format.md §10).
 
 `conversation()` is the order a resume sends (`active.conversation_nodes`: the active
 chain, preserved segments spliced in, parallel tool calls recovered), computed from the
@@ -46,7 +46,7 @@ PROGRESS = 8  # a progress line: never copied (the Agent SDK's fork drops them t
 LENIENT = 16  # decoded leniently (invalid UTF-8, lone surrogates)
 
 #: Metadata records that name or label a session; the last of each kind wins
-#: (FORMAT.md §3.6, §9: the picker reads them last-wins from the tail).
+#: (docs/format.md §3.6, §9: the picker reads them last-wins from the tail).
 METADATA_TYPES = ("custom-title", "ai-title", "tag", "agent-name", "mode", "permission-mode", "worktree-state", "pr-link")
 
 MAX_DAMAGE_NOTED = 50
@@ -197,7 +197,7 @@ class Skeleton:
 
     def mark_history(self, root: int, mask: bytearray, value: int = 2) -> None:
         """Set ``mask[i] = value`` (where still 0) for the main chains behind the compact
-        boundaries ``root`` starts from, following ``logicalParentUuid`` back (FORMAT.md
+        boundaries ``root`` starts from, following ``logicalParentUuid`` back (docs/format.md
         §4): the session's history before its compactions."""
         index = self.index
         roots = {root}

@@ -1,6 +1,6 @@
 """Usage statistics of sessions: tokens and cost by model, turns, tools, errors, time.
 
-Counting rules (FORMAT.md §3.2.1, §8), chosen to agree with ccusage (20.x, which reads
+Counting rules (docs/format.md §3.2.1, §8), chosen to agree with ccusage (20.x, which reads
 the same files) on token totals:
 
 - One API call is one (``message.id``, ``requestId``) pair. Claude Code writes one

@@ -1,6 +1,6 @@
 """Finding sessions under the Claude config dir (the edge between tt and ``~/.claude``).
 
-Layout (FORMAT.md §1): ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``) holds
+Layout (docs/format.md §1): ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``) holds
 ``projects/<sanitized cwd>/<session-id>.jsonl``; subagents live in
 ``<session-id>/subagents/**/agent-*.jsonl`` (2.1.x) or beside the sessions as
 ``agent-<hex>.jsonl`` (2.0.x); file-history backups in ``file-history/<session-id>/``.

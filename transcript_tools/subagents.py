@@ -7,7 +7,7 @@
   result carries them (the startup "Warmup" agents are linked to nothing).
 - 1.0.x inline sidechains (``isSidechain`` lines in the main file, no ``agentId``): the
   first prompt of the sidechain is the Task call's ``prompt``, and nothing else links
-  them (FORMAT.md §6).
+  them (docs/format.md §6).
 
 Invariants: pure; each call gets at most one transcript and each transcript at most
 one call; what cannot be linked is returned, never dropped. Reads content through

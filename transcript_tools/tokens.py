@@ -11,7 +11,7 @@ differ by roughly 10-30% (Claude's usually counts more); every report that shows
 says so (`ESTIMATE_NOTE`) and budgets leave `MARGIN` for it. ``count_exact`` asks the
 Messages API's ``count_tokens`` endpoint for the real number when a key is set.
 
-What is counted is what a resume sends to the model (FORMAT.md §3, §5): the text of
+What is counted is what a resume sends to the model (docs/format.md §3, §5): the text of
 ``message.content`` blocks, tool calls (name + JSON input), tool results (their content,
 not the UI-only ``toolUseResult``), thinking, and a flat `IMAGE_TOKENS` per image
 (Anthropic's vision docs: about width*height/750 tokens, ~1,600 for the largest images

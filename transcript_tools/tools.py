@@ -2,7 +2,7 @@
 
 Six tools, named and shaped as Claude Code's so a session moves between tt and
 ``claude --resume`` without the model noticing (inputs, ``tool_result`` text and the
-``toolUseResult`` each writes are Claude Code 2.1.332's, FORMAT.md §5; the
+``toolUseResult`` each writes are Claude Code 2.1.332's, docs/format.md §5; the
 implementations are in `builtin_tools`, `search_tools` and `bash_tool`, on the types of
 `tool_base`):
 

@@ -1,6 +1,6 @@
 """The records a turn appends to a transcript, built as Claude Code builds them.
 
-Pure builders for the lines Claude Code 2.1.x writes per turn (FORMAT.md §0a, §2, §3;
+Pure builders for the lines Claude Code 2.1.x writes per turn (docs/format.md §14, §2, §3;
 compared field by field with fixtures/real/claude-config-2.1.197 and -2.1.332):
 
 - the prompt: a ``user`` line with ``promptId``, written *before* the model is called,
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: The interrupt markers Claude Code writes (slopus/happy-cli fixture, FORMAT.md §3.1).
+#: The interrupt markers Claude Code writes (slopus/happy-cli fixture, docs/format.md §3.1).
 INTERRUPTED = "[Request interrupted by user]"
 INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 

@@ -3,7 +3,7 @@
 Claude Code writes each record with ``JSON.stringify`` (compact separators, non-ASCII
 as is) and timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ``. Readers depend on both: with
 ``": "`` separators Claude Code 2.1.332 does not find the session, and ccusage drops lines
-with ``+00:00`` timestamps (FORMAT.md §0a). `dumps` and `iso_now` produce exactly that.
+with ``+00:00`` timestamps (docs/format.md §12). `dumps` and `iso_now` produce exactly that.
 
 Invariants:
 - An input is replaced only through `replace_atomically`: a temp file in the same folder,

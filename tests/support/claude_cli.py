@@ -184,7 +184,7 @@ class Sandbox:
         )
         if checkpointing:
             # -p mode writes file-history only with this (what the Agent SDK's
-            # enable_file_checkpointing sets); see FORMAT.md section 0a.
+            # enable_file_checkpointing sets); see docs/format.md §13.
             env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
         env.update(extra or {})
         return env

@@ -48,7 +48,7 @@ SCRIPT: tuple[str, ...] = (
 
 def project_folder_name(cwd: Path | str) -> str:
     """Claude Code's project folder for a cwd: every char outside [A-Za-z0-9] -> '-'.
-    (Paths whose name passes 200 chars get a hash suffix; FORMAT.md 1.1. Not needed here.)"""
+    (Paths whose name passes 200 chars get a hash suffix; docs/format.md §1.1. Not needed here.)"""
     return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
 

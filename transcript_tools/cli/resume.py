@@ -245,7 +245,7 @@ def _engine(
 
     branch = git_branch(cwd)
     # version: the session's own Claude Code version: tt writes that version's format
-    # (FORMAT.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
+    # (docs/format.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
     env = Envelope(
         session_id=session_id,
         cwd=str(cwd),

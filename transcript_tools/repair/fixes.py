@@ -6,7 +6,7 @@ planner (`plan`) alternates: chain fixes until the chain is whole, then API fixe
 checks again, because one fix can expose the next (a relinked parent puts an unanswered
 tool call back on the active chain).
 
-Chain fixes (FORMAT.md §4, §10):
+Chain fixes (docs/format.md §4, §10):
 - ``dangling-parent``: the entry takes *the previous entry of the same chain in file
   order* as parent (main chain, or the same agent's sidechain); the first entry of its
   chain becomes a root. The parent a destroyed line leaves behind is almost always the

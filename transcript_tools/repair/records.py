@@ -7,7 +7,7 @@
   ``fixtures/real/v1.0.51-inline-sidechains-two-compactions.jsonl``). The envelope
   (sessionId, cwd, version, gitBranch, userType, entrypoint, slug, isSidechain, agentId)
   is copied from the call's line; ``sourceToolAssistantUUID`` is added for 2.1.x, which
-  writes it on every tool result (FORMAT.md §5). Its ``timestamp`` is the call's own: a
+  writes it on every tool result (docs/format.md §5). Its ``timestamp`` is the call's own: a
   record repair adds to a past conversation takes its time from its neighbours, never
   the wall clock (``now`` only when the call has none), so `tt stats` durations and
   timestamp orderings stay what the session recorded.
