@@ -1,0 +1,300 @@
+"""Block-level rules of the Messages API that a transcript can break, and their fixes.
+
+Each rule is one bit of `content_problems` (what ``tt validate`` reports, through
+`active.NodeFacts.bad`), one `diagnostics` code, and one fix used alike by ``tt repair``
+(`repair.records.edit_record`, written to the file with the original line quarantined)
+and by ``tt resume`` (`conversation.api_messages`, in memory). The 400 bodies are the
+ones users report; the README's catalogue names the public threads.
+
+- ``BLANK_TEXT`` (``empty-text-block``): a text block whose text is empty or only
+  whitespace. API: ``messages: text content blocks must be non-empty`` /
+  ``... must contain non-whitespace text``, and with ``cache_control`` on it
+  ``messages.N.content.M.text: cache_control cannot be set for empty text blocks``.
+  Fix: drop the block. It carries nothing, so nothing is lost; a message left with no
+  block at all is dropped and its children relinked (repair) or merged (resume).
+- ``UNSIGNED_THINKING`` (``thinking-unsigned``): a ``thinking`` block with no signature
+  or an empty one (a response cut off before its ``signature_delta``). API:
+  ``messages.N.content.M.thinking.signature: Field required`` / ``Invalid `signature` in
+  `thinking` block``. Fix: drop the block. The API cannot verify it, so no request may
+  carry it; the model never sees earlier turns' thinking anyway (only the last
+  assistant turn's is used), so the conversation loses nothing the model would read.
+  A signature that is present but cut short cannot be told from a valid one offline
+  (only the API holds the key): it is not flagged.
+- ``NUL_CHAR`` (``nul-in-content``): U+0000 in a text block or in a tool result's text
+  (a Bash tool reading a binary). Claude Code sends a body cut at the NUL and the API
+  answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
+  U+0000 becomes U+2400 (SYMBOL FOR NULL, "␀"): the text keeps its length and shows
+  where the NULs were; the original bytes are in the quarantine.
+- ``LONG_TOOL_NAME`` (``tool-name-too-long``): a ``tool_use`` whose name is longer than
+  200 characters (a model emitting a whole shell command as a tool name). API:
+  ``messages.N.content.M.tool_use.name: String should have at most 200 characters``.
+  Fix: the call is kept as a text block naming the tool and its input, and its result
+  as text (as ``orphan-result-to-text`` does): the model still reads what was tried
+  and what came back; shortening the name would invent a call that never happened.
+- ``LONG_TOOL_REFERENCE`` (``tool-reference-too-long``): a ``tool_reference`` block in a
+  tool result (ToolSearch) naming a tool of more than 64 characters (long MCP names).
+  API: ``...tool_result.content.K.tool_reference.tool_name: String should have at most
+  64 characters``. Fix: the reference becomes a text block with the name.
+
+Duplicate ``tool_use`` ids (``tool-use-id-duplicate``, API: ``messages.N.content.M:
+`tool_use` ids must be unique``) span messages, so `api_checks` finds them and
+`rename_duplicate_ids` fixes them: the later call and the result that answers it get a
+fresh id (``<id>_dup<k>``): both stay, paired, and nothing is lost.
+
+Invariants: pure (no I/O); a fix never mutates its input (changed blocks are copies);
+every fixed content has none of the bits it fixed (`content_problems` is 0 for them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+BLANK_TEXT = 1
+UNSIGNED_THINKING = 2
+NUL_CHAR = 4
+LONG_TOOL_NAME = 8
+LONG_TOOL_REFERENCE = 16
+#: Every block would go (after the fixes the message holds nothing): set with the others.
+ALL_GONE = 1 << 8
+
+#: The API's limits: tool_use.name (200 characters), tool_reference.tool_name (64).
+MAX_TOOL_NAME = 200
+MAX_TOOL_REFERENCE = 64
+
+#: Bit -> (diagnostic code, message).
+CODE_OF_BIT: dict[int, tuple[str, str]] = {
+    BLANK_TEXT: ("empty-text-block", "an empty or whitespace-only text block (the API rejects it)"),
+    UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
+    NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
+    LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
+    LONG_TOOL_REFERENCE: ("tool-reference-too-long", f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters"),
+}
+RULE_BITS = tuple(CODE_OF_BIT)
+#: The fix of every bit (diagnostics.CODES names them too).
+FIX_OF_BIT = {
+    BLANK_TEXT: "drop-empty-blocks",
+    UNSIGNED_THINKING: "drop-unsigned-thinking",
+    NUL_CHAR: "replace-nul",
+    LONG_TOOL_NAME: "tool-call-to-text",
+    LONG_TOOL_REFERENCE: "tool-reference-to-text",
+}
+
+NUL_SUBSTITUTE = "\u2400"
+
+
+def _text_bad(text: Any) -> int:
+    if not isinstance(text, str) or not text or text.isspace():
+        return BLANK_TEXT
+    return NUL_CHAR if "\x00" in text else 0
+
+
+def _result_bad(block: dict[str, Any]) -> int:
+    inner = block.get("content")
+    if isinstance(inner, str):
+        return NUL_CHAR if "\x00" in inner else 0
+    bad = 0
+    if isinstance(inner, list):
+        for x in inner:
+            if not isinstance(x, dict):
+                continue
+            xt = x.get("type")
+            if xt == "text":
+                t = x.get("text")
+                if isinstance(t, str) and "\x00" in t:
+                    bad |= NUL_CHAR
+            elif xt == "tool_reference":
+                n = x.get("tool_name")
+                if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
+                    bad |= LONG_TOOL_REFERENCE
+    return bad
+
+
+def content_problems(content: Any, assistant: bool = False) -> int:
+    """The rule bits broken by one message's content (0: none), plus ``ALL_GONE`` when the
+    fixes would leave the message without a block.
+
+    ``assistant``: blank text blocks of an assistant message are not reported: both
+    pinned CLIs leave them out of the request themselves (checked on
+    fixtures/real/v2.1.38-tool-heavy.jsonl, whose responses open with a ``"\n\n"``
+    text line; tests/test_api_rules.py), so they never reach the API."""
+    if isinstance(content, str):
+        return NUL_CHAR if "\x00" in content else 0
+    if not isinstance(content, list):
+        return 0
+    bad = 0
+    kept = 0
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        bt = b.get("type")
+        if bt == "text":
+            p = _text_bad(b.get("text"))
+            if p == BLANK_TEXT and assistant:
+                continue
+            bad |= p
+            kept += p != BLANK_TEXT
+        elif bt == "thinking":
+            s = b.get("signature")
+            if not isinstance(s, str) or not s:
+                bad |= UNSIGNED_THINKING
+            else:
+                kept += 1
+        elif bt == "tool_use":
+            n = b.get("name")
+            if isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+                bad |= LONG_TOOL_NAME
+            kept += 1
+        elif bt == "tool_result":
+            bad |= _result_bad(b)
+            kept += 1
+        else:
+            kept += 1
+    if bad and not kept:
+        bad |= ALL_GONE
+    return bad
+
+
+def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = None) -> list[Any]:
+    """``content`` with the rules of ``bits`` fixed (the input is not changed).
+
+    ``text_calls``: ids of calls kept as text (``tool-call-to-text``); their results in
+    this content become text too. Returns ``content`` itself when nothing changed.
+    """
+    out: list[Any] = []
+    changed = False
+    for b in content:
+        if not isinstance(b, dict):
+            out.append(b)
+            continue
+        bt = b.get("type")
+        if bt == "text":
+            t = b.get("text")
+            if bits & BLANK_TEXT and _text_bad(t) == BLANK_TEXT:
+                changed = True
+                continue
+            if bits & NUL_CHAR and isinstance(t, str) and "\x00" in t:
+                out.append({**b, "text": t.replace("\x00", NUL_SUBSTITUTE)})
+                changed = True
+                continue
+        elif bt == "thinking" and bits & UNSIGNED_THINKING:
+            s = b.get("signature")
+            if not isinstance(s, str) or not s:
+                changed = True
+                continue
+        elif bt == "tool_use" and bits & LONG_TOOL_NAME:
+            n = b.get("name")
+            if isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+                out.append(call_as_text(b))
+                changed = True
+                continue
+        elif bt == "tool_result":
+            if text_calls and b.get("tool_use_id") in text_calls:
+                out.extend(result_as_text(b, bits))
+                changed = True
+                continue
+            fixed = _fix_result(b, bits)
+            if fixed is not b:
+                out.append(fixed)
+                changed = True
+                continue
+        out.append(b)
+    return out if changed else content
+
+
+def fix_string(content: str) -> str:
+    """A string content with its NULs replaced (the one rule a string can break)."""
+    return content.replace("\x00", NUL_SUBSTITUTE)
+
+
+def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
+    inner = b.get("content")
+    if isinstance(inner, str):
+        if bits & NUL_CHAR and "\x00" in inner:
+            return {**b, "content": fix_string(inner)}
+        return b
+    if not isinstance(inner, list):
+        return b
+    new: list[Any] = []
+    changed = False
+    for x in inner:
+        if isinstance(x, dict):
+            xt = x.get("type")
+            if xt == "text" and bits & NUL_CHAR and isinstance(x.get("text"), str) and "\x00" in x["text"]:
+                new.append({**x, "text": fix_string(x["text"])})
+                changed = True
+                continue
+            if xt == "tool_reference" and bits & LONG_TOOL_REFERENCE:
+                n = x.get("tool_name")
+                if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
+                    new.append({"type": "text", "text": f"[tt: tool reference {n}]"})
+                    changed = True
+                    continue
+        new.append(x)
+    return {**b, "content": new} if changed else b
+
+
+def call_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool_use`` the API cannot take, as the text of what was called."""
+    args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
+    return {"type": "text", "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]"}
+
+
+def result_as_text(block: dict[str, Any], bits: int = 0) -> list[dict[str, Any]]:
+    """The result of a call kept as text, as text (images kept)."""
+    head = f"[tt: result of tool call {block.get('tool_use_id')}" + (" (an error)]" if block.get("is_error") is True else "]")
+    inner = block.get("content")
+    texts = [head]
+    images: list[dict[str, Any]] = []
+    if isinstance(inner, str):
+        texts.append(inner)
+    elif isinstance(inner, list):
+        for x in inner:
+            if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str):
+                texts.append(x["text"])
+            elif isinstance(x, dict) and x.get("type") == "image":
+                images.append(x)
+            else:
+                texts.append(json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+    text = "\n".join(t for t in texts if t)
+    if bits & NUL_CHAR or "\x00" in text:
+        text = fix_string(text)
+    return [{"type": "text", "text": text}, *images]
+
+
+def long_named_calls(content: Iterable[Any]) -> list[str]:
+    """Ids of the calls in ``content`` whose name is past the API's limit."""
+    return [
+        b["id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+        and isinstance(b.get("name"), str) and len(b["name"]) > MAX_TOOL_NAME
+    ]
+
+
+def renamed_id(old: str, taken: set[str]) -> str:
+    """A fresh id for a duplicate call: ``<old>_dup<k>``, the first ``k`` not taken
+    (the API's id pattern is ``[a-zA-Z0-9_-]+``, which this keeps)."""
+    k = 2
+    while f"{old}_dup{k}" in taken:
+        k += 1
+    return f"{old}_dup{k}"
+
+
+def rename_ids(content: list[Any], uses: dict[str, str], results: dict[str, str]) -> list[Any]:
+    """``content`` with ``tool_use`` ids in ``uses`` and ``tool_result`` ids in ``results``
+    renamed (old -> new). Returns ``content`` itself when nothing changed."""
+    out: list[Any] = []
+    changed = False
+    for b in content:
+        if isinstance(b, dict):
+            bt = b.get("type")
+            if bt == "tool_use" and b.get("id") in uses:
+                b = {**b, "id": uses[b["id"]]}
+                changed = True
+            elif bt == "tool_result" and b.get("tool_use_id") in results:
+                b = {**b, "tool_use_id": results[b["tool_use_id"]]}
+                changed = True
+        out.append(b)
+    return out if changed else content
