@@ -156,3 +156,66 @@ def test_resume_conversation_renames_a_duplicate_id_with_its_result() -> None:
     assert len(ids) == len(set(ids)) and any(i.endswith("_dup2") for i in ids)
     answered = {b["tool_use_id"] for m in conv.messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"}
     assert set(ids) <= answered
+
+
+# --- item 4: raw line separators inside JSON strings ------------------------------------
+
+_SEPARATORS = "\u2028\u2029\u0085"
+
+
+def _with_separators(src: bytes) -> tuple[bytes, int, str]:
+    """The real transcript with a user prompt's text holding raw U+2028, U+2029, U+0085
+    (as JSON.stringify writes them: unescaped). Returns (data, line number, the text)."""
+    lines = src.splitlines(keepends=True)
+    for n in reversed(range(len(lines))):  # the last prompt: on the chain a resume sends
+        line = lines[n]
+        rec = orjson.loads(line)
+        if rec.get("type") == "user" and isinstance(rec.get("message", {}).get("content"), str) and not rec.get("isMeta"):
+            text = rec["message"]["content"] + f" one{_SEPARATORS[0]}two{_SEPARATORS[1]}three{_SEPARATORS[2]}four"
+            rec["message"]["content"] = text
+            new = orjson.dumps(rec)
+            assert "\u2028".encode() in new  # written raw, not escaped
+            lines[n] = new + b"\n"
+            return b"".join(lines), n + 1, text
+    raise AssertionError("no user prompt")
+
+
+def test_a_record_with_raw_line_separators_is_never_split(tmp_path: Path) -> None:
+    src = REAL.read_bytes()
+    data, line, text = _with_separators(src)
+    # The known reader that splits there: Python's str.splitlines.
+    assert len(data.decode().splitlines()) == len(src.decode().splitlines()) + 3
+    # tt's reader: the same records, the text whole.
+    entries = [e for ln in decoded(data) for e in ln.entries]
+    assert len(entries) == len([e for ln in decoded(src) for e in ln.entries])
+    assert any(e.record.get("message", {}).get("content") == text for e in entries)
+    # tt validate: one warning where such a reader would split, nothing else.
+    report = validate_bytes(data)
+    assert [(d.code, d.line) for d in report.diagnostics] == [("line-separator", line)]
+    assert report.errors == 0 and "U+2028/U+2029/U+0085" in report.diagnostics[0].message
+    # tt repair: nothing to fix, byte for byte.
+    assert repair_bytes(data).data == data
+    # tt resume: the prompt is sent whole.
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(data)
+    assert text in _texts(_sent(p))
+
+
+def _texts(messages: list[dict]) -> list[str]:
+    return [
+        t for m in messages
+        for t in ([m["content"]] if isinstance(m["content"], str) else [x.get("text") for x in m["content"] if isinstance(x, dict)])
+        if isinstance(t, str)
+    ]
+
+
+@pytest.mark.claude
+def test_claude_code_reads_a_record_with_raw_line_separators_whole(claude_332: object, faketime: None, tmp_path: Path) -> None:
+    """Claude Code 2.1.332 sends that prompt whole too: it and tt agree on one record."""
+    from tests.test_conversation import CLOCKS, _oracle_request
+
+    data, _, text = _with_separators(REAL.read_bytes())
+    p = tmp_path / REAL.name
+    p.write_bytes(data)
+    request = _oracle_request(claude_332, p, "Separator probe", CLOCKS["2026-12-01"])
+    assert any(text in t for t in _texts(request.messages))

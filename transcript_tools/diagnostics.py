@@ -56,6 +56,7 @@ CODES: dict[str, Code] = {
         _c("bom", "line", W, "normalise-line-ends", "a UTF-8 byte-order mark at the start of the file"),
         _c("blank-line", "line", I, "drop-blank-lines", "an empty line"),
         _c("no-final-newline", "line", I, None, "the last record has no newline after it"),
+        _c("line-separator", "line", W, None, "raw U+2028/U+2029/U+0085 in a record: str.splitlines-based readers split it there"),
         # schema family
         _c("schema-invalid", "schema", E, None, "a record does not fit the schema of its type"),
         _c("unknown-type", "schema", W, None, "an entry type tt has no schema for (kept as is)"),

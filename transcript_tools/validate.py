@@ -2,7 +2,9 @@
 
 Four families (see `diagnostics.CODES`):
 
-- *line*: what the reader found in the bytes (torn tail, fused records, NUL runs ...);
+- *line*: what the reader found in the bytes (torn tail, fused records, NUL runs ...),
+  and raw line separators (U+2028, U+2029, U+0085) a ``str.splitlines`` reader would
+  split a record at (a warning: tt reads lines by ``\n`` only, and so does Claude Code);
 - *schema*: records that do not fit `schemas/` (unknown types are a warning: new ones
   appear every few Claude Code releases);
 - *chain*: the uuid graph (duplicates, dangling parents, cycles, several roots, a
@@ -36,6 +38,10 @@ from .lines import DecodedLine, Entry, decode_line
 from .session import session_id_from_name
 
 _loads = orjson.loads
+#: Raw line separators JSON strings may hold (JSON.stringify writes them unescaped) and
+#: that Python's str.splitlines treats as line ends (issue 14 item 4). In UTF-8 they
+#: cannot appear as part of another character, so a byte search finds exactly them.
+_LS, _PS, _NEL = "\u2028".encode(), "\u2029".encode(), "\u0085".encode()
 _UNSET = object()
 _JSONDecodeError = orjson.JSONDecodeError
 
@@ -169,6 +175,8 @@ class Validator:
     def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
         """Every check of one record, in one place (both feeds call it)."""
         self.report.entries += 1
+        if _LS in data or _PS in data or _NEL in data:
+            self._separators(number, offset, data)
         t = rec.get("type")
         if self._check is not None:
             # The valid case through the compiled validator alone; anything else (or an
@@ -207,6 +215,17 @@ class Validator:
         # and other system lines (a third of some files) need no facts.
         if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
             self.facts[i] = facts_of(rec, len(data))
+
+    def _separators(self, number: int, offset: int, data: bytes) -> None:
+        names = [n for n, b in (("U+2028", _LS), ("U+2029", _PS), ("U+0085", _NEL)) if b in data]
+        self._line_diags.append(
+            Diagnostic(
+                "line-separator",
+                f"raw {'/'.join(names)} inside the record: JSON allows it and tt and Claude Code read the record whole, "
+                "but a reader that splits with Python's str.splitlines cuts it there",
+                self.report.path, number, offset,
+            )
+        )
 
     def _schema_findings(self, e: Entry, problems: list[Any]) -> None:
         rec = e.record
