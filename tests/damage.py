@@ -475,7 +475,22 @@ def tool_reference_too_long(data: bytes) -> Damaged:
     return Damaged("tool-reference-too-long", t.join(_edit(t, i, rec)), ("tool-reference-too-long",), (t.uuid(i),), f"long tool_reference on line {i + 1}")
 
 
+def image_too_large(data: bytes) -> Damaged:
+    """A prompt carrying a 5.5 MB PNG (a pasted full-page screenshot)."""
+    import base64
+
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
+    rec = _copy(t, i)
+    c = rec["message"]["content"]
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_500_000 // 256)
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()}}
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [image]
+    return Damaged("image-too-large", t.join(_edit(t, i, rec)), ("image-too-large",), (t.uuid(i),), f"a 5.5 MB image on line {i + 1}")
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
+    "image-too-large": image_too_large,
     "empty-text-block": empty_text_block,
     "thinking-unsigned": thinking_unsigned,
     "nul-in-content": nul_in_content,

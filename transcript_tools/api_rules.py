@@ -36,6 +36,12 @@ ones users report; the README's catalogue names the public threads.
   API: ``...tool_result.content.K.tool_reference.tool_name: String should have at most
   64 characters``. Fix: the reference becomes a text block with the name.
 
+- ``BIG_IMAGE`` (``image-too-large``): an image over 5 MB. API: ``messages.N.content.M.
+  image.source.base64: image exceeds 5 MB maximum``. Fix: the image becomes a text
+  placeholder naming its type and size. tt has no image decoder to scale it down; the
+  original bytes stay in the quarantine, and a 5 MB image is rarely what the next turn
+  needs (``--max-image-bytes`` sets a lower limit).
+
 Duplicate ``tool_use`` ids (``tool-use-id-duplicate``, API: ``messages.N.content.M:
 `tool_use` ids must be unique``) span messages, so `api_checks` finds them and
 `rename_duplicate_ids` fixes them: the later call and the result that answers it get a
@@ -56,9 +62,13 @@ UNSIGNED_THINKING = 2
 NUL_CHAR = 4
 LONG_TOOL_NAME = 8
 LONG_TOOL_REFERENCE = 16
+#: An image over the API's 5 MB (found by `active.facts_of`, not `content_problems`).
+BIG_IMAGE = 32
 #: Every block would go (after the fixes the message holds nothing): set with the others.
 ALL_GONE = 1 << 8
 
+#: The API's limit for one image (base64 data decoded), Messages API docs.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
 #: The API's limits: tool_use.name (200 characters), tool_reference.tool_name (64).
 MAX_TOOL_NAME = 200
 MAX_TOOL_REFERENCE = 64
@@ -70,8 +80,9 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: ("tool-reference-too-long", f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters"),
+    BIG_IMAGE: ("image-too-large", "an image over the API's 5 MB limit"),
 }
-RULE_BITS = tuple(CODE_OF_BIT)
+RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content_problems` finds
 #: The fix of every bit (diagnostics.CODES names them too).
 FIX_OF_BIT = {
     BLANK_TEXT: "drop-empty-blocks",
@@ -79,6 +90,7 @@ FIX_OF_BIT = {
     NUL_CHAR: "replace-nul",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
+    BIG_IMAGE: "shrink-image",
 }
 
 NUL_SUBSTITUTE = "\u2400"
@@ -189,6 +201,10 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
                 out.append(call_as_text(b))
                 changed = True
                 continue
+        elif bt == "image" and bits & BIG_IMAGE and image_bytes(b) > MAX_IMAGE_BYTES:
+            out.append(image_placeholder(b))
+            changed = True
+            continue
         elif bt == "tool_result":
             if text_calls and b.get("tool_use_id") in text_calls:
                 out.extend(result_as_text(b, bits))
@@ -225,6 +241,10 @@ def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
                 new.append({**x, "text": fix_string(x["text"])})
                 changed = True
                 continue
+            if xt == "image" and bits & BIG_IMAGE and image_bytes(x) > MAX_IMAGE_BYTES:
+                new.append(image_placeholder(x))
+                changed = True
+                continue
             if xt == "tool_reference" and bits & LONG_TOOL_REFERENCE:
                 n = x.get("tool_name")
                 if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
@@ -233,6 +253,22 @@ def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
                     continue
         new.append(x)
     return {**b, "content": new} if changed else b
+
+
+def image_bytes(block: dict[str, Any]) -> int:
+    """The decoded size of a base64 image block (0 for other sources)."""
+    src = block.get("source")
+    if not isinstance(src, dict) or src.get("type") != "base64":
+        return 0
+    data = src.get("data")
+    return len(data) * 3 // 4 if isinstance(data, str) else 0
+
+
+def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
+    """A text block standing for an image the API cannot take."""
+    src = block.get("source")
+    media = src.get("media_type") if isinstance(src, dict) else None
+    return {"type": "text", "text": f"[tt: a {media or 'base64'} image of {image_bytes(block) / 1e6:.1f} MB was left out here (over the API's 5 MB limit)]"}
 
 
 def call_as_text(block: dict[str, Any]) -> dict[str, Any]:

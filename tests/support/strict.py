@@ -36,7 +36,8 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
     msgs = body["messages"]
     seen: set[str] = set()
     for i, m in enumerate(msgs):
-        if not isinstance(m, dict):
+        if not isinstance(m, dict) or m.get("role") == "system":
+            # 2.1.332's attachment messages (some empty): not part of the API's public shape.
             continue
         content = m.get("content")
         last = i == len(msgs) - 1

@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from ..active import NodeFacts, conversation_nodes
 from ..api_rules import (
     ALL_GONE,
+    BIG_IMAGE,
     BLANK_TEXT,
     CODE_OF_BIT,
     FIX_OF_BIT,
@@ -205,7 +206,7 @@ def api_fixes(
     return acts
 
 
-_RULE_CODES = {code for code, _ in CODE_OF_BIT.values()}
+_RULE_CODES = {CODE_OF_BIT[b][0] for b in RULE_BITS}
 
 
 def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], attempted: Attempted) -> list[Action]:
@@ -221,7 +222,11 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
         ref = v.refs[node]
         if ref >= m.n:
             continue
-        if code in _RULE_CODES:
+        if code == "image-too-large" and f.big_images:
+            m.rules[ref] = m.rules.get(ref, 0) | BIG_IMAGE
+            m.set_facts(ref, replace(f, big_images=0))
+            acts.append(Action("shrink-image", code, m.line(ref), m.uuid(ref), _RULE_DETAIL[BIG_IMAGE]))
+        elif code in _RULE_CODES:
             if ("rules", str(ref)) in attempted:
                 continue
             attempted.add(("rules", str(ref)))
@@ -274,6 +279,7 @@ _RULE_DETAIL = {
     NUL_CHAR: "NUL characters replaced with U+2400",
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
+    BIG_IMAGE: "images over the API's 5 MB replaced by a text placeholder",
 }
 
 
