@@ -489,7 +489,50 @@ def image_too_large(data: bytes) -> Damaged:
     return Damaged("image-too-large", t.join(_edit(t, i, rec)), ("image-too-large",), (t.uuid(i),), f"a 5.5 MB image on line {i + 1}")
 
 
+def png(width: int, height: int) -> bytes:
+    """A real grey PNG of that size (tiny: every row is zeros)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = b"".join(b"\x00" + b"\x00" * width for _ in range(height))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
+
+
+def _png_block(width: int, height: int) -> dict[str, Any]:
+    import base64
+
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(width, height)).decode()}}
+
+
+def _prompt_with(t: _Transcript, images: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
+    i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
+    rec = _copy(t, i)
+    c = rec["message"]["content"]
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + images
+    return i, rec
+
+
+def image_past_8000px(data: bytes) -> Damaged:
+    """A prompt with an image 8100 px wide (a long page screenshot, #5147)."""
+    t = _Transcript(data)
+    i, rec = _prompt_with(t, [_png_block(8100, 8)])
+    return Damaged("image-past-8000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"an 8100 px image on line {i + 1}")
+
+
+def many_images_past_2000px(data: bytes) -> Damaged:
+    """21 screenshots 2100 px wide in one prompt (#34120, #51540)."""
+    t = _Transcript(data)
+    i, rec = _prompt_with(t, [_png_block(2100, 8) for _ in range(21)])
+    return Damaged("many-images-past-2000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"21 images 2100 px wide on line {i + 1}")
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
+    "image-past-8000px": image_past_8000px,
+    "many-images-past-2000px": many_images_past_2000px,
     "image-too-large": image_too_large,
     "empty-text-block": empty_text_block,
     "thinking-unsigned": thinking_unsigned,

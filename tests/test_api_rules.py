@@ -219,3 +219,53 @@ def test_claude_code_reads_a_record_with_raw_line_separators_whole(claude_332: o
     p.write_bytes(data)
     request = _oracle_request(claude_332, p, "Separator probe", CLOCKS["2026-12-01"])
     assert any(text in t for t in _texts(request.messages))
+
+
+def test_image_sizes_are_read_from_png_gif_jpeg_and_webp_headers() -> None:
+    import base64
+    import struct
+
+    from tests.damage import png
+
+    def block(data: bytes) -> dict:
+        return {"type": "image", "source": {"type": "base64", "media_type": "x", "data": base64.b64encode(data).decode()}}
+
+    assert api_rules.image_size(block(png(2100, 7))) == (2100, 7)
+    assert api_rules.image_size(block(b"GIF89a" + struct.pack("<HH", 300, 40) + b"\0" * 20)) == (300, 40)
+    # JPEG: SOI, an APP0 segment, then SOF0 with height 500 and width 9000.
+    app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
+    sof0 = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, 500, 9000, 1) + b"\x01\x11\x00"
+    assert api_rules.image_size(block(b"\xff\xd8" + app0 + sof0 + b"\xff\xd9")) == (9000, 500)
+    vp8x = b"RIFF" + b"\0" * 4 + b"WEBPVP8X" + b"\0" * 8 + (2999).to_bytes(3, "little") + (99).to_bytes(3, "little")
+    assert api_rules.image_size(block(vp8x)) == (3000, 100)
+    assert api_rules.image_size(block(b"not an image at all")) is None
+    assert api_rules.content_problems([block(png(8100, 2))]) & api_rules.RULE_MASK == api_rules.HUGE_IMAGE | api_rules.WIDE_IMAGE
+    assert api_rules.content_problems([block(png(2100, 2))]) >> api_rules.IMAGES_SHIFT == 1
+
+
+def test_many_wide_images_are_refused_only_past_twenty() -> None:
+    import base64
+
+    from tests.damage import png
+
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(2100, 2)).decode()}}
+    for n, refused in ((20, False), (21, True)):
+        body, raw = _request([{"role": "user", "content": [{"type": "text", "text": "look"}, *([img] * n)]}])
+        r = refusal(body, raw)
+        assert (r is not None) == refused
+        if refused:
+            assert r.message.endswith("At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels")
+        report = validate_bytes(_one_prompt(REAL.read_bytes(), [img] * n))
+        assert ("image-dimensions-too-large" in {d.code for d in report.diagnostics}) == refused
+
+
+def _one_prompt(src: bytes, images: list[dict]) -> bytes:
+    lines = src.splitlines(keepends=True)
+    for n in reversed(range(len(lines))):
+        rec = orjson.loads(lines[n])
+        c = rec.get("message", {}).get("content") if rec.get("type") == "user" else None
+        if isinstance(c, str) and not rec.get("isMeta"):
+            rec["message"]["content"] = [{"type": "text", "text": c}, *images]
+            lines[n] = orjson.dumps(rec) + b"\n"
+            return b"".join(lines)
+    raise AssertionError("no prompt")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .active import NodeFacts
-from .api_rules import CODE_OF_BIT, RULE_BITS
+from .api_rules import CODE_OF_BIT, HUGE_IMAGE, IMAGES_SHIFT, MANY_IMAGE_MESSAGE, MANY_IMAGES, RULE_BITS, WIDE_IMAGE
 from .chain import ASSISTANT, USER, ChainIndex
 
 #: The Messages API's request size limit (32 MB), Anthropic API docs "Request size limits".
@@ -41,6 +41,8 @@ def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) 
     total = 0
     reported: set[str] = set()
     all_uses: set[str] = set()  # every tool_use id sent so far (the API wants them unique)
+    images = 0  # images in the conversation (past MANY_IMAGES, 2000 px is the limit)
+    wide: list[int] = []  # nodes with an image past 2000 px (and none past 8000)
     for i in nodes:
         f = facts.get(i, _NO_FACTS)
         role = ix.flags[i] & (USER | ASSISTANT)
@@ -48,6 +50,9 @@ def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) 
         if f.empty:
             yield "empty-content", i, "message content is empty"
         if f.bad:
+            images += f.bad >> IMAGES_SHIFT
+            if f.bad & WIDE_IMAGE and not f.bad & HUGE_IMAGE:
+                wide.append(i)
             for bit in RULE_BITS:
                 if f.bad & bit:
                     code, what = CODE_OF_BIT[bit]
@@ -90,6 +95,9 @@ def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) 
                     open_uses = {}
         prev_role = role
     yield from _unanswered(open_uses)
+    if images > MANY_IMAGES:
+        for i in wide:
+            yield "image-dimensions-too-large", i, MANY_IMAGE_MESSAGE
     if total > MAX_REQUEST_BYTES:
         yield "request-too-large", -1, f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit"
 

@@ -42,6 +42,13 @@ ones users report; the README's catalogue names the public threads.
   original bytes stay in the quarantine, and a 5 MB image is rarely what the next turn
   needs (``--max-image-bytes`` sets a lower limit).
 
+- ``HUGE_IMAGE`` / ``WIDE_IMAGE`` (``image-dimensions-too-large``): an image past 8000
+  px on a side, or past 2000 px in a request of more than 20 images. API: ``...image.
+  source.base64.data: At least one of the image dimensions exceed max allowed size: 8000
+  pixels`` / ``... for many-image requests: 2000 pixels``. The size is read from the
+  PNG, GIF, JPEG or WebP header. Fix: a text placeholder with its size, as for
+  ``BIG_IMAGE`` (scaling it would need an image codec tt does not ship).
+
 Duplicate ``tool_use`` ids (``tool-use-id-duplicate``, API: ``messages.N.content.M:
 `tool_use` ids must be unique``) span messages, so `api_checks` finds them and
 `rename_duplicate_ids` fixes them: the later call and the result that answers it get a
@@ -53,6 +60,7 @@ every fixed content has none of the bits it fixed (`content_problems` is 0 for t
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -64,8 +72,21 @@ LONG_TOOL_NAME = 8
 LONG_TOOL_REFERENCE = 16
 #: An image over the API's 5 MB (found by `active.facts_of`, not `content_problems`).
 BIG_IMAGE = 32
+#: An image past 8000 px on a side (always refused), or past 2000 px (refused when the
+#: request holds more than 20 images).
+HUGE_IMAGE = 64
+WIDE_IMAGE = 128
+#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
+RULE_MASK = 0xFF
 #: Every block would go (after the fixes the message holds nothing): set with the others.
 ALL_GONE = 1 << 8
+#: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
+IMAGES_SHIFT = 16
+#: The API's image dimension limits (Messages API docs, "Vision"): 8000 px a side, and
+#: 2000 px a side when a request holds more than 20 images.
+MAX_IMAGE_SIDE = 8000
+MAX_MANY_IMAGE_SIDE = 2000
+MANY_IMAGES = 20
 
 #: The API's limit for one image (base64 data decoded), Messages API docs.
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -81,7 +102,10 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: ("tool-reference-too-long", f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters"),
     BIG_IMAGE: ("image-too-large", "an image over the API's 5 MB limit"),
+    HUGE_IMAGE: ("image-dimensions-too-large", f"an image over the API's {MAX_IMAGE_SIDE} pixels on a side"),
 }
+#: The code of a WIDE_IMAGE finding (`api_checks` decides it: it depends on the request).
+MANY_IMAGE_MESSAGE = f"an image over {MAX_MANY_IMAGE_SIDE} pixels on a side in a request of more than {MANY_IMAGES} images"
 RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content_problems` finds
 #: The fix of every bit (diagnostics.CODES names them too).
 FIX_OF_BIT = {
@@ -91,6 +115,8 @@ FIX_OF_BIT = {
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
     BIG_IMAGE: "shrink-image",
+    HUGE_IMAGE: "image-to-text",
+    WIDE_IMAGE: "image-to-text",
 }
 
 NUL_SUBSTITUTE = "\u2400"
@@ -106,7 +132,7 @@ def _result_bad(block: dict[str, Any]) -> int:
     inner = block.get("content")
     if isinstance(inner, str):
         return NUL_CHAR if "\x00" in inner else 0
-    bad = 0
+    bad = images = 0
     if isinstance(inner, list):
         for x in inner:
             if not isinstance(x, dict):
@@ -120,7 +146,10 @@ def _result_bad(block: dict[str, Any]) -> int:
                 n = x.get("tool_name")
                 if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
                     bad |= LONG_TOOL_REFERENCE
-    return bad
+            elif xt == "image":
+                bad |= _image_bad(x)
+                images += 1
+    return bad | images << IMAGES_SHIFT
 
 
 def content_problems(content: Any, assistant: bool = False) -> int:
@@ -135,7 +164,7 @@ def content_problems(content: Any, assistant: bool = False) -> int:
         return NUL_CHAR if "\x00" in content else 0
     if not isinstance(content, list):
         return 0
-    bad = 0
+    bad = images = 0
     kept = 0
     for b in content:
         if not isinstance(b, dict):
@@ -159,13 +188,78 @@ def content_problems(content: Any, assistant: bool = False) -> int:
                 bad |= LONG_TOOL_NAME
             kept += 1
         elif bt == "tool_result":
-            bad |= _result_bad(b)
+            r = _result_bad(b)
+            bad |= r & 0xFFFF
+            images += r >> IMAGES_SHIFT
+            kept += 1
+        elif bt == "image":
+            bad |= _image_bad(b)
+            images += 1
             kept += 1
         else:
             kept += 1
     if bad and not kept:
         bad |= ALL_GONE
-    return bad
+    return bad | min(images, 255) << IMAGES_SHIFT
+
+
+def _image_bad(block: dict[str, Any]) -> int:
+    dims = image_size(block)
+    if dims is None:
+        return 0
+    side = max(dims)
+    return HUGE_IMAGE | WIDE_IMAGE if side > MAX_IMAGE_SIDE else WIDE_IMAGE if side > MAX_MANY_IMAGE_SIDE else 0
+
+
+def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
+    """(width, height) of a base64 PNG, GIF, JPEG or WebP image block, from its header;
+    None when it cannot be read (then no dimension rule is judged)."""
+    src = block.get("source")
+    if not isinstance(src, dict) or src.get("type") != "base64" or not isinstance(src.get("data"), str):
+        return None
+    data = src["data"]
+    try:
+        head = base64.b64decode(data[:64], validate=False)
+        if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:
+            return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+        if head[:6] in (b"GIF87a", b"GIF89a"):
+            return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            return _webp(head)
+        if head[:2] == b"\xff\xd8":
+            return _jpeg(base64.b64decode(data[: 1 << 18], validate=False))
+    except (ValueError, IndexError):
+        return None
+    return None
+
+
+def _webp(h: bytes) -> tuple[int, int] | None:
+    kind = h[12:16]
+    if kind == b"VP8X" and len(h) >= 30:
+        return 1 + int.from_bytes(h[24:27], "little"), 1 + int.from_bytes(h[27:30], "little")
+    if kind == b"VP8L" and len(h) >= 25:
+        bits = int.from_bytes(h[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    if kind == b"VP8 " and len(h) >= 30:
+        return int.from_bytes(h[26:28], "little") & 0x3FFF, int.from_bytes(h[28:30], "little") & 0x3FFF
+    return None
+
+
+def _jpeg(d: bytes) -> tuple[int, int] | None:
+    i = 2
+    while i + 9 < len(d):
+        if d[i] != 0xFF:
+            i += 1
+            continue
+        marker = d[i + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
+            i += 1 if marker == 0xFF else 2
+            continue
+        length = int.from_bytes(d[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(d[i + 7 : i + 9], "big"), int.from_bytes(d[i + 5 : i + 7], "big")
+        i += 2 + length
+    return None
 
 
 def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = None) -> list[Any]:
@@ -201,7 +295,7 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
                 out.append(call_as_text(b))
                 changed = True
                 continue
-        elif bt == "image" and bits & BIG_IMAGE and image_bytes(b) > MAX_IMAGE_BYTES:
+        elif bt == "image" and _image_goes(b, bits):
             out.append(image_placeholder(b))
             changed = True
             continue
@@ -241,7 +335,7 @@ def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
                 new.append({**x, "text": fix_string(x["text"])})
                 changed = True
                 continue
-            if xt == "image" and bits & BIG_IMAGE and image_bytes(x) > MAX_IMAGE_BYTES:
+            if xt == "image" and _image_goes(x, bits):
                 new.append(image_placeholder(x))
                 changed = True
                 continue
@@ -264,11 +358,22 @@ def image_bytes(block: dict[str, Any]) -> int:
     return len(data) * 3 // 4 if isinstance(data, str) else 0
 
 
+def _image_goes(block: dict[str, Any], bits: int) -> bool:
+    if bits & BIG_IMAGE and image_bytes(block) > MAX_IMAGE_BYTES:
+        return True
+    if bits & (HUGE_IMAGE | WIDE_IMAGE):
+        got = _image_bad(block)
+        return bool(got & HUGE_IMAGE and bits & HUGE_IMAGE or got & WIDE_IMAGE and bits & WIDE_IMAGE)
+    return False
+
+
 def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
     """A text block standing for an image the API cannot take."""
     src = block.get("source")
     media = src.get("media_type") if isinstance(src, dict) else None
-    return {"type": "text", "text": f"[tt: a {media or 'base64'} image of {image_bytes(block) / 1e6:.1f} MB was left out here (over the API's 5 MB limit)]"}
+    dims = image_size(block)
+    size = f"{dims[0]}x{dims[1]} px, " if dims else ""
+    return {"type": "text", "text": f"[tt: a {media or 'base64'} image ({size}{image_bytes(block) / 1e6:.1f} MB) was left out here: over the API's limits]"}
 
 
 def call_as_text(block: dict[str, Any]) -> dict[str, Any]:

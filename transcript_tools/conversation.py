@@ -70,7 +70,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .api_rules import ALL_GONE, BLANK_TEXT, LONG_TOOL_NAME, content_problems, fix_content, fix_string, long_named_calls, rename_ids, renamed_id
+from .api_rules import BLANK_TEXT, IMAGES_SHIFT, LONG_TOOL_NAME, MANY_IMAGES, RULE_MASK, WIDE_IMAGE, content_problems, fix_content, fix_string, long_named_calls, rename_ids, renamed_id
 from .chain import ASSISTANT, USER
 from .lifecycle import SYNTHETIC_MODEL, sends_thinking
 from .lines import Entry
@@ -278,10 +278,14 @@ def api_messages(
 def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
     """Rule 8: the block-level rules of the API (`api_rules`) and unique tool ids, fixed
     as ``tt repair`` fixes them."""
+    probs = [0 if m.string is not None else content_problems(m.blocks, m.role == "assistant") for m in msgs]
+    # Past MANY_IMAGES images in the request, 2000 px is the limit (WIDE_IMAGE).
+    wide = WIDE_IMAGE if sum(p >> IMAGES_SHIFT for p in probs) + 0 > MANY_IMAGES else 0
     seen: set[str] = set()  # every tool_use id sent so far
     renames: dict[str, str] = {}  # a duplicate call's new id, for its result in the next message
     as_text: set[str] = set()  # calls kept as text: their results become text too
-    for m in msgs:
+    for m, p in zip(msgs, probs):
+        bits = p & RULE_MASK & ~WIDE_IMAGE | (p & wide)
         if m.string is not None:
             if "\x00" in m.string:
                 m.string = fix_string(m.string)
@@ -292,15 +296,14 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
             if renames:
                 m.blocks = rename_ids(m.blocks, {}, renames)
                 renames = {}
-            bits = content_problems(m.blocks)
-            if as_text or bits & ~ALL_GONE:
+            if as_text or bits:
                 m.blocks = fix_content(m.blocks, bits, as_text)
                 as_text = set()
                 if bits:
                     notes.append(Note("api-rule", m.uuid, str(bits)))
             continue
-        bits = content_problems(m.blocks, True) | BLANK_TEXT  # blank text: rule 6's filter, per block
-        if bits & ~(ALL_GONE | BLANK_TEXT) or any(_blank(b) for b in m.blocks):
+        if bits or any(_blank(b) for b in m.blocks):
+            bits |= BLANK_TEXT  # blank text: rule 6's filter, per block (both CLIs drop them)
             as_text = set(long_named_calls(m.blocks)) if bits & LONG_TOOL_NAME else set()
             before = sum(1 for b in m.blocks if b.get("type") in _THINKING)
             fixed = fix_content(m.blocks, bits)

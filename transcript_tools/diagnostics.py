@@ -83,6 +83,7 @@ CODES: dict[str, Code] = {
         _c("tool-reference-too-long", "api", E, "tool-reference-to-text", "a tool_reference name over the API's 64 characters"),
         _c("tool-use-id-duplicate", "api", E, "rename-duplicate-tool-id", "one tool_use id used by two calls of the conversation"),
         _c("image-too-large", "api", E, "shrink-image", "an image over the API's 5 MB limit"),
+        _c("image-dimensions-too-large", "api", E, "image-to-text", "an image past 8000 px a side, or past 2000 px in a request of over 20 images"),
         _c("request-too-large", "api", E, None, "the rebuilt request is over the API's 32 MB limit"),
         _c("past-cap", "api", W, None, "the file is past the 50 MiB cap for in-memory loads"),
     )

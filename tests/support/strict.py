@@ -53,7 +53,7 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
             got = _block(i, j, b, seen)
             if got is not None:
                 return got
-    return _pairing(msgs)
+    return _dimensions(msgs) or _pairing(msgs)
 
 
 def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None:
@@ -102,6 +102,34 @@ def _image(where: str, b: dict[str, Any]) -> ApiError | None:
         size = len(src["data"]) * 3 // 4
         if size > MAX_IMAGE_BYTES:
             return _e(f"{where}.image.source.base64: image exceeds 5 MB maximum: {size} bytes > {MAX_IMAGE_BYTES} bytes")
+    return None
+
+
+def _dimensions(msgs: list[Any]) -> ApiError | None:
+    """8000 px a side; 2000 px when the request holds more than 20 images."""
+    from transcript_tools.api_rules import image_size
+
+    found: list[tuple[str, int]] = []
+    for i, m in enumerate(msgs):
+        content = m.get("content") if isinstance(m, dict) else None
+        for j, b in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(b, dict):
+                continue
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            items = [(f"messages.{i}.content.{j}", b)] if b.get("type") == "image" else [
+                (f"messages.{i}.content.{j}.tool_result.content.{k}", x) for k, x in enumerate(inner if isinstance(inner, list) else [])
+                if isinstance(x, dict) and x.get("type") == "image"
+            ]
+            for where, img in items:
+                dims = image_size(img)
+                found.append((where, max(dims) if dims else 0))
+    for where, side in found:
+        if side > 8000:
+            return _e(f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels")
+    if len(found) > 20:
+        for where, side in found:
+            if side > 2000:
+                return _e(f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels")
     return None
 
 

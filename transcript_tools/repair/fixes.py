@@ -53,8 +53,12 @@ from ..api_rules import (
     BLANK_TEXT,
     CODE_OF_BIT,
     FIX_OF_BIT,
+    HUGE_IMAGE,
     LONG_TOOL_NAME,
     LONG_TOOL_REFERENCE,
+    MANY_IMAGE_MESSAGE,
+    RULE_MASK,
+    WIDE_IMAGE,
     NUL_CHAR,
     RULE_BITS,
     UNSIGNED_THINKING,
@@ -215,6 +219,7 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
     emptied: set[int] = set()
     pos: dict[int, int] | None = None
     taken: set[str] | None = None
+    many = {node for _, node, msg in findings if msg == MANY_IMAGE_MESSAGE}
     for code, node, msg in findings:
         f = v.facts.get(node)
         if f is None or node < 0:
@@ -230,7 +235,7 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
             if ("rules", str(ref)) in attempted:
                 continue
             attempted.add(("rules", str(ref)))
-            bits = f.bad & ~ALL_GONE
+            bits = f.bad & RULE_MASK & ~WIDE_IMAGE | (WIDE_IMAGE if node in many else 0)
             m.rules[ref] = m.rules.get(ref, 0) | bits
             uses = f.tool_uses
             if bits & LONG_TOOL_NAME:
@@ -238,7 +243,7 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
                 uses = tuple(u for u in uses if u not in gone)
             m.set_facts(ref, replace(f, bad=0, tool_uses=uses, plain=f.plain or uses != f.tool_uses))
             for bit in RULE_BITS:
-                if bits & bit:
+                if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
                     acts.append(Action(FIX_OF_BIT[bit], CODE_OF_BIT[bit][0], m.line(ref), m.uuid(ref), _RULE_DETAIL[bit]))
             if f.bad & ALL_GONE:
                 emptied.add(ref)
@@ -280,6 +285,7 @@ _RULE_DETAIL = {
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
     BIG_IMAGE: "images over the API's 5 MB replaced by a text placeholder",
+    HUGE_IMAGE: "images past the API's pixel limits replaced by a text placeholder",
 }
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, RULE_BITS
+from ..api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
 from ..diagnostics import Diagnostic, Severity
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import Attempted, ChainFindings, Finding, api_fixes, chain_findings, chain_fixes, conversation_findings
@@ -296,7 +296,7 @@ def _translate_rules(m: Model, plan: Plan) -> None:
         plan.offsets[key[0]] = s.node_offset[ref]
         plan.edits.setdefault(key, EntryEdit()).api_bits |= bits
         for bit in (*RULE_BITS, BIG_IMAGE):
-            if bits & bit:
+            if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
                 plan.reasons.setdefault(key[0], []).append(reason(CODE_OF_BIT[bit][0], fix=FIX_OF_BIT[bit]))
     for ref, (uses, results) in m.renames.items():
         if ref in m.dropped:
