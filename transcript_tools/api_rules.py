@@ -227,7 +227,11 @@ def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
         if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
             return _webp(head)
         if head[:2] == b"\xff\xd8":
-            return _jpeg(base64.b64decode(data[: 1 << 18], validate=False))
+            # The frame header follows the EXIF/ICC segments: usually in the first KBs.
+            for n in (1 << 13, 1 << 18):
+                got = _jpeg(base64.b64decode(data[:n], validate=False))
+                if got is not None or n >= len(data):
+                    return got
     except (ValueError, IndexError):
         return None
     return None

@@ -11,8 +11,9 @@ Four families (see `diagnostics.CODES`):
   sessionId that is not the session's, a sidechain on the main chain);
 - *api*: what the Messages API would reject when the session is resumed, judged on the
   conversation a resume sends (`active.conversation_nodes`): unpaired tool calls and
-  results, split messages torn apart, empty content, images over 5 MB, a request over
-  32 MB.
+  results, split messages torn apart, empty content, images over 5 MB or past the pixel
+  limits, a request over 32 MB, a tool_use id used twice, and the block-level rules of
+  `api_rules` (empty text blocks, unsigned thinking, NULs, over-long tool names).
 
 Invariants:
 - Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
