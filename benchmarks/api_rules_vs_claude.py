@@ -30,12 +30,13 @@ def main() -> None:
             session = generate_session(cli, Path(scratch) / version)
             for kind in sorted(API_KINDS):
                 rows[(kind, version)] = measure(session, kind)
-    print("| shape (validate code) | CC 2.1.332 alone | CC 2.1.197 alone | after `tt repair` (2.1.332 / 2.1.197) | `tt resume` on the damaged file |")
+    print("| shape | CC 2.1.332 alone | CC 2.1.197 alone | after `tt repair`: 2.1.332 / 2.1.197 | `tt resume` on the damaged file |")
     print("|---|---|---|---|---|")
     for kind in sorted(API_KINDS):
         a, b = rows[(kind, "2.1.332")], rows[(kind, "2.1.197")]
         tt = "accepted" if a.tt_resume and b.tt_resume else "**refused**"  # type: ignore[attr-defined]
-        print(f"| {kind} | {a.cell_alone()} | {b.cell_alone()} | {a.cell_repaired()} / {b.cell_repaired()} | {tt} |")  # type: ignore[attr-defined]
+        ok = "accepted " if a.repaired.accepted and b.repaired.accepted else ""  # type: ignore[attr-defined]
+        print(f"| {kind} | {a.cell_alone()} | {b.cell_alone()} | {ok}{a.cell_repaired()} / {b.cell_repaired()} | {tt} |")  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

@@ -269,3 +269,22 @@ def _one_prompt(src: bytes, images: list[dict]) -> bytes:
             lines[n] = orjson.dumps(rec) + b"\n"
             return b"".join(lines)
     raise AssertionError("no prompt")
+
+
+def test_strict_stand_in_answers_over_http_as_the_api_does() -> None:
+    import anthropic
+
+    from tests.support.standin import StandIn
+
+    with StandIn(strict=True) as api:
+        client = anthropic.Anthropic(base_url=api.base_url, api_key="k", max_retries=0)
+        with pytest.raises(anthropic.BadRequestError) as e:
+            client.messages.create(
+                model="claude-x", max_tokens=10,
+                messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": ""}]}],
+            )
+        assert e.value.status_code == 400
+        assert e.value.body == {"type": "error", "error": {"type": "invalid_request_error", "message": "messages: text content blocks must be non-empty"}, "request_id": e.value.body["request_id"]}
+        ok = client.messages.create(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+        assert ok.content
+        assert len(api.message_requests) == 2

@@ -89,21 +89,29 @@ class Row:
 
     def cell_alone(self) -> str:
         if not self.alone.accepted and self.alone.error.startswith("no request"):
-            return f"**fails**: {_short(self.alone.error)}"
+            return f"**fails before sending**: \"{_short(self.alone.error.split('the CLI said: ', 1)[-1])}\""
         if not self.alone.accepted:
             return f"**400** `{_short(self.alone.error)}`"
-        if self.alone_lost:
-            return f"accepted, **{self.kept - len(self.alone_lost)}/{self.kept}** blocks"
-        return f"accepted, {self.kept}/{self.kept} blocks"
+        return _blocks(self.kept, self.alone_lost, self.alone.messages)
 
     def cell_repaired(self) -> str:
         if not self.repaired.accepted:
             return f"**400** `{_short(self.repaired.error)}`"
-        return f"accepted, {self.kept - len(self.lost)}/{self.kept} blocks"
+        return _blocks(self.kept, self.lost, self.repaired.messages)
+
+
+def _blocks(kept: int, lost: list, messages: list[dict]) -> str:
+    """sent/expected of the blocks outside the edited records, and (+n) the other blocks
+    sent: the edited records' own (and tt's texts for them)."""
+    got = kept - len(lost)
+    n = f"{got}/{kept}" if not lost else f"**{got}/{kept}**"
+    return f"{n} (+{len(conversation_blocks(messages)) - got})"
 
 
 def _short(message: str) -> str:
-    return message if len(message) <= 70 else message[:67] + "..."
+    if message.startswith("messages") and ": " in message:
+        message = message.split(": ", 1)[1]  # the position, e.g. messages.11.content.1, left out
+    return message if len(message) <= 80 else message[:77] + "..."
 
 
 _BASE: dict[str, list] = {}
