@@ -70,7 +70,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .api_rules import BLANK_TEXT, IMAGES_SHIFT, LONG_TOOL_NAME, MANY_IMAGES, RULE_MASK, WIDE_IMAGE, content_problems, fix_content, fix_string, long_named_calls, rename_ids, renamed_id
+from .api_rules import BLANK_TEXT, CODE_OF_BIT, HUGE_IMAGE, IMAGES_SHIFT, LONG_TOOL_NAME, MANY_IMAGES, RULE_MASK, WIDE_IMAGE, content_problems, fix_content, fix_string, long_named_calls, rename_ids, renamed_id
 from .chain import ASSISTANT, USER
 from .lifecycle import SYNTHETIC_MODEL, sends_thinking
 from .lines import Entry
@@ -103,7 +103,8 @@ class Note:
 
     #: synthetic-tool-result | orphan-tool-result | split-message | empty-message |
     #: orphan-thinking | no-response-sentinel | queued-command-dropped |
-    #: thinking-not-sent (detail: how many blocks of a message that is sent)
+    #: thinking-not-sent (detail: how many blocks of a message that is sent) | the
+    #: `tt validate` code of a request rule fixed (rule 8: empty-text-block, ...)
     code: str
     uuid: str | None
     detail: str = ""
@@ -290,7 +291,7 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
             if "\x00" in m.string:
                 m.string = fix_string(m.string)
                 m.blocks = [_text(m.string)]
-                notes.append(Note("api-rule", m.uuid, "nul-in-content"))
+                notes.append(Note("nul-in-content", m.uuid))
             continue
         if m.role == "user":
             if renames:
@@ -299,10 +300,10 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
             if as_text or bits:
                 m.blocks = fix_content(m.blocks, bits, as_text)
                 as_text = set()
-                if bits:
-                    notes.append(Note("api-rule", m.uuid, str(bits)))
+                _rule_notes(notes, m.uuid, bits)
             continue
         if bits or any(_blank(b) for b in m.blocks):
+            _rule_notes(notes, m.uuid, bits)
             bits |= BLANK_TEXT  # blank text: rule 6's filter, per block (both CLIs drop them)
             as_text = set(long_named_calls(m.blocks)) if bits & LONG_TOOL_NAME else set()
             before = sum(1 for b in m.blocks if b.get("type") in _THINKING)
@@ -310,7 +311,6 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
             m.thinking_left_out += before - sum(1 for b in fixed if b.get("type") in _THINKING)
             if fixed or m.thinking_left_out:
                 m.blocks = fixed  # else blank text only: rule 6 drops the message
-            notes.append(Note("api-rule", m.uuid, str(bits)))
         else:
             as_text = set()
         for k, b in enumerate(m.blocks):
@@ -321,10 +321,17 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
                 new = renamed_id(u, seen)
                 m.blocks[k] = {**b, "id": new}
                 renames[u] = new
-                notes.append(Note("api-rule", m.uuid, f"tool-use-id-duplicate {u} -> {new}"))
+                notes.append(Note("tool-use-id-duplicate", m.uuid, f"{u} -> {new}"))
                 u = new
             seen.add(u)
     return msgs
+
+
+def _rule_notes(notes: list[Note], uuid: str | None, bits: int) -> None:
+    """One note per rule fixed, named by its `tt validate` code."""
+    for bit, (code, _) in CODE_OF_BIT.items():
+        if bits & bit or (bit == HUGE_IMAGE and bits & WIDE_IMAGE):
+            notes.append(Note(code, uuid))
 
 
 def _text(text: str) -> dict[str, Any]:
