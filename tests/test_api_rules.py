@@ -288,3 +288,30 @@ def test_strict_stand_in_answers_over_http_as_the_api_does() -> None:
         ok = client.messages.create(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
         assert ok.content
         assert len(api.message_requests) == 2
+
+
+@pytest.mark.parametrize("kind", sorted(API_KINDS))
+def test_tt_resume_of_each_damaged_shape_is_accepted_by_the_strict_stand_in(kind: str, tmp_path: Path) -> None:
+    """End to end: ``tt resume FILE -p ...`` on the damaged file, against the strict
+    stand-in: every request it sends is accepted and the turn completes."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.standin import ApiError, StandIn
+
+    p = tmp_path / REAL.name
+    p.write_bytes(API_KINDS[kind](REAL.read_bytes()).data)
+    work = tmp_path / "work"
+    work.mkdir()
+    with StandIn(strict=True) as api:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": api.base_url, "PYTHONPATH": str(ROOT), "TT_NOW": "2026-12-01T12:00:00Z"}
+        r = subprocess.run(
+            [sys.executable, "-m", "transcript_tools", "resume", str(p), "-p", "Go on", "--output-format", "json", "--cwd", str(work)],
+            capture_output=True, text=True, env=env, timeout=120,
+        )
+        refused = [e.reply.message for e in api.exchanges if isinstance(e.reply, ApiError)]
+        sent = api.message_requests
+    assert refused == [] and sent, (refused, r.stderr[-500:])
+    assert r.returncode == 0, r.stderr[-500:]
+    assert json.loads(r.stdout)["is_error"] is False
