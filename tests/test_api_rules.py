@@ -315,3 +315,20 @@ def test_tt_resume_of_each_damaged_shape_is_accepted_by_the_strict_stand_in(kind
     assert refused == [] and sent, (refused, r.stderr[-500:])
     assert r.returncode == 0, r.stderr[-500:]
     assert json.loads(r.stdout)["is_error"] is False
+
+
+def test_repair_of_many_wide_images_beside_another_rule_leaves_nothing_refused(tmp_path: Path) -> None:
+    import base64
+
+    from tests.damage import png
+
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(2100, 2)).decode()}}
+    data = _one_prompt(REAL.read_bytes(), [{"type": "text", "text": ""}, *([img] * 21)])
+    assert {"empty-text-block", "image-dimensions-too-large"} <= {d.code for d in validate_bytes(data).diagnostics}
+    fixed = repair_bytes(data)
+    check_accounting(data, fixed)
+    assert validate_bytes(fixed.data).errors == 0
+    out = tmp_path / "f.jsonl"
+    out.write_bytes(fixed.data)
+    body, raw = _request(_sent(out))
+    assert refusal(body, raw) is None

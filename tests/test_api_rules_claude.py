@@ -92,12 +92,12 @@ class Row:
             return f"**fails before sending**: \"{_short(self.alone.error.split('the CLI said: ', 1)[-1])}\""
         if not self.alone.accepted:
             return f"**400** `{_short(self.alone.error)}`"
-        return _blocks(self.kept, self.alone_lost, self.alone.messages)
+        return "accepted, " + _blocks(self.kept, self.alone_lost, self.alone.messages)
 
     def cell_repaired(self) -> str:
         if not self.repaired.accepted:
             return f"**400** `{_short(self.repaired.error)}`"
-        return _blocks(self.kept, self.lost, self.repaired.messages)
+        return "accepted, " + _blocks(self.kept, self.lost, self.repaired.messages)
 
 
 def _blocks(kept: int, lost: list, messages: list[dict]) -> str:

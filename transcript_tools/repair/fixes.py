@@ -241,7 +241,8 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
             if bits & LONG_TOOL_NAME:
                 gone = set(m.survey.long_calls.get(ref, ()))
                 uses = tuple(u for u in uses if u not in gone)
-            m.set_facts(ref, replace(f, bad=0, tool_uses=uses, plain=f.plain or uses != f.tool_uses))
+            # The image count stays: it decides the many-image limit for the rest.
+            m.set_facts(ref, replace(f, bad=f.bad & ~(RULE_MASK | ALL_GONE), tool_uses=uses, plain=f.plain or uses != f.tool_uses))
             for bit in RULE_BITS:
                 if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
                     acts.append(Action(FIX_OF_BIT[bit], CODE_OF_BIT[bit][0], m.line(ref), m.uuid(ref), _RULE_DETAIL[bit]))
