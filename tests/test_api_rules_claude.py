@@ -25,9 +25,8 @@ from tests.support.claude_cli import ClaudeRunError, Sandbox, run_claude
 from tests.support.oracle import DEFAULT_PROBE, _is_probe_turn, conversation_blocks
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, StandIn
-from tests.support.strict import refusal
+from tests.test_api_rules import tt_resume_strict
 from transcript_tools.repair_files import repair_file
-from transcript_tools.resumable import load_for_resume
 
 pytestmark = pytest.mark.claude
 
@@ -68,12 +67,10 @@ def resume_strict(session: GeneratedSession, data: bytes) -> Outcome:
 
 
 def tt_resume_accepted(data: bytes) -> bool:
+    """``tt resume`` on the damaged file, end to end against the strict stand-in."""
     with tempfile.TemporaryDirectory(prefix="tt-strict-") as scratch:
-        p = Path(scratch) / "s.jsonl"
-        p.write_bytes(data)
-        msgs = load_for_resume(p).conversation.messages
-    body = {"model": "m", "messages": [*msgs, {"role": "user", "content": DEFAULT_PROBE}]}
-    return refusal(body, json.dumps(body).encode()) is None
+        refused, code, _ = tt_resume_strict(data, Path(scratch))
+    return not refused and code == 0
 
 
 @dataclass(frozen=True, slots=True)
