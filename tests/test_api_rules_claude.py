@@ -88,12 +88,12 @@ class Row:
         if not self.alone.accepted and self.alone.error.startswith("no request"):
             return f"**fails before sending**: \"{_short(self.alone.error.split('the CLI said: ', 1)[-1])}\""
         if not self.alone.accepted:
-            return f"**400** `{_short(self.alone.error)}`"
+            return f"**400** {_code(_short(self.alone.error))}"
         return "accepted, " + _blocks(self.kept, self.alone_lost, self.alone.messages)
 
     def cell_repaired(self) -> str:
         if not self.repaired.accepted:
-            return f"**400** `{_short(self.repaired.error)}`"
+            return f"**400** {_code(_short(self.repaired.error))}"
         return "accepted, " + _blocks(self.kept, self.lost, self.repaired.messages)
 
 
@@ -103,6 +103,11 @@ def _blocks(kept: int, lost: list, messages: list[dict]) -> str:
     got = kept - len(lost)
     n = f"{got}/{kept}" if not lost else f"**{got}/{kept}**"
     return f"{n} (+{len(conversation_blocks(messages)) - got})"
+
+
+def _code(text: str) -> str:
+    """A markdown code span, also for text holding backticks."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def _short(message: str) -> str:
