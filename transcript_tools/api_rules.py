@@ -154,44 +154,54 @@ def _result_bad(block: dict[str, Any]) -> int:
 
 def content_problems(content: Any, assistant: bool = False) -> int:
     """The rule bits broken by one message's content (0: none), plus ``ALL_GONE`` when the
-    fixes would leave the message without a block.
+    fixes would leave the message without a block, plus the number of images
+    (``>> IMAGES_SHIFT``).
 
     ``assistant``: blank text blocks of an assistant message are not reported: both
     pinned CLIs leave them out of the request themselves (checked on
     fixtures/real/v2.1.38-tool-heavy.jsonl, whose responses open with a ``"\n\n"``
-    text line; tests/test_api_rules.py), so they never reach the API."""
-    if isinstance(content, str):
+    text line; tests/test_api_rules.py), so they never reach the API.
+
+    Runs once per message of files of any size (validate, resume): exact type tests and
+    the common block types first."""
+    if type(content) is str:
         return NUL_CHAR if "\x00" in content else 0
-    if not isinstance(content, list):
+    if type(content) is not list:
         return 0
-    bad = images = 0
-    kept = 0
+    bad = images = kept = 0
     for b in content:
-        if not isinstance(b, dict):
+        if type(b) is not dict:
             continue
         bt = b.get("type")
-        if bt == "text":
-            p = _text_bad(b.get("text"))
-            if p == BLANK_TEXT and assistant:
-                continue
-            bad |= p
-            kept += p != BLANK_TEXT
-        elif bt == "thinking":
-            s = b.get("signature")
-            if not isinstance(s, str) or not s:
-                bad |= UNSIGNED_THINKING
-            else:
-                kept += 1
-        elif bt == "tool_use":
+        if bt == "tool_use":
             n = b.get("name")
-            if isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+            if type(n) is str and len(n) > MAX_TOOL_NAME:
                 bad |= LONG_TOOL_NAME
             kept += 1
         elif bt == "tool_result":
-            r = _result_bad(b)
-            bad |= r & 0xFFFF
-            images += r >> IMAGES_SHIFT
+            inner = b.get("content")
+            if type(inner) is str:
+                if "\x00" in inner:
+                    bad |= NUL_CHAR
+            else:
+                r = _result_bad(b)
+                bad |= r & 0xFFFF
+                images += r >> IMAGES_SHIFT
             kept += 1
+        elif bt == "text":
+            t = b.get("text")
+            if type(t) is str and t and not t.isspace():
+                if "\x00" in t:
+                    bad |= NUL_CHAR
+                kept += 1
+            elif not assistant:
+                bad |= BLANK_TEXT
+        elif bt == "thinking":
+            sig = b.get("signature")
+            if type(sig) is str and sig:
+                kept += 1
+            else:
+                bad |= UNSIGNED_THINKING
         elif bt == "image":
             bad |= _image_bad(b)
             images += 1
@@ -200,7 +210,7 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             kept += 1
     if bad and not kept:
         bad |= ALL_GONE
-    return bad | min(images, 255) << IMAGES_SHIFT
+    return bad | min(images, 255) << IMAGES_SHIFT if images else bad
 
 
 def _image_bad(block: dict[str, Any]) -> int:
