@@ -363,6 +363,186 @@ KINDS: dict[str, Callable[[bytes], Damaged]] = {
 }
 
 
+# --- shapes the Messages API refuses (issue 14; README "Requests the API refuses") --------
+# Each edits records in place (nothing is destroyed); ``destroyed`` names the records
+# edited, whose blocks a fix may change.
+
+
+def _edit(t: _Transcript, i: int, rec: dict[str, Any]) -> list[bytes]:
+    lines = list(t.lines)
+    lines[i] = _line(rec, t.lines[i])
+    return lines
+
+
+def _copy(t: _Transcript, i: int) -> dict[str, Any]:
+    r = t.records[i]
+    assert r is not None
+    return orjson.loads(orjson.dumps(r))
+
+
+def _results_of(t: _Transcript, tool_id: str) -> list[int]:
+    return [
+        i for i in t.messages()
+        if any(b.get("type") == "tool_result" and b.get("tool_use_id") == tool_id for b in t.blocks(i))
+    ]
+
+
+def empty_text_block(data: bytes) -> Damaged:
+    """A user prompt with an empty text block beside its text (a pasted image's empty
+    caption, anthropics/claude-code#54988)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
+    rec = _copy(t, i)
+    c = rec["message"]["content"]
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [{"type": "text", "text": ""}]
+    return Damaged("empty-text-block", t.join(_edit(t, i, rec)), ("empty-text-block",), (t.uuid(i),), f"empty text block added to line {i + 1}")
+
+
+def thinking_unsigned(data: bytes) -> Damaged:
+    """A response whose thinking block lost its signature (a stream cut before
+    ``signature_delta``)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)])
+    rec = _copy(t, i)
+    rec["message"]["content"] = [{"type": "thinking", "thinking": "Considering the request.", "signature": ""}] + rec["message"]["content"]
+    return Damaged("thinking-unsigned", t.join(_edit(t, i, rec)), ("thinking-unsigned",), (t.uuid(i),), f"unsigned thinking block on line {i + 1}")
+
+
+def nul_in_content(data: bytes) -> Damaged:
+    """A tool result holding NUL characters (a binary read as text, #94055)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if "tool_result" in t.kinds(i)])
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            c = b.get("content")
+            if isinstance(c, list):
+                b["content"] = c + [{"type": "text", "text": "ELF\x00\x00\x01"}]
+            else:
+                b["content"] = f"{c or ''}ELF\x00\x00\x01"
+            break
+    return Damaged("nul-in-content", t.join(_edit(t, i, rec)), ("nul-in-content",), (t.uuid(i),), f"NULs in the tool result on line {i + 1}")
+
+
+def tool_name_too_long(data: bytes) -> Damaged:
+    """A call whose tool name is a whole shell command past 200 characters (#94799)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if "tool_use" in t.kinds(i)])
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_use":
+            b["name"] = "git log --oneline " + "--grep=x " * 22
+            tid = b["id"]
+            break
+    return Damaged(
+        "tool-name-too-long", t.join(_edit(t, i, rec)), ("tool-name-too-long",),
+        (t.uuid(i), *(t.uuid(j) for j in _results_of(t, tid))), f"tool name of 216 characters on line {i + 1}",
+    )
+
+
+def tool_use_id_duplicate(data: bytes) -> Damaged:
+    """A later call (and its result) reusing an earlier call's id (#20901, #28515)."""
+    t = _Transcript(data)
+    calls = [i for i in t.messages() if [b.get("type") for b in t.blocks(i)].count("tool_use") == 1]
+    first, later = calls[0], calls[len(calls) // 2] if len(calls) > 2 else calls[-1]
+    old = next(b["id"] for b in t.blocks(first) if b.get("type") == "tool_use")
+    lid = next(b["id"] for b in t.blocks(later) if b.get("type") == "tool_use")
+    lines = list(t.lines)
+    touched = [later, *_results_of(t, lid)]
+    for j in touched:
+        rec = _copy(t, j)
+        for b in rec["message"]["content"]:
+            if b.get("type") == "tool_use" and b.get("id") == lid:
+                b["id"] = old
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") == lid:
+                b["tool_use_id"] = old
+        lines[j] = _line(rec, t.lines[j])
+    return Damaged(
+        "tool-use-id-duplicate", t.join(lines), ("tool-use-id-duplicate",), tuple(t.uuid(j) for j in touched),
+        f"the call on line {later + 1} reuses the id of line {first + 1}",
+    )
+
+
+def tool_reference_too_long(data: bytes) -> Damaged:
+    """A ToolSearch result naming an MCP tool past 64 characters (#20643, #22455)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if "tool_result" in t.kinds(i)])
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = [{"type": "tool_reference", "tool_name": "mcp__claude_ai_Cloudflare_Developer_Platform_2__search_cloudflare_documentation"}]
+            break
+    return Damaged("tool-reference-too-long", t.join(_edit(t, i, rec)), ("tool-reference-too-long",), (t.uuid(i),), f"long tool_reference on line {i + 1}")
+
+
+def image_too_large(data: bytes) -> Damaged:
+    """A prompt carrying a 5.5 MB PNG (a pasted full-page screenshot)."""
+    import base64
+
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
+    rec = _copy(t, i)
+    c = rec["message"]["content"]
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_500_000 // 256)
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()}}
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [image]
+    return Damaged("image-too-large", t.join(_edit(t, i, rec)), ("image-too-large",), (t.uuid(i),), f"a 5.5 MB image on line {i + 1}")
+
+
+def png(width: int, height: int) -> bytes:
+    """A real grey PNG of that size (tiny: every row is zeros)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = b"".join(b"\x00" + b"\x00" * width for _ in range(height))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
+
+
+def _png_block(width: int, height: int) -> dict[str, Any]:
+    import base64
+
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(width, height)).decode()}}
+
+
+def _prompt_with(t: _Transcript, images: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
+    i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
+    rec = _copy(t, i)
+    c = rec["message"]["content"]
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + images
+    return i, rec
+
+
+def image_past_8000px(data: bytes) -> Damaged:
+    """A prompt with an image 8100 px wide (a long page screenshot, #5147)."""
+    t = _Transcript(data)
+    i, rec = _prompt_with(t, [_png_block(8100, 8)])
+    return Damaged("image-past-8000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"an 8100 px image on line {i + 1}")
+
+
+def many_images_past_2000px(data: bytes) -> Damaged:
+    """21 screenshots 2100 px wide in one prompt (#34120, #51540)."""
+    t = _Transcript(data)
+    i, rec = _prompt_with(t, [_png_block(2100, 8) for _ in range(21)])
+    return Damaged("many-images-past-2000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"21 images 2100 px wide on line {i + 1}")
+
+
+API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
+    "image-past-8000px": image_past_8000px,
+    "many-images-past-2000px": many_images_past_2000px,
+    "image-too-large": image_too_large,
+    "empty-text-block": empty_text_block,
+    "thinking-unsigned": thinking_unsigned,
+    "nul-in-content": nul_in_content,
+    "tool-name-too-long": tool_name_too_long,
+    "tool-use-id-duplicate": tool_use_id_duplicate,
+    "tool-reference-too-long": tool_reference_too_long,
+}
+
+
 def normalise_text(s: str) -> str:
     """Text with U+FFFD and lone surrogates removed: what the inserted junk leaves behind."""
     return "".join(ch for ch in s if ch != "\ufffd" and not "\ud800" <= ch <= "\udfff")

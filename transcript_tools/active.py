@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from .api_rules import content_problems
 from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
 
 #: The API's limit for one image (base64 data decoded), Messages API docs.
@@ -46,6 +47,7 @@ class NodeFacts:
     plain: bool = False  # content other than tool_result blocks (a string, text, images)
     big_images: int = 0
     size: int = 0  # bytes of the API message (for user/assistant), else of the line
+    bad: int = 0  # `api_rules` bits: block-level rules of the API the content breaks
 
 
 def _fast_constructor() -> Any:
@@ -57,9 +59,9 @@ def _fast_constructor() -> Any:
     """
     new = object.__new__
     cls = NodeFacts
-    names = ("message_id", "tool_uses", "tool_results", "preserved", "empty", "plain", "big_images", "size")
+    names = ("message_id", "tool_uses", "tool_results", "preserved", "empty", "plain", "big_images", "size", "bad")
     assert tuple(f for f in cls.__dataclass_fields__) == names  # type: ignore[attr-defined]
-    s_mid, s_uses, s_results, s_pres, s_empty, s_plain, s_big, s_size = (cls.__dict__[n].__set__ for n in names)
+    s_mid, s_uses, s_results, s_pres, s_empty, s_plain, s_big, s_size, s_bad = (cls.__dict__[n].__set__ for n in names)
 
     def make(
         message_id: str | None,
@@ -70,6 +72,7 @@ def _fast_constructor() -> Any:
         plain: bool,
         big_images: int,
         size: int,
+        bad: int,
     ) -> NodeFacts:
         o = new(cls)
         s_mid(o, message_id)
@@ -80,6 +83,7 @@ def _fast_constructor() -> Any:
         s_plain(o, plain)
         s_big(o, big_images)
         s_size(o, size)
+        s_bad(o, bad)
         return o
 
     return make
@@ -141,7 +145,8 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
     if size > 4096 and "toolUseResult" in record:
         size = len(orjson.dumps(msg))
     return _make_facts(
-        mid if isinstance(mid, str) else None, tuple(uses), tuple(results), None, empty, plain, big, size
+        mid if isinstance(mid, str) else None, tuple(uses), tuple(results), None, empty, plain, big, size,
+        content_problems(content, t == "assistant") if content else 0,
     )
 
 

@@ -45,6 +45,11 @@ Code 2.1.332 and 2.1.197; tests/test_conversation.py keeps the comparison):
    Code sends them, the API rejects them, and they carry nothing.
 7. When the conversation ends with a user message, an assistant "No response
    requested." follows (both CLIs), so the new prompt opens a turn of its own.
+8. What the API refuses is fixed as ``tt repair`` fixes it (`api_rules`; README
+   "Requests the API refuses"): empty and whitespace-only text blocks and thinking
+   blocks without a signature dropped, NULs replaced by U+2400, a call whose tool name
+   is past 200 characters (and its result) kept as text, a tool_reference past 64
+   characters kept as text, a tool_use id used twice renamed with its result.
 
 The entry a continuation chains onto (`Conversation.leaf_uuid`) is the last entry
 written after the active leaf on its branch (an attachment or a turn-duration line, when
@@ -65,6 +70,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .api_rules import BLANK_TEXT, CODE_OF_BIT, HUGE_IMAGE, IMAGES_SHIFT, LONG_TOOL_NAME, MANY_IMAGES, RULE_MASK, WIDE_IMAGE, content_problems, fix_content, fix_string, long_named_calls, rename_ids, renamed_id
 from .chain import ASSISTANT, USER
 from .lifecycle import SYNTHETIC_MODEL, sends_thinking
 from .lines import Entry
@@ -97,7 +103,8 @@ class Note:
 
     #: synthetic-tool-result | orphan-tool-result | split-message | empty-message |
     #: orphan-thinking | no-response-sentinel | queued-command-dropped |
-    #: thinking-not-sent (detail: how many blocks of a message that is sent)
+    #: thinking-not-sent (detail: how many blocks of a message that is sent) | the
+    #: `tt validate` code of a request rule fixed (rule 8: empty-text-block, ...)
     code: str
     uuid: str | None
     detail: str = ""
@@ -260,12 +267,71 @@ def api_messages(
     ``model``, only the thinking blocks that model wrote (rule 4)."""
     notes: list[Note] = []
     msgs = _group(entries, notes, model)
+    msgs = _api_rules(msgs, notes)
     msgs = _pair_tools(msgs, notes)
     msgs = _drop_empty(msgs, notes)
     if sentinel and msgs and msgs[-1].role == "user":
         notes.append(Note("no-response-sentinel", msgs[-1].uuid))
         msgs.append(_Msg("assistant", [_text(NO_RESPONSE_REQUESTED)], None, None))
     return [_render(m) for m in msgs], notes
+
+
+def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
+    """Rule 8: the block-level rules of the API (`api_rules`) and unique tool ids, fixed
+    as ``tt repair`` fixes them."""
+    probs = [0 if m.string is not None else content_problems(m.blocks, m.role == "assistant") for m in msgs]
+    # Past MANY_IMAGES images in the request, 2000 px is the limit (WIDE_IMAGE).
+    wide = WIDE_IMAGE if sum(p >> IMAGES_SHIFT for p in probs) + 0 > MANY_IMAGES else 0
+    seen: set[str] = set()  # every tool_use id sent so far
+    renames: dict[str, str] = {}  # a duplicate call's new id, for its result in the next message
+    as_text: set[str] = set()  # calls kept as text: their results become text too
+    for m, p in zip(msgs, probs):
+        bits = p & RULE_MASK & ~WIDE_IMAGE | (p & wide)
+        if m.string is not None:
+            if "\x00" in m.string:
+                m.string = fix_string(m.string)
+                m.blocks = [_text(m.string)]
+                notes.append(Note("nul-in-content", m.uuid))
+            continue
+        if m.role == "user":
+            if renames:
+                m.blocks = rename_ids(m.blocks, {}, renames)
+                renames = {}
+            if as_text or bits:
+                m.blocks = fix_content(m.blocks, bits, as_text)
+                as_text = set()
+                _rule_notes(notes, m.uuid, bits)
+            continue
+        if bits or any(_blank(b) for b in m.blocks):
+            _rule_notes(notes, m.uuid, bits)
+            bits |= BLANK_TEXT  # blank text: rule 6's filter, per block (both CLIs drop them)
+            as_text = set(long_named_calls(m.blocks)) if bits & LONG_TOOL_NAME else set()
+            before = sum(1 for b in m.blocks if b.get("type") in _THINKING)
+            fixed = fix_content(m.blocks, bits)
+            m.thinking_left_out += before - sum(1 for b in fixed if b.get("type") in _THINKING)
+            if fixed or m.thinking_left_out:
+                m.blocks = fixed  # else blank text only: rule 6 drops the message
+        else:
+            as_text = set()
+        for k, b in enumerate(m.blocks):
+            if b.get("type") != "tool_use" or not isinstance(b.get("id"), str):
+                continue
+            u = b["id"]
+            if u in seen:
+                new = renamed_id(u, seen)
+                m.blocks[k] = {**b, "id": new}
+                renames[u] = new
+                notes.append(Note("tool-use-id-duplicate", m.uuid, f"{u} -> {new}"))
+                u = new
+            seen.add(u)
+    return msgs
+
+
+def _rule_notes(notes: list[Note], uuid: str | None, bits: int) -> None:
+    """One note per rule fixed, named by its `tt validate` code."""
+    for bit, (code, _) in CODE_OF_BIT.items():
+        if bits & bit or (bit == HUGE_IMAGE and bits & WIDE_IMAGE):
+            notes.append(Note(code, uuid))
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -56,6 +56,7 @@ CODES: dict[str, Code] = {
         _c("bom", "line", W, "normalise-line-ends", "a UTF-8 byte-order mark at the start of the file"),
         _c("blank-line", "line", I, "drop-blank-lines", "an empty line"),
         _c("no-final-newline", "line", I, None, "the last record has no newline after it"),
+        _c("line-separator", "line", W, None, "raw U+2028/U+2029/U+0085 in a record: str.splitlines-based readers split it there"),
         # schema family
         _c("schema-invalid", "schema", E, None, "a record does not fit the schema of its type"),
         _c("unknown-type", "schema", W, None, "an entry type tt has no schema for (kept as is)"),
@@ -75,7 +76,14 @@ CODES: dict[str, Code] = {
         _c("tool-result-orphan", "api", E, "orphan-result-to-text", "a tool_result whose tool_use is not before it"),
         _c("split-message-noncontiguous", "api", E, "regroup-split-message", "lines of one message.id are split apart by other messages"),
         _c("empty-content", "api", E, None, "a message with empty content (the API rejects it)"),
+        _c("empty-text-block", "api", E, "drop-empty-blocks", "an empty or whitespace-only text block (with cache_control too)"),
+        _c("thinking-unsigned", "api", E, "drop-unsigned-thinking", "a thinking block whose signature is empty or missing"),
+        _c("nul-in-content", "api", E, "replace-nul", "a NUL character (U+0000) in text or tool output"),
+        _c("tool-name-too-long", "api", E, "tool-call-to-text", "a tool_use name over the API's 200 characters"),
+        _c("tool-reference-too-long", "api", E, "tool-reference-to-text", "a tool_reference name over the API's 64 characters"),
+        _c("tool-use-id-duplicate", "api", E, "rename-duplicate-tool-id", "one tool_use id used by two calls of the conversation"),
         _c("image-too-large", "api", E, "shrink-image", "an image over the API's 5 MB limit"),
+        _c("image-dimensions-too-large", "api", E, "image-to-text", "an image past 8000 px a side, or past 2000 px in a request of over 20 images"),
         _c("request-too-large", "api", E, None, "the rebuilt request is over the API's 32 MB limit"),
         _c("past-cap", "api", W, None, "the file is past the 50 MiB cap for in-memory loads"),
     )

@@ -2,15 +2,18 @@
 
 Four families (see `diagnostics.CODES`):
 
-- *line*: what the reader found in the bytes (torn tail, fused records, NUL runs ...);
+- *line*: what the reader found in the bytes (torn tail, fused records, NUL runs ...),
+  and raw line separators (U+2028, U+2029, U+0085) a ``str.splitlines`` reader would
+  split a record at (a warning: tt reads lines by ``\n`` only, and so does Claude Code);
 - *schema*: records that do not fit `schemas/` (unknown types are a warning: new ones
   appear every few Claude Code releases);
 - *chain*: the uuid graph (duplicates, dangling parents, cycles, several roots, a
   sessionId that is not the session's, a sidechain on the main chain);
 - *api*: what the Messages API would reject when the session is resumed, judged on the
   conversation a resume sends (`active.conversation_nodes`): unpaired tool calls and
-  results, split messages torn apart, empty content, images over 5 MB, a request over
-  32 MB.
+  results, split messages torn apart, empty content, images over 5 MB or past the pixel
+  limits, a request over 32 MB, a tool_use id used twice, and the block-level rules of
+  `api_rules` (empty text blocks, unsigned thinking, NULs, over-long tool names).
 
 Invariants:
 - Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
@@ -36,6 +39,10 @@ from .lines import DecodedLine, Entry, decode_line
 from .session import session_id_from_name
 
 _loads = orjson.loads
+#: Raw line separators JSON strings may hold (JSON.stringify writes them unescaped) and
+#: that Python's str.splitlines treats as line ends (issue 14 item 4). In UTF-8 they
+#: cannot appear as part of another character, so a byte search finds exactly them.
+_LS, _PS, _NEL = "\u2028".encode(), "\u2029".encode(), "\u0085".encode()
 _UNSET = object()
 _JSONDecodeError = orjson.JSONDecodeError
 
@@ -173,6 +180,11 @@ class Validator:
     def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
         """Every check of one record, in one place (both feeds call it)."""
         self.report.entries += 1
+        # Most lines are ASCII; of the rest, a one-byte memchr for each separator's last
+        # byte rules out nearly all (a 3-byte search over every line cost 0.1 s per 50 MB).
+        if not data.isascii() and (b"\xa8" in data or b"\xa9" in data or b"\x85" in data):
+            if _LS in data or _PS in data or _NEL in data:
+                self._separators(number, offset, data)
         t = rec.get("type")
         if self._check is not None:
             # The valid case through the compiled validator alone; anything else (or an
@@ -211,6 +223,17 @@ class Validator:
         # and other system lines (a third of some files) need no facts.
         if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
             self.facts[i] = facts_of(rec, len(data))
+
+    def _separators(self, number: int, offset: int, data: bytes) -> None:
+        names = [n for n, b in (("U+2028", _LS), ("U+2029", _PS), ("U+0085", _NEL)) if b in data]
+        self._line_diags.append(
+            Diagnostic(
+                "line-separator",
+                f"raw {'/'.join(names)} inside the record: JSON allows it and tt and Claude Code read the record whole, "
+                "but a reader that splits with Python's str.splitlines cuts it there",
+                self.report.path, number, offset,
+            )
+        )
 
     def _schema_findings(self, e: Entry, problems: list[Any]) -> None:
         rec = e.record

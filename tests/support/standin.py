@@ -14,6 +14,8 @@ real Claude Code CLI:
 What a ``/v1/messages`` request gets: the first scripted reply whose matcher accepts it
 (FIFO; ``api.script(...)``), else the policy's answer (``policy.claude_code_policy`` by
 default: it plays the scripted model Claude Code's own runs were recorded with).
+With ``StandIn(strict=True)`` a request that breaks one of the API's request rules
+gets the real API's 400 instead (`tests.support.strict`).
 Replies are ``Text``, ``ToolUse``, ``Blocks`` (any content) or ``ApiError`` (429, 500,
 529 ..., with ``retry-after`` and the API's error body; optionally mid-stream); they and
 their rendering live in ``wire`` and are re-exported here.
@@ -42,6 +44,7 @@ from types import TracebackType
 from typing import Any
 
 from tests.support.policy import claude_code_policy
+from tests.support.strict import refusal
 from tests.support.wire import (
     JSON,
     ApiError,
@@ -82,8 +85,12 @@ class StandIn:
             assert api.message_requests[0].messages == [...]
     """
 
-    def __init__(self, policy: Policy | None = None) -> None:
+    def __init__(self, policy: Policy | None = None, *, strict: bool = False) -> None:
+        """``strict``: a ``/v1/messages`` request that breaks one of the API's request
+        rules gets the real API's 400 (`tests.support.strict.refusal`), as the real
+        API would give it, before any script or policy is consulted."""
         self.policy: Policy = policy or claude_code_policy
+        self.strict = strict
         self._lock = threading.Lock()
         self._queue: deque[tuple[Matcher | None, Reply]] = deque()
         self._exchanges: list[Exchange] = []
@@ -169,7 +176,9 @@ class StandIn:
 
     def _answer(self, request: RecordedRequest) -> Reply | None:
         reply: Reply | None = None
-        if request.is_messages:
+        if request.is_messages and self.strict:
+            reply = refusal(request.body, request.raw)
+        if request.is_messages and reply is None:
             with self._lock:
                 for i, (match, queued) in enumerate(self._queue):
                     if match is None or match(request):

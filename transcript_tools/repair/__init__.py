@@ -16,7 +16,10 @@ One fix per ``tt validate`` code (`diagnostics.CODES` names them): ``cut-torn-ta
 ``replace-lone-surrogate``, ``normalise-line-ends``, ``drop-blank-lines``,
 ``drop-duplicates``, ``relink-parent``, ``relink-logical-parent``, ``break-cycle``,
 ``add-interrupted-result``, ``orphan-result-to-text`` (or ``drop-orphan-result``),
-``regroup-split-message``, ``shrink-image``; opt-in ``strip-thinking``.
+``regroup-split-message``, ``shrink-image``, and the request rules of `api_rules`
+(``drop-empty-blocks``, ``drop-unsigned-thinking``, ``replace-nul``, ``tool-call-to-text``,
+``tool-reference-to-text``, ``image-to-text``, ``rename-duplicate-tool-id``); opt-in
+``strip-thinking``.
 
 Invariants:
 - Nothing is lost: output + quarantine hold every input byte.

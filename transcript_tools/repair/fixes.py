@@ -27,6 +27,13 @@ API fixes (on the conversation a resume sends, `active.conversation_nodes`):
   message (or, with ``drop_orphans``, the block is dropped, and an emptied message too).
 - ``split-message-noncontiguous``: the later lines of the response (with their tool
   results) are moved, by relinking parents, right after the earlier ones.
+- the block-level rules of `api_rules` (``empty-text-block``, ``thinking-unsigned``,
+  ``nul-in-content``, ``tool-name-too-long``, ``tool-reference-too-long``): the record's
+  content is fixed as `api_rules` says (each fix's docstring there says why it loses
+  least); a message left with no block is dropped and its children take its parent; a
+  call kept as text leaves its result an orphan, which the next round keeps as text.
+- ``tool-use-id-duplicate``: the later call and the first result after it that answers
+  that id get a fresh id (``<id>_dup<k>``), so both calls and both results stay, paired.
 (``image-too-large`` with ``max_image_bytes`` and ``--strip-thinking`` are content changes
 decided up front, in `plan`.)
 
@@ -39,7 +46,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..active import conversation_nodes
+from ..active import NodeFacts, conversation_nodes
+from ..api_rules import (
+    ALL_GONE,
+    BIG_IMAGE,
+    BLANK_TEXT,
+    CODE_OF_BIT,
+    FIX_OF_BIT,
+    HUGE_IMAGE,
+    LONG_TOOL_NAME,
+    LONG_TOOL_REFERENCE,
+    MANY_IMAGE_MESSAGE,
+    RULE_MASK,
+    WIDE_IMAGE,
+    NUL_CHAR,
+    RULE_BITS,
+    UNSIGNED_THINKING,
+    renamed_id,
+)
 from ..chain import ASSISTANT, SIDECHAIN, USER
 from ..api_checks import api_findings
 from .model import ROOT, Action, Model, View
@@ -127,6 +151,8 @@ def _relink(m: Model, v: View, j: int, t: int, fix: str, code: str, why: str) ->
     return Action(fix, code, m.line(ref), m.uuid(ref), f"{why}; parentUuid now {_name(new)} ({where})")
 
 
+_NONE = NodeFacts()
+
 Finding = tuple[str, int, str]  # (code, node, message), as validate.api_findings yields
 
 
@@ -175,12 +201,93 @@ def api_fixes(
     for node, uses in unpaired.items():
         acts.extend(_add_results(m, v, full, pos, node, uses, new_id))
     acts.extend(_orphans(m, v, orphans, drop_orphans))
+    acts.extend(rule_fixes(m, v, full, findings, attempted))
     if acts:
         return acts  # the graph changed: judge splits on the next view
     busy: set[int] = set()  # positions an earlier move of this round relinked around
     for node in splits:
         acts.extend(_regroup(m, v, full, pos, node, busy, attempted))
     return acts
+
+
+_RULE_CODES = {CODE_OF_BIT[b][0] for b in RULE_BITS}
+
+
+def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], attempted: Attempted) -> list[Action]:
+    """The block-level API rules and duplicate tool ids (module docstring)."""
+    acts: list[Action] = []
+    emptied: set[int] = set()
+    pos: dict[int, int] | None = None
+    taken: set[str] | None = None
+    many = {node for _, node, msg in findings if msg == MANY_IMAGE_MESSAGE}
+    for code, node, msg in findings:
+        f = v.facts.get(node)
+        if f is None or node < 0:
+            continue
+        ref = v.refs[node]
+        if ref >= m.n:
+            continue
+        if code == "image-too-large" and f.big_images:
+            m.rules[ref] = m.rules.get(ref, 0) | BIG_IMAGE
+            m.set_facts(ref, replace(f, big_images=0))
+            acts.append(Action("shrink-image", code, m.line(ref), m.uuid(ref), _RULE_DETAIL[BIG_IMAGE]))
+        elif code in _RULE_CODES:
+            if ("rules", str(ref)) in attempted:
+                continue
+            attempted.add(("rules", str(ref)))
+            bits = f.bad & RULE_MASK & ~WIDE_IMAGE | (WIDE_IMAGE if node in many else 0)
+            m.rules[ref] = m.rules.get(ref, 0) | bits
+            uses = f.tool_uses
+            if bits & LONG_TOOL_NAME:
+                gone = set(m.survey.long_calls.get(ref, ()))
+                uses = tuple(u for u in uses if u not in gone)
+            # The image count stays: it decides the many-image limit for the rest.
+            m.set_facts(ref, replace(f, bad=f.bad & ~(RULE_MASK | ALL_GONE), tool_uses=uses, plain=f.plain or uses != f.tool_uses))
+            for bit in RULE_BITS:
+                if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
+                    acts.append(Action(FIX_OF_BIT[bit], CODE_OF_BIT[bit][0], m.line(ref), m.uuid(ref), _RULE_DETAIL[bit]))
+            if f.bad & ALL_GONE:
+                emptied.add(ref)
+        elif code == "tool-use-id-duplicate":
+            u = _named(f.tool_uses, msg, "tool_use id {} is")
+            if u is None or ("dup", f"{ref}:{u}") in attempted:
+                continue
+            attempted.add(("dup", f"{ref}:{u}"))
+            if pos is None:
+                pos = {j: p for p, j in enumerate(full)}
+                taken = {t for g in v.facts.values() for t in (*g.tool_uses, *g.tool_results)}
+            assert taken is not None
+            new = renamed_id(u, taken)
+            taken.add(new)
+            answer = next((j for j in full[pos[node] + 1 :] if u in v.facts.get(j, _NONE).tool_results), None)
+            m.renames.setdefault(ref, ({}, {}))[0][u] = new
+            m.set_facts(ref, replace(f, tool_uses=tuple(new if t == u else t for t in f.tool_uses)))
+            acts.append(Action("rename-duplicate-tool-id", code, m.line(ref), m.uuid(ref), f"tool_use id {u} used twice: this call is now {new}"))
+            if answer is not None and v.refs[answer] < m.n:
+                aref = v.refs[answer]
+                g = m.node_facts(aref)
+                assert g is not None
+                m.renames.setdefault(aref, ({}, {}))[1][u] = new
+                m.set_facts(aref, replace(g, tool_results=tuple(new if t == u else t for t in g.tool_results)))
+                acts.append(Action("rename-duplicate-tool-id", code, m.line(aref), m.uuid(aref), f"its tool_result now answers {new}"))
+    if emptied:
+        for child, p in m.drop(emptied, ("empty-text-block", "drop-empty-blocks")):
+            acts.append(
+                Action("drop-empty-blocks", "empty-text-block", m.line(child), m.uuid(child),
+                       f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held nothing the API takes and was dropped)")
+            )
+    return acts
+
+
+_RULE_DETAIL = {
+    BLANK_TEXT: "dropped empty or whitespace-only text blocks",
+    UNSIGNED_THINKING: "dropped thinking blocks with no signature (the API cannot verify them)",
+    NUL_CHAR: "NUL characters replaced with U+2400",
+    LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
+    LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
+    BIG_IMAGE: "images over the API's 5 MB replaced by a text placeholder",
+    HUGE_IMAGE: "images past the API's pixel limits replaced by a text placeholder",
+}
 
 
 def _named(ids: tuple[str, ...], msg: str, pattern: str) -> str | None:

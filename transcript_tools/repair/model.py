@@ -99,6 +99,9 @@ class Model:
     after: dict[int, list[int]] = field(default_factory=dict)  # input node -> added refs after it
     facts: dict[int, NodeFacts] = field(default_factory=dict)  # facts changed by a fix
     orphans: dict[int, list[str]] = field(default_factory=dict)  # ref -> tool ids made text/dropped
+    rules: dict[int, int] = field(default_factory=dict)  # ref -> `api_rules` bits fixed in its content
+    #: ref -> (tool_use renames, tool_result renames), old id -> new (tool-use-id-duplicate)
+    renames: dict[int, tuple[dict[str, str], dict[str, str]]] = field(default_factory=dict)
     missing: dict[int, str] = field(default_factory=dict)  # input refs whose parent is not in the file (dangling or elsewhere)
     #: Why a ref's parent (or logical parent) was changed: (code, fix) of the last change.
     why: dict[int, tuple[str | None, str]] = field(default_factory=dict)

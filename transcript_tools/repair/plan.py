@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
 from ..diagnostics import Diagnostic, Severity
 from ..reader import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import Attempted, ChainFindings, Finding, api_fixes, chain_findings, chain_fixes, conversation_findings
@@ -55,6 +56,9 @@ class EntryEdit:
     drop_orphans: bool = False
     strip_thinking: bool = False
     max_image_bytes: int | None = None
+    api_bits: int = 0  # `api_rules` bits to fix in the content
+    uses: dict[str, str] = field(default_factory=dict)  # tool_use id renames (old -> new)
+    results: dict[str, str] = field(default_factory=dict)  # tool_result id renames
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +268,7 @@ def _translate(m: Model, plan: Plan, opts: RepairOptions) -> None:
         plan.reasons.setdefault(key[0], []).append(
             reason("tool-result-orphan", fix="drop-orphan-result" if opts.drop_orphans else None, detail=", ".join(ids))
         )
+    _translate_rules(m, plan)
     for ref in m.dropped:
         key = m.key(ref)
         plan.offsets[key[0]] = s.node_offset[ref]
@@ -279,6 +284,30 @@ def _translate(m: Model, plan: Plan, opts: RepairOptions) -> None:
             parent = m.parent_uuid(ref)
             assert parent is not None
             plan.inserts.setdefault(line, []).append(Insert(a.uuid, parent, m.key(a.call), a.tool_use_id))
+
+
+def _translate_rules(m: Model, plan: Plan) -> None:
+    """The block-level API fixes (`fixes.rule_fixes`) as per-record edits."""
+    s = m.survey
+    for ref, bits in m.rules.items():
+        if ref in m.dropped:
+            continue
+        key = m.key(ref)
+        plan.offsets[key[0]] = s.node_offset[ref]
+        plan.edits.setdefault(key, EntryEdit()).api_bits |= bits
+        for bit in (*RULE_BITS, BIG_IMAGE):
+            if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
+                plan.reasons.setdefault(key[0], []).append(reason(CODE_OF_BIT[bit][0], fix=FIX_OF_BIT[bit]))
+    for ref, (uses, results) in m.renames.items():
+        if ref in m.dropped:
+            continue
+        key = m.key(ref)
+        plan.offsets[key[0]] = s.node_offset[ref]
+        e = plan.edits.setdefault(key, EntryEdit())
+        e.uses.update(uses)
+        e.results.update(results)
+        detail = ", ".join(f"{a} -> {b}" for a, b in {**uses, **results}.items())
+        plan.reasons.setdefault(key[0], []).append(reason("tool-use-id-duplicate", detail=detail))
 
 
 def remaining(v: View, chain: ChainFindings, found: list[Finding]) -> list[Diagnostic]:

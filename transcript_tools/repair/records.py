@@ -12,7 +12,8 @@
   the wall clock (``now`` only when the call has none), so `tt stats` durations and
   timestamp orderings stay what the session recorded.
 - `edit_record`: a new parent / logical parent, orphan results made text (or dropped),
-  thinking blocks stripped, oversized images replaced by a text placeholder.
+  thinking blocks stripped, oversized images replaced by a text placeholder, the
+  block-level API rules fixed (`api_rules.fix_content`) and duplicate tool ids renamed.
 - `dumps`: Claude Code's serialisation (`writer.dumps`), falling back to the stdlib's
   compact form for the rare record orjson cannot write (integers past 64 bits).
 
@@ -27,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from ..api_rules import NUL_CHAR, fix_content, fix_string, rename_ids
 from ..writer import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING, image_bytes
@@ -87,8 +89,14 @@ def edit_record(record: dict[str, Any], edit: EntryEdit) -> dict[str, Any]:
     if edit.logical is not UNSET:
         rec["logicalParentUuid"] = edit.logical
     msg = rec.get("message")
+    if isinstance(msg, dict) and isinstance(msg.get("content"), str) and edit.api_bits & NUL_CHAR:
+        rec["message"] = {**msg, "content": fix_string(msg["content"])}
     if isinstance(msg, dict) and isinstance(msg.get("content"), list):
         content: list[Any] = msg["content"]
+        if edit.api_bits:
+            content = fix_content(content, edit.api_bits)
+        if edit.uses or edit.results:
+            content = rename_ids(content, edit.uses, edit.results)
         if edit.orphans:
             content = orphans_to_text(content, set(edit.orphans), drop=edit.drop_orphans)
         if edit.strip_thinking:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..active import MAX_IMAGE_BYTES, NodeFacts, facts_of
+from ..api_rules import LONG_TOOL_NAME, long_named_calls
 from ..chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
 from ..diagnostics import CODES
 from ..lines import DecodedLine
@@ -97,6 +98,8 @@ class Survey:
     thinking: dict[Key, bool] = field(default_factory=dict)  # key -> only thinking blocks
     big_images: set[Key] = field(default_factory=set)
     key_node: dict[Key, int] = field(default_factory=dict)  # for the opt-in keys only
+    #: Node -> ids of its tool calls whose name is past the API's limit (tool-call-to-text).
+    long_calls: dict[int, list[str]] = field(default_factory=dict)
     lines: int = 0
     entries: int = 0
     last_terminator: bytes = b"\n"
@@ -182,7 +185,9 @@ class Survey:
                 # conversation checks (`active`, `validate.api_findings`); progress and
                 # attachment lines (half of some files) default to empty facts.
                 if collect and flags & _FACTS:
-                    facts[i] = facts_of(rec, len(e.raw))
+                    f = facts[i] = facts_of(rec, len(e.raw))
+                    if f.bad & LONG_TOOL_NAME:
+                        self.long_calls[i] = long_named_calls(rec["message"]["content"])
         self.lines += n_lines
         self.entries += n_entries
         self.last_terminator = terminator

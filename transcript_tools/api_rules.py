@@ -1,0 +1,455 @@
+"""Block-level rules of the Messages API that a transcript can break, and their fixes.
+
+Each rule is one bit of `content_problems` (what ``tt validate`` reports, through
+`active.NodeFacts.bad`), one `diagnostics` code, and one fix used alike by ``tt repair``
+(`repair.records.edit_record`, written to the file with the original line quarantined)
+and by ``tt resume`` (`conversation.api_messages`, in memory). The 400 bodies are the
+ones users report; the README's catalogue names the public threads.
+
+- ``BLANK_TEXT`` (``empty-text-block``): a text block whose text is empty or only
+  whitespace. API: ``messages: text content blocks must be non-empty`` /
+  ``... must contain non-whitespace text``, and with ``cache_control`` on it
+  ``messages.N.content.M.text: cache_control cannot be set for empty text blocks``.
+  Fix: drop the block. It carries nothing, so nothing is lost; a message left with no
+  block at all is dropped and its children relinked (repair) or merged (resume).
+- ``UNSIGNED_THINKING`` (``thinking-unsigned``): a ``thinking`` block with no signature
+  or an empty one (a response cut off before its ``signature_delta``). API:
+  ``messages.N.content.M.thinking.signature: Field required`` / ``Invalid `signature` in
+  `thinking` block``. Fix: drop the block. The API cannot verify it, so no request may
+  carry it; the model never sees earlier turns' thinking anyway (only the last
+  assistant turn's is used), so the conversation loses nothing the model would read.
+  A signature that is present but cut short cannot be told from a valid one offline
+  (only the API holds the key): it is not flagged.
+- ``NUL_CHAR`` (``nul-in-content``): U+0000 in a text block or in a tool result's text
+  (a Bash tool reading a binary). Claude Code sends a body cut at the NUL and the API
+  answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
+  U+0000 becomes U+2400 (SYMBOL FOR NULL, "␀"): the text keeps its length and shows
+  where the NULs were; the original bytes are in the quarantine.
+- ``LONG_TOOL_NAME`` (``tool-name-too-long``): a ``tool_use`` whose name is longer than
+  200 characters (a model emitting a whole shell command as a tool name). API:
+  ``messages.N.content.M.tool_use.name: String should have at most 200 characters``.
+  Fix: the call is kept as a text block naming the tool and its input, and its result
+  as text (as ``orphan-result-to-text`` does): the model still reads what was tried
+  and what came back; shortening the name would invent a call that never happened.
+- ``LONG_TOOL_REFERENCE`` (``tool-reference-too-long``): a ``tool_reference`` block in a
+  tool result (ToolSearch) naming a tool of more than 64 characters (long MCP names).
+  API: ``...tool_result.content.K.tool_reference.tool_name: String should have at most
+  64 characters``. Fix: the reference becomes a text block with the name.
+
+- ``BIG_IMAGE`` (``image-too-large``): an image over 5 MB. API: ``messages.N.content.M.
+  image.source.base64: image exceeds 5 MB maximum``. Fix: the image becomes a text
+  placeholder naming its type and size. tt has no image decoder to scale it down; the
+  original bytes stay in the quarantine, and a 5 MB image is rarely what the next turn
+  needs (``--max-image-bytes`` sets a lower limit).
+
+- ``HUGE_IMAGE`` / ``WIDE_IMAGE`` (``image-dimensions-too-large``): an image past 8000
+  px on a side, or past 2000 px in a request of more than 20 images. API: ``...image.
+  source.base64.data: At least one of the image dimensions exceed max allowed size: 8000
+  pixels`` / ``... for many-image requests: 2000 pixels``. The size is read from the
+  PNG, GIF, JPEG or WebP header. Fix: a text placeholder with its size, as for
+  ``BIG_IMAGE`` (scaling it would need an image codec tt does not ship).
+
+Duplicate ``tool_use`` ids (``tool-use-id-duplicate``, API: ``messages.N.content.M:
+`tool_use` ids must be unique``) span messages, so `api_checks` finds them and
+`rename_duplicate_ids` fixes them: the later call and the result that answers it get a
+fresh id (``<id>_dup<k>``): both stay, paired, and nothing is lost.
+
+Invariants: pure (no I/O); a fix never mutates its input (changed blocks are copies);
+every fixed content has none of the bits it fixed (`content_problems` is 0 for them).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable
+from typing import Any
+
+BLANK_TEXT = 1
+UNSIGNED_THINKING = 2
+NUL_CHAR = 4
+LONG_TOOL_NAME = 8
+LONG_TOOL_REFERENCE = 16
+#: An image over the API's 5 MB (found by `active.facts_of`, not `content_problems`).
+BIG_IMAGE = 32
+#: An image past 8000 px on a side (always refused), or past 2000 px (refused when the
+#: request holds more than 20 images).
+HUGE_IMAGE = 64
+WIDE_IMAGE = 128
+#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
+RULE_MASK = 0xFF
+#: Every block would go (after the fixes the message holds nothing): set with the others.
+ALL_GONE = 1 << 8
+#: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
+IMAGES_SHIFT = 16
+#: The API's image dimension limits (Messages API docs, "Vision"): 8000 px a side, and
+#: 2000 px a side when a request holds more than 20 images.
+MAX_IMAGE_SIDE = 8000
+MAX_MANY_IMAGE_SIDE = 2000
+MANY_IMAGES = 20
+
+#: The API's limit for one image (base64 data decoded), Messages API docs.
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The API's limits: tool_use.name (200 characters), tool_reference.tool_name (64).
+MAX_TOOL_NAME = 200
+MAX_TOOL_REFERENCE = 64
+
+#: Bit -> (diagnostic code, message).
+CODE_OF_BIT: dict[int, tuple[str, str]] = {
+    BLANK_TEXT: ("empty-text-block", "an empty or whitespace-only text block (the API rejects it)"),
+    UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
+    NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
+    LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
+    LONG_TOOL_REFERENCE: ("tool-reference-too-long", f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters"),
+    BIG_IMAGE: ("image-too-large", "an image over the API's 5 MB limit"),
+    HUGE_IMAGE: ("image-dimensions-too-large", f"an image over the API's {MAX_IMAGE_SIDE} pixels on a side"),
+}
+#: The code of a WIDE_IMAGE finding (`api_checks` decides it: it depends on the request).
+MANY_IMAGE_MESSAGE = f"an image over {MAX_MANY_IMAGE_SIDE} pixels on a side in a request of more than {MANY_IMAGES} images"
+RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content_problems` finds
+#: The fix of every bit (diagnostics.CODES names them too).
+FIX_OF_BIT = {
+    BLANK_TEXT: "drop-empty-blocks",
+    UNSIGNED_THINKING: "drop-unsigned-thinking",
+    NUL_CHAR: "replace-nul",
+    LONG_TOOL_NAME: "tool-call-to-text",
+    LONG_TOOL_REFERENCE: "tool-reference-to-text",
+    BIG_IMAGE: "shrink-image",
+    HUGE_IMAGE: "image-to-text",
+    WIDE_IMAGE: "image-to-text",
+}
+
+NUL_SUBSTITUTE = "\u2400"
+
+
+def _text_bad(text: Any) -> int:
+    if not isinstance(text, str) or not text or text.isspace():
+        return BLANK_TEXT
+    return NUL_CHAR if "\x00" in text else 0
+
+
+def _result_bad(block: dict[str, Any]) -> int:
+    inner = block.get("content")
+    if isinstance(inner, str):
+        return NUL_CHAR if "\x00" in inner else 0
+    bad = images = 0
+    if isinstance(inner, list):
+        for x in inner:
+            if not isinstance(x, dict):
+                continue
+            xt = x.get("type")
+            if xt == "text":
+                t = x.get("text")
+                if isinstance(t, str) and "\x00" in t:
+                    bad |= NUL_CHAR
+            elif xt == "tool_reference":
+                n = x.get("tool_name")
+                if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
+                    bad |= LONG_TOOL_REFERENCE
+            elif xt == "image":
+                bad |= _image_bad(x)
+                images += 1
+    return bad | images << IMAGES_SHIFT
+
+
+def content_problems(content: Any, assistant: bool = False) -> int:
+    """The rule bits broken by one message's content (0: none), plus ``ALL_GONE`` when the
+    fixes would leave the message without a block, plus the number of images
+    (``>> IMAGES_SHIFT``).
+
+    ``assistant``: blank text blocks of an assistant message are not reported: both
+    pinned CLIs leave them out of the request themselves (checked on
+    fixtures/real/v2.1.38-tool-heavy.jsonl, whose responses open with a ``"\n\n"``
+    text line; tests/test_api_rules.py), so they never reach the API.
+
+    Runs once per message of files of any size (validate, resume): exact type tests and
+    the common block types first."""
+    if type(content) is str:
+        return NUL_CHAR if "\x00" in content else 0
+    if type(content) is not list:
+        return 0
+    bad = images = kept = 0
+    for b in content:
+        if type(b) is not dict:
+            continue
+        bt = b.get("type")
+        if bt == "tool_use":
+            n = b.get("name")
+            if type(n) is str and len(n) > MAX_TOOL_NAME:
+                bad |= LONG_TOOL_NAME
+            kept += 1
+        elif bt == "tool_result":
+            inner = b.get("content")
+            if type(inner) is str:
+                if "\x00" in inner:
+                    bad |= NUL_CHAR
+            else:
+                r = _result_bad(b)
+                bad |= r & 0xFFFF
+                images += r >> IMAGES_SHIFT
+            kept += 1
+        elif bt == "text":
+            t = b.get("text")
+            if type(t) is str and t and not t.isspace():
+                if "\x00" in t:
+                    bad |= NUL_CHAR
+                kept += 1
+            elif not assistant:
+                bad |= BLANK_TEXT
+        elif bt == "thinking":
+            sig = b.get("signature")
+            if type(sig) is str and sig:
+                kept += 1
+            else:
+                bad |= UNSIGNED_THINKING
+        elif bt == "image":
+            bad |= _image_bad(b)
+            images += 1
+            kept += 1
+        else:
+            kept += 1
+    if bad and not kept:
+        bad |= ALL_GONE
+    return bad | min(images, 255) << IMAGES_SHIFT if images else bad
+
+
+def _image_bad(block: dict[str, Any]) -> int:
+    dims = image_size(block)
+    if dims is None:
+        return 0
+    side = max(dims)
+    return HUGE_IMAGE | WIDE_IMAGE if side > MAX_IMAGE_SIDE else WIDE_IMAGE if side > MAX_MANY_IMAGE_SIDE else 0
+
+
+def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
+    """(width, height) of a base64 PNG, GIF, JPEG or WebP image block, from its header;
+    None when it cannot be read (then no dimension rule is judged)."""
+    src = block.get("source")
+    if not isinstance(src, dict) or src.get("type") != "base64" or not isinstance(src.get("data"), str):
+        return None
+    data = src["data"]
+    try:
+        head = base64.b64decode(data[:64], validate=False)
+        if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:
+            return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+        if head[:6] in (b"GIF87a", b"GIF89a"):
+            return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            return _webp(head)
+        if head[:2] == b"\xff\xd8":
+            # The frame header follows the EXIF/ICC segments: usually in the first KBs.
+            for n in (1 << 13, 1 << 18):
+                got = _jpeg(base64.b64decode(data[:n], validate=False))
+                if got is not None or n >= len(data):
+                    return got
+    except (ValueError, IndexError):
+        return None
+    return None
+
+
+def _webp(h: bytes) -> tuple[int, int] | None:
+    kind = h[12:16]
+    if kind == b"VP8X" and len(h) >= 30:
+        return 1 + int.from_bytes(h[24:27], "little"), 1 + int.from_bytes(h[27:30], "little")
+    if kind == b"VP8L" and len(h) >= 25:
+        bits = int.from_bytes(h[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    if kind == b"VP8 " and len(h) >= 30:
+        return int.from_bytes(h[26:28], "little") & 0x3FFF, int.from_bytes(h[28:30], "little") & 0x3FFF
+    return None
+
+
+def _jpeg(d: bytes) -> tuple[int, int] | None:
+    i = 2
+    while i + 9 < len(d):
+        if d[i] != 0xFF:
+            i += 1
+            continue
+        marker = d[i + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
+            i += 1 if marker == 0xFF else 2
+            continue
+        length = int.from_bytes(d[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(d[i + 7 : i + 9], "big"), int.from_bytes(d[i + 5 : i + 7], "big")
+        i += 2 + length
+    return None
+
+
+def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = None) -> list[Any]:
+    """``content`` with the rules of ``bits`` fixed (the input is not changed).
+
+    ``text_calls``: ids of calls kept as text (``tool-call-to-text``); their results in
+    this content become text too. Returns ``content`` itself when nothing changed.
+    """
+    out: list[Any] = []
+    changed = False
+    for b in content:
+        if not isinstance(b, dict):
+            out.append(b)
+            continue
+        bt = b.get("type")
+        if bt == "text":
+            t = b.get("text")
+            if bits & BLANK_TEXT and _text_bad(t) == BLANK_TEXT:
+                changed = True
+                continue
+            if bits & NUL_CHAR and isinstance(t, str) and "\x00" in t:
+                out.append({**b, "text": t.replace("\x00", NUL_SUBSTITUTE)})
+                changed = True
+                continue
+        elif bt == "thinking" and bits & UNSIGNED_THINKING:
+            s = b.get("signature")
+            if not isinstance(s, str) or not s:
+                changed = True
+                continue
+        elif bt == "tool_use" and bits & LONG_TOOL_NAME:
+            n = b.get("name")
+            if isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+                out.append(call_as_text(b))
+                changed = True
+                continue
+        elif bt == "image" and _image_goes(b, bits):
+            out.append(image_placeholder(b))
+            changed = True
+            continue
+        elif bt == "tool_result":
+            if text_calls and b.get("tool_use_id") in text_calls:
+                out.extend(result_as_text(b, bits))
+                changed = True
+                continue
+            fixed = _fix_result(b, bits)
+            if fixed is not b:
+                out.append(fixed)
+                changed = True
+                continue
+        out.append(b)
+    return out if changed else content
+
+
+def fix_string(content: str) -> str:
+    """A string content with its NULs replaced (the one rule a string can break)."""
+    return content.replace("\x00", NUL_SUBSTITUTE)
+
+
+def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
+    inner = b.get("content")
+    if isinstance(inner, str):
+        if bits & NUL_CHAR and "\x00" in inner:
+            return {**b, "content": fix_string(inner)}
+        return b
+    if not isinstance(inner, list):
+        return b
+    new: list[Any] = []
+    changed = False
+    for x in inner:
+        if isinstance(x, dict):
+            xt = x.get("type")
+            if xt == "text" and bits & NUL_CHAR and isinstance(x.get("text"), str) and "\x00" in x["text"]:
+                new.append({**x, "text": fix_string(x["text"])})
+                changed = True
+                continue
+            if xt == "image" and _image_goes(x, bits):
+                new.append(image_placeholder(x))
+                changed = True
+                continue
+            if xt == "tool_reference" and bits & LONG_TOOL_REFERENCE:
+                n = x.get("tool_name")
+                if isinstance(n, str) and len(n) > MAX_TOOL_REFERENCE:
+                    new.append({"type": "text", "text": f"[tt: tool reference {n}]"})
+                    changed = True
+                    continue
+        new.append(x)
+    return {**b, "content": new} if changed else b
+
+
+def image_bytes(block: dict[str, Any]) -> int:
+    """The decoded size of a base64 image block (0 for other sources)."""
+    src = block.get("source")
+    if not isinstance(src, dict) or src.get("type") != "base64":
+        return 0
+    data = src.get("data")
+    return len(data) * 3 // 4 if isinstance(data, str) else 0
+
+
+def _image_goes(block: dict[str, Any], bits: int) -> bool:
+    if bits & BIG_IMAGE and image_bytes(block) > MAX_IMAGE_BYTES:
+        return True
+    if bits & (HUGE_IMAGE | WIDE_IMAGE):
+        got = _image_bad(block)
+        return bool(got & HUGE_IMAGE and bits & HUGE_IMAGE or got & WIDE_IMAGE and bits & WIDE_IMAGE)
+    return False
+
+
+def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
+    """A text block standing for an image the API cannot take."""
+    src = block.get("source")
+    media = src.get("media_type") if isinstance(src, dict) else None
+    dims = image_size(block)
+    size = f"{dims[0]}x{dims[1]} px, " if dims else ""
+    return {"type": "text", "text": f"[tt: a {media or 'base64'} image ({size}{image_bytes(block) / 1e6:.1f} MB) was left out here: over the API's limits]"}
+
+
+def call_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool_use`` the API cannot take, as the text of what was called."""
+    args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
+    return {"type": "text", "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]"}
+
+
+def result_as_text(block: dict[str, Any], bits: int = 0) -> list[dict[str, Any]]:
+    """The result of a call kept as text, as text (images kept)."""
+    head = f"[tt: result of tool call {block.get('tool_use_id')}" + (" (an error)]" if block.get("is_error") is True else "]")
+    inner = block.get("content")
+    texts = [head]
+    images: list[dict[str, Any]] = []
+    if isinstance(inner, str):
+        texts.append(inner)
+    elif isinstance(inner, list):
+        for x in inner:
+            if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str):
+                texts.append(x["text"])
+            elif isinstance(x, dict) and x.get("type") == "image":
+                images.append(x)
+            else:
+                texts.append(json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+    text = "\n".join(t for t in texts if t)
+    if bits & NUL_CHAR or "\x00" in text:
+        text = fix_string(text)
+    return [{"type": "text", "text": text}, *images]
+
+
+def long_named_calls(content: Iterable[Any]) -> list[str]:
+    """Ids of the calls in ``content`` whose name is past the API's limit."""
+    return [
+        b["id"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+        and isinstance(b.get("name"), str) and len(b["name"]) > MAX_TOOL_NAME
+    ]
+
+
+def renamed_id(old: str, taken: set[str]) -> str:
+    """A fresh id for a duplicate call: ``<old>_dup<k>``, the first ``k`` not taken
+    (the API's id pattern is ``[a-zA-Z0-9_-]+``, which this keeps)."""
+    k = 2
+    while f"{old}_dup{k}" in taken:
+        k += 1
+    return f"{old}_dup{k}"
+
+
+def rename_ids(content: list[Any], uses: dict[str, str], results: dict[str, str]) -> list[Any]:
+    """``content`` with ``tool_use`` ids in ``uses`` and ``tool_result`` ids in ``results``
+    renamed (old -> new). Returns ``content`` itself when nothing changed."""
+    out: list[Any] = []
+    changed = False
+    for b in content:
+        if isinstance(b, dict):
+            bt = b.get("type")
+            if bt == "tool_use" and b.get("id") in uses:
+                b = {**b, "id": uses[b["id"]]}
+                changed = True
+            elif bt == "tool_result" and b.get("tool_use_id") in results:
+                b = {**b, "tool_use_id": results[b["tool_use_id"]]}
+                changed = True
+        out.append(b)
+    return out if changed else content
