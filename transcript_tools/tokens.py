@@ -288,9 +288,14 @@ def sent_blocks(record: Mapping[str, Any], model: str | None = None) -> tuple[fr
             elif n.code in ("orphan-thinking", "empty-message") and n.detail == "assistant":
                 # A response's thinking or blank line: sent with its other lines (its
                 # thinking only to the model that wrote it).
+                # Blank text is left out of every message (conversation rule 8).
                 foreign = model is not None and not _thinking_sent(model, msg)
-                own.update(j for j, b in enumerate(content) if not (foreign and _is_thinking(b)))
+                own.update(j for j, b in enumerate(content) if not (foreign and _is_thinking(b)) and not _blank_text(b))
     return frozenset(own), added
+
+
+def _blank_text(b: Any) -> bool:
+    return isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip()
 
 
 def _is_thinking(b: Any) -> bool:
