@@ -41,7 +41,8 @@ class Result:
     conversation_bytes_before: int = 0
     bytes_after: int = 0
     conversation: int = 0
-    summarised: int = 0
+    summarised: int = 0  # messages of the conversation the summary replaces
+    context: int = 0  # messages read for the summary's context only (earlier history, key messages)
     kept: int = 0
     key: list[str] = field(default_factory=list)
     tail_first: str | None = None
@@ -89,6 +90,7 @@ class Result:
             "messages": {
                 "conversation": self.conversation,
                 "summarised": self.summarised,
+                "read_for_context": self.context,
                 "kept": self.kept,
                 "key": self.key,
                 "first_kept_of_tail": self.tail_first,

@@ -275,15 +275,13 @@ class _Compaction:
         stride = max(1, min(summarised_bytes // SAMPLE_BYTES, p.summarised_count // MIN_SAMPLES))
         estimate = SampledEstimate(self.counter, stride=stride)
         last_usage: tuple[int, int] | None = None  # (conversation position, tokens)
-        messages = 0
         for i, e in self.source.scan(want, self.progress):
             rec = e.record
-            digest.feed(rec)
+            digest.feed(rec, context=want[i] != 1)
             if excerpt is not None:
                 excerpt.feed(rec)
             if want[i] == 1:
                 estimate.feed(rec)
-                messages += rec.get("type") in ("user", "assistant")
             u = _usage_tokens(rec)
             if u is not None and position[i] >= 0 and (last_usage is None or position[i] > last_usage[0]):
                 last_usage = (position[i], u)
@@ -292,7 +290,9 @@ class _Compaction:
             if u is not None:
                 last_usage = (len(conv), u)
                 break
-        result.summarised = messages
+        # The digest's own counts, so the plan and the summary's header say the same.
+        result.summarised = digest.messages
+        result.context = digest.context_messages
         result.last_reported_tokens = last_usage[1] if last_usage else None
         p.summarised_tokens_estimate = estimate.tokens
         result.tokens_before = estimate.tokens + p.kept_tokens_unpruned

@@ -46,7 +46,8 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
     if info["new_session_id"]:
         out(f"  session   {escape(info['new_session_id'])} [dim](new)[/]")
     if not info.get("slim"):
-        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages")
+        ctx = f" (and {_n(m['read_for_context'])} read for context: earlier history, key messages)" if m.get("read_for_context") else ""
+        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages{ctx}")
     over = " [yellow](over budget)[/]" if t["over_budget"] else ""
     out(f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}")
     exact = f" [dim](API count: {_n(t['after_exact'])})[/]" if t["after_exact"] is not None else ""
