@@ -59,7 +59,7 @@ def test_json_report_and_a_new_session_beside_the_original(config: Path) -> None
     d = json.loads(out.stdout)
     assert d["mode"] == "new" and d["summarizer"] == "extractive"
     assert set(d["tokens"]) >= {"before", "after", "summary", "kept", "budget", "estimate", "note"}
-    assert set(d["bytes"]) == {"before", "conversation_before", "after"}
+    assert set(d["bytes"]) == {"before", "conversation_before", "after", "file_after"}
     assert set(d["messages"]) >= {"summarised", "kept", "key"}
     assert d["tokens"]["budget"] == 800 and d["tokens"]["kept"] <= 800
     # The fixture's bytes are mostly attachment records a resume never sends: the file
@@ -127,6 +127,48 @@ def test_in_place_keeps_a_backup(config: Path) -> None:
     assert d["continue"] == [f"tt resume {SID}", f"cd /home/dev/demo-app && claude --resume {SID}"]
 
 
+def test_in_place_reports_what_was_appended_and_the_size_of_the_file(config: Path) -> None:
+    # Issue 18: "725 KiB written" on a file that grew to 60.2 MB. The report gives both.
+    path = transcript(config)
+    before = path.stat().st_size
+    out = tt("compact", SID, "--in-place", "--json", "--keep-tokens", "800", LARGER, config=config)
+    d = json.loads(out.stdout)
+    assert d["bytes"]["file_after"] == path.stat().st_size > before
+    assert d["bytes"]["after"] == path.stat().st_size - before  # what was appended
+    assert not d["drop_history"]
+
+
+def test_drop_history_leaves_the_compaction_alone_and_the_history_in_the_backup(config: Path) -> None:
+    path = transcript(config)
+    original = path.read_bytes()
+    out = tt("compact", SID, "--in-place", "--drop-history", "--json", "--keep-tokens", "800", LARGER, config=config)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert Path(d["backup"]).read_bytes() == original
+    small = path.read_bytes()
+    assert d["bytes"]["file_after"] == len(small) < len(original) // 3
+    recs = [json.loads(ln) for ln in small.splitlines()]
+    assert recs[0]["subtype"] == "compact_boundary" and recs[0]["logicalParentUuid"] is None
+    assert recs[1]["isCompactSummary"] is True and recs[1]["parentUuid"] == recs[0]["uuid"]
+    assert sum(r.get("subtype") == "compact_boundary" for r in recs) == 1
+    assert {r["sessionId"] for r in recs if "sessionId" in r} == {SID}  # the same session
+    # The session's labels stay as they were (the last of each kind; no "(compacted)" title:
+    # it is the same session), and so does what the listing shows.
+    from transcript_tools.skeleton import METADATA_TYPES
+
+    def labels(rs: list[dict[str, Any]]) -> dict[str, Any]:
+        return {r["type"]: {k: v for k, v in r.items() if k != "uuid"} for r in rs if r.get("type") in METADATA_TYPES}
+    assert labels(recs) == labels([json.loads(ln) for ln in original.splitlines()]) != {}
+    listed = {s["session_id"]: (s["title"], s["first_prompt"]) for s in json.loads(tt("ls", "-a", "--json", config=config).stdout)["sessions"]}
+    assert listed[SID] == ('TOOL:Grep {"pattern": "def", "path": "/home/dev/demo-app"}', "Project kickoff 13000: we work on app.py")
+    # The summary sends the model to the history where it now is: the backup.
+    assert f"read the full transcript at: {d['backup']}" in recs[1]["message"]["content"]
+    assert validate_path(path).errors == 0
+    assert d["continue"][0] == f"tt resume {SID}"
+    human = tt("compact", SID, "--in-place", "--drop-history", "--keep-tokens", "400", LARGER, config=config)
+    assert "the file now holds the compaction alone; its history is in the backup" in human.stdout
+
+
 def test_prune_and_keep_options(config: Path) -> None:
     out = tt("compact", SID, "--dry-run", "--json", "--prune", "tool-output,thinking", "--keep", "ff44c48a-10bc-4e6a-8229-9e9c8bf05269", "--no-first-request", config=config)
     assert out.returncode == 0, out.stderr
@@ -143,6 +185,8 @@ def test_prune_and_keep_options(config: Path) -> None:
         (["--prune", "tool-output,bogus"], "unknown kind"),
         (["--instructions", "focus"], "needs --summarizer anthropic"),
         (["--force"], "--force and --no-backup only apply"),
+        (["--drop-history"], "--drop-history only applies to --in-place"),
+        (["--in-place", "--drop-history", "--no-backup"], "cannot go with --no-backup"),
         (["--keep-tokens", "-1"], "Invalid value"),
     ],
 )
@@ -237,6 +281,36 @@ def large_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     if cli is None:
         pytest.skip(f"Claude Code {request.param} is not installed (see tests/conftest.py)")
     return generate_session(cli, tmp_path_factory.mktemp(f"large-{request.param}"), prompts=LARGE_SCRIPT, checkpointing=False)
+
+
+@pytest.mark.claude
+def test_the_real_cli_resumes_the_small_file_as_it_resumes_the_appended_one(large_session: GeneratedSession, tmp_path: Path) -> None:
+    # Issue 18 item 7: --in-place --drop-history leaves the boundary, the summary and the
+    # kept copies (the preserved segment) alone in the file. Claude Code must resume that
+    # small file with the very conversation it resumes from the appended, big one.
+    from datetime import datetime, timezone
+
+    clock = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)  # the CLI's clock, pinned
+    probe = "Probe after tt compact --drop-history"
+    sent: dict[str, list[dict[str, Any]]] = {}
+    sizes: dict[str, int] = {}
+    for name, extra in (("appended", []), ("alone", ["--drop-history"])):
+        s = large_session.copy_to(tmp_path / name)
+        out = tt("compact", s.session_id, "--in-place", *extra, "--keep-tokens", str(BUDGET), "--json", config=s.config_dir)
+        assert out.returncode == 0, out.stderr
+        d = json.loads(out.stdout)
+        sizes[name] = Path(d["output"]).stat().st_size
+        assert validate_path(Path(d["output"])).errors == 0
+        request = resume_request(s.cli, s.config_dir, s.session_id, s.cwd, probe, clock=clock)
+        # The one difference tt writes on purpose: where the summary says the full
+        # transcript is (the file itself, or its backup once the history left it).
+        text = json.dumps(request.messages).replace(d["backup"] if extra else d["output"], "<history>")
+        sent[name] = json.loads(text)
+    assert sizes["alone"] < sizes["appended"] // 2
+    blocks = conversation_blocks(sent["alone"])
+    assert blocks[0].value.startswith("This session is being continued") and blocks[-1].value == probe
+    assert len(blocks) >= 8 and any(b.kind == "tool_result" for b in blocks)  # the kept messages came back too
+    assert sent["alone"] == sent["appended"]
 
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)

@@ -366,3 +366,21 @@ def test_a_title_from_the_first_request_ends_on_a_whole_word() -> None:
     assert title_words(text, 80) == "Please refactor the parser module so that it handles every edge case in this…"
     assert title_words("  short\n request ", 80) == "short request"
     assert title_words("x" * 100, 10) == "xxxxxxxxx…"
+
+
+def test_plan_and_summary_header_count_the_same_messages(tmp_path: Path) -> None:
+    # Issue 18: the plan said "of 157 messages" and the summary "from 617 earlier
+    # messages" (the second also counted the history behind earlier compactions). A real
+    # 2.0.76 session with an earlier boundary: both now give the same two numbers.
+    import re
+
+    r = run(copy(REAL / "v2.0.76-compact-boundary-partial-copy.jsonl", tmp_path), mode="dry-run")
+    m = r.to_dict()["messages"]
+    head = r.summary.split("\n", 1)[0]
+    said = re.match(r"\[Extractive summary written offline by tt compact of (\d+) earlier message\(s\) \(and (\d+) read for context", head)
+    assert said is not None, head
+    assert (int(said[1]), int(said[2])) == (m["summarised"], m["read_for_context"])
+    # What each counts: the summarised messages and the kept ones make the conversation;
+    # the history before the earlier boundary is read for context only.
+    assert m["summarised"] + m["kept"] == m["conversation"]
+    assert m["read_for_context"] > 0

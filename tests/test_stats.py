@@ -320,3 +320,73 @@ def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None
         con.print(line)
     text = con.export_text()
     assert "(from progress records; no subagent files)" in text and "0 file(s)" not in text
+
+
+# --- the fast path (issue 18 item 16) --------------------------------------------------------
+
+
+def _slow_session_stats(path: Path) -> dict:  # type: ignore[type-arg]
+    """The statistics through the reader every command uses (`reader.iter_lines`, one
+    `Entry` per record), as `usage` read before its fast path."""
+    from transcript_tools.catalog import agent_files
+    from transcript_tools.session import session_id_from_name
+    from transcript_tools.stats import SkippedLine
+
+    c = Collector(session_id_from_name(path.name) or path.name)
+    for i, p in enumerate([path, *agent_files(path)]):
+        es = []
+        for ln in iter_lines(p):
+            c.out.skipped.extend(SkippedLine(str(p), ln.line, x.code) for x in ln.pieces if x.code != "blank-line")
+            es.extend(ln.entries)
+        c.feed(es, subagent=i > 0)
+    return c.stats().to_dict()
+
+
+def _damaged_copies(tmp_path: Path) -> list[Path]:
+    from tests import damage
+
+    out = []
+    kinds = (damage.fused_records, damage.torn_tail, damage.nul_run, damage.garbage, damage.not_object, damage.invalid_utf8, damage.lone_surrogate, damage.crlf, damage.bom)
+    for fn in kinds:
+        name = fn.__name__
+        p = tmp_path / name / S332.name
+        p.parent.mkdir()
+        p.write_bytes(fn(S332.read_bytes()).data)
+        out.append(p)
+    return out
+
+
+def test_fast_reader_counts_what_the_common_reader_counts(tmp_path: Path) -> None:
+    # Every real fixture (main files with their subagents), plus damaged copies (each kind
+    # of line damage the reader names): the same statistics, skipped lines included.
+    paths = [p for p in sorted(REAL.rglob("*.jsonl")) if "subagents" not in p.parts and not p.name.startswith("agent-")]
+    damaged = _damaged_copies(tmp_path)
+    assert len({(s.line, s.code) for p in damaged for s in session_stats(p).skipped}) >= 5  # the slow path is taken
+    paths += damaged
+    assert len(paths) > 15
+    for p in paths:
+        assert session_stats(p).to_dict() == _slow_session_stats(p), p
+
+
+def test_many_processes_give_the_numbers_of_one(tmp_path: Path) -> None:
+    paths = [p for p in sorted(REAL.rglob("*.jsonl")) if "subagents" not in p.parts and not p.name.startswith("agent-")]
+    paths += _damaged_copies(tmp_path)
+    one_each, one_total = many_stats(paths, workers=1)
+    two_each, two_total = many_stats(paths, workers=2)
+    assert [s.to_dict() for s in two_each] == [s.to_dict() for s in one_each]
+    assert two_total.to_dict() == one_total.to_dict()
+    assert one_total.tokens.total > 0
+
+
+def test_combine_keeps_the_first_turn_and_the_last_usage_of_a_shared_call() -> None:
+    a, b = Ledger(), Ledger()
+    a.add(("m", "r"), Call("x", Tokens(1, 1), 2, False))
+    b.add(("m", "r"), Call("y", Tokens(5, 7), 9, True))
+    b.add(("n", "r"), Call("y", Tokens(1, 0), 1, False))
+    a.merge(b)
+    assert a.real == {("m", "r"): Call("y", Tokens(5, 7), 2, True), ("n", "r"): Call("y", Tokens(1, 0), 1, False)}
+
+
+def test_tokens_add_field_by_field() -> None:
+    assert Tokens(1, 2, 3, 4, 1) + Tokens(10, 20, 30, 40, 10) == Tokens(11, 22, 33, 44, 11)
+    assert Tokens.from_usage({"input_tokens": True, "output_tokens": 3, "cache_creation_input_tokens": "9"}) == Tokens(0, 3, 0, 0, 0)

@@ -159,3 +159,28 @@ def test_unpaired_call_orphan_result_and_split_message() -> None:
 def test_empty_content_and_big_images() -> None:
     assert codes(("user", NodeFacts(empty=True))) == [("empty-content", 0)]
     assert codes(("user", NodeFacts(plain=True, big_images=1))) == [("image-too-large", 0)]
+
+
+def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 18: a 59 MB session (past the 50 MiB cap, no boundary to load from) validated
+    # with 0 errors though its request is over the API's limit; only --max-bytes told.
+    # The same, scaled down: a 3.4 MB real session, a 1 MiB cap and a 1 MB request limit.
+    import transcript_tools.api_checks as api_checks
+    import transcript_tools.validate as validate
+
+    path = REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"
+    monkeypatch.setattr(api_checks, "MAX_REQUEST_BYTES", 1_000_000)
+    monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", 1_000_000)
+    full = validate_path(path, cap=10 * 2**20)
+    past = validate_path(path, cap=2**20)
+    assert full.api_checked and not past.api_checked and past.past_cap
+    assert [d.code for d in full.diagnostics if d.code == "request-too-large"] == ["request-too-large"]
+    assert [d.code for d in past.diagnostics if d.code == "request-too-large"] == ["request-too-large"]
+    assert past.errors >= 1
+    # The same size on both paths (this conversation has no preserved segment, and its
+    # parallel calls are all on the chain).
+    said = [d.message.split(" MB")[0] for r in (full, past) for d in r.diagnostics if d.code == "request-too-large"]
+    assert said[0] == said[1] == "the conversation is about 1.7"
+    # Under the limit, past the cap: no such error (the judgement is not a blanket one).
+    monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", path.stat().st_size)
+    assert "request-too-large" not in {d.code for d in validate_path(path, cap=2**20).diagnostics}

@@ -39,9 +39,12 @@ class Result:
     last_reported_tokens: int | None = None
     bytes_before: int = 0
     conversation_bytes_before: int = 0
-    bytes_after: int = 0
+    bytes_after: int = 0  # bytes written (in place without drop_history: appended)
+    file_after: int | None = None  # the file's size after an in-place write
+    drop_history: bool = False  # in place: the file was replaced by the compaction alone
     conversation: int = 0
-    summarised: int = 0
+    summarised: int = 0  # messages of the conversation the summary replaces
+    context: int = 0  # messages read for the summary's context only (earlier history, key messages)
     kept: int = 0
     key: list[str] = field(default_factory=list)
     tail_first: str | None = None
@@ -85,10 +88,12 @@ class Result:
                 "estimate": True,
                 "note": ESTIMATE_NOTE,
             },
-            "bytes": {"before": self.bytes_before, "conversation_before": self.conversation_bytes_before, "after": self.bytes_after},
+            "bytes": {"before": self.bytes_before, "conversation_before": self.conversation_bytes_before, "after": self.bytes_after, "file_after": self.file_after},
+            "drop_history": self.drop_history,
             "messages": {
                 "conversation": self.conversation,
                 "summarised": self.summarised,
+                "read_for_context": self.context,
                 "kept": self.kept,
                 "key": self.key,
                 "first_kept_of_tail": self.tail_first,

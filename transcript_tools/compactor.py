@@ -31,6 +31,17 @@ Writing (`Target`):
   file did not change since it was read. That costs a copy of the file, but a crash can
   never leave a half-appended compaction (a boundary without its summary would cut the
   conversation short), and the backup is exact and free;
+- ``--in-place --drop-history``: the file is replaced by the compaction alone (boundary,
+  summary, kept copies, ``last-prompt`` and the session's labels as they were), same path
+  and session id, and the original is kept as the ``.bak`` (required: it is then the only
+  copy of the history). Claude Code resumes such a file exactly as it resumes the appended
+  one: the resume starts at the last boundary and splices in its preserved segment,
+  which is the kept copies either way (verified with 2.1.332:
+  ``tests/test_cli_compact.py::test_the_real_cli_resumes_a_large_session_compacted_to_a_budget``,
+  which compares the two requests). The boundary's ``logicalParentUuid`` is null, as in a
+  new session, since the message it would name is in the backup, not in the file.
+  This is what a user who wants a small file asked for (issue 18: ``--in-place`` on a
+  59 MiB file "wrote 725 KiB" and left a 60.2 MB file plus a 59 MB backup);
 - ``--dry-run``: nothing is written.
 
 A compaction whose request would not be smaller than the original's (the summary is
@@ -73,7 +84,7 @@ from .reader import MAX_TRANSCRIPT_READ_BYTES, file_size
 from .skeleton import PROGRESS, Skeleton
 from .summarizers import EXCERPT_CHARS, Material, Summarizer
 from .tokens import SampledEstimate, TokenCounter
-from .writer import dumps, iso_now, replace_atomically, snapshot, write_new
+from .writer import backup_path, dumps, iso_now, replace_atomically, snapshot, write_new
 
 #: Bytes of summarised text tokenized exactly to calibrate the estimate of the rest.
 SAMPLE_BYTES = 512 * 1024
@@ -87,6 +98,9 @@ class Target:
     out: Path | None = None  # for "new": a file or a directory (None: the source's folder)
     force: bool = False  # in-place: replace even if the file changed meanwhile
     backup: bool = True  # in-place: keep the original as <file>.bak
+    #: in-place: replace the file with the compaction alone (its history then lives only in
+    #: the .bak, so a backup is required) instead of appending to it
+    drop_history: bool = False
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -120,7 +134,7 @@ def compact_file(
     size = file_size(path)
     snap = snapshot(path)
     sk = outline(path, progress)
-    result = Result(path, sk.session_id, target.mode, summarizer.name, bytes_before=size, budget=options.keep_tokens)
+    result = Result(path, sk.session_id, target.mode, summarizer.name, bytes_before=size, budget=options.keep_tokens, drop_history=target.drop_history)
     result.damage_pieces, result.damage_bytes = sk.damage_count, sk.damage_bytes
     damaged = bool(sk.damage_count or sk.lenient or sk.index.duplicates or next(sk.index.dangling(), None) or sk.index.cycles())
     fits = size <= max_bytes
@@ -177,6 +191,8 @@ class _Compaction:
         self.path, self.sk, self.source = path, sk, source
         self.summarizer, self.target, self.options = summarizer, target, options
         self.counter, self.result, self.progress = counter, result, progress
+        #: Where the history will be (drop_history: the backup), named before it is written.
+        self.history_at = backup_path(path) if target.mode == "in-place" and target.drop_history else None
         self.conv = sk.conversation()
         if not self.conv:
             raise NotFound(f"{path}: no conversation to compact (no user or assistant message on a main chain)")
@@ -275,15 +291,13 @@ class _Compaction:
         stride = max(1, min(summarised_bytes // SAMPLE_BYTES, p.summarised_count // MIN_SAMPLES))
         estimate = SampledEstimate(self.counter, stride=stride)
         last_usage: tuple[int, int] | None = None  # (conversation position, tokens)
-        messages = 0
         for i, e in self.source.scan(want, self.progress):
             rec = e.record
-            digest.feed(rec)
+            digest.feed(rec, context=want[i] != 1)
             if excerpt is not None:
                 excerpt.feed(rec)
             if want[i] == 1:
                 estimate.feed(rec)
-                messages += rec.get("type") in ("user", "assistant")
             u = _usage_tokens(rec)
             if u is not None and position[i] >= 0 and (last_usage is None or position[i] > last_usage[0]):
                 last_usage = (position[i], u)
@@ -292,7 +306,9 @@ class _Compaction:
             if u is not None:
                 last_usage = (len(conv), u)
                 break
-        result.summarised = messages
+        # The digest's own counts, so the plan and the summary's header say the same.
+        result.summarised = digest.messages
+        result.context = digest.context_messages
         result.last_reported_tokens = last_usage[1] if last_usage else None
         p.summarised_tokens_estimate = estimate.tokens
         result.tokens_before = estimate.tokens + p.kept_tokens_unpruned
@@ -304,9 +320,13 @@ class _Compaction:
     def build(self, p: Plan, digest: Digest, summary: str, *, sid: str, new_id: Callable[[], str], now: str) -> list[bytes]:
         sk, conv, result = self.sk, self.conv, self.result
         new = self.target.mode == "new"
+        alone = new or self.target.drop_history  # the file holds the compaction alone
         first = sk.first_prompt
         first_kept = first is not None and first in p.key and self.position[first] < p.tail_start
-        text = compact_form.summary_content(summary, transcript_path=str(self.path), kept=bool(p.kept), first_request_kept=first_kept)
+        # The summary tells the model where the full transcript is: with drop_history, the
+        # backup, since the file itself keeps only the compaction.
+        history = self.history_at or self.path
+        text = compact_form.summary_content(summary, transcript_path=str(history), kept=bool(p.kept), first_request_kept=first_kept)
         result.summary_tokens = self.counter.text(text) + 8
         kept = [self.source.entry(k).record for k in p.kept]
         where = {n: k for k, n in enumerate(p.kept)}
@@ -319,13 +339,13 @@ class _Compaction:
             new_id=new_id,
             now=now,
             envelope=self.source.entry(conv[-1]).record,
-            logical_parent=None if new else sk.index.uuid(conv[-1]),
+            logical_parent=None if alone else sk.index.uuid(conv[-1]),
             pre_tokens=result.tokens_before,
             post_tokens=post,
             prunes=[(where[pr.node], pr) for pr in p.prunes if pr.node in where],
             new_session=new,
             last_prompt=clip(last_prompt, 200) if last_prompt else None,
-            metadata=_title_records(sk, digest, sid) if new else [],
+            metadata=_title_records(sk, digest, sid) if new else [dict(r) for r in sk.metadata.values()] if alone else [],
         )
         result.records = out.records
         result.kept = sum(1 for r in out.records[2:] if r.get("type") in ("user", "assistant"))
@@ -376,8 +396,16 @@ class _Compaction:
             result.output = out_path
             return
         if result.damage_pieces:
-            result.notes.append("the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)")
-        result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force, backup=target.backup)
+            result.notes.append(
+                "the damaged lines are left in the backup with the rest of the history" if target.drop_history else
+                "the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)"
+            )
+        if target.drop_history:
+            result.backup = replace_atomically(path, iter(chunks), expect=snap, force=target.force, backup=True, backup_to=self.history_at)
+            result.file_after = result.bytes_after
+        else:
+            result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force, backup=target.backup)
+            result.file_after = snap[0] + needs_newline + result.bytes_after
         result.output = path
 
 

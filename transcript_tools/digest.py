@@ -154,7 +154,11 @@ class _Call:
 class Digest:
     """Facts of the summarised messages (see module docstring)."""
 
+    #: Messages (user and assistant records) read as the part being summarised, and
+    #: those read for context only (the history behind earlier compactions, key
+    #: messages kept verbatim): `tt compact`'s plan and the summary's header give both.
     messages: int = 0
+    context_messages: int = 0
     requests: int = 0
     first_requests: list[str] = field(default_factory=list)
     last_requests: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_REQUESTS))
@@ -176,7 +180,8 @@ class Digest:
     _calls: dict[str, _Call] = field(default_factory=dict)
     _open: dict[tuple[str, str], ErrorFact] = field(default_factory=dict)
 
-    def feed(self, record: Mapping[str, Any]) -> None:
+    def feed(self, record: Mapping[str, Any], *, context: bool = False) -> None:
+        """One record; ``context``: read for context, not part of what is summarised."""
         t = record.get("type")
         if t not in ("user", "assistant"):
             return
@@ -187,7 +192,10 @@ class Digest:
         msg = record.get("message")
         if not isinstance(msg, Mapping):
             return
-        self.messages += 1
+        if context:
+            self.context_messages += 1
+        else:
+            self.messages += 1
         if record.get("isCompactSummary") is True:
             c = msg.get("content")
             text = unwrap_summary(c if isinstance(c, str) else "\n".join(_texts(c)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 #: When the table below was last checked against the public pricing page.
 PRICES_READ_ON = "2026-11-29"
@@ -75,8 +75,12 @@ def _int(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-@dataclass(frozen=True, slots=True)
-class Tokens:
+class Tokens(NamedTuple):
+    """Token counts of one or more API calls. A named tuple (immutable, as before) because
+    `tt stats` makes one per API call of every file it reads and sends them between
+    processes: a tuple is the cheapest object for both. ``+`` adds field by field (not
+    tuple concatenation)."""
+
     input: int = 0
     output: int = 0
     cache_write: int = 0
@@ -87,8 +91,19 @@ class Tokens:
     def from_usage(cls, usage: Mapping[str, Any] | None) -> Tokens:
         if not isinstance(usage, Mapping):
             return cls()
-        cw = _int(usage.get("cache_creation_input_tokens"))
-        cc = usage.get("cache_creation")
+        # Once per API call of every file `tt stats` reads: the common case (plain ints)
+        # is tested by type, not through `_int` (a bool is not an int here: type() is bool).
+        get = usage.get
+        i, o, cw, cr = get("input_tokens"), get("output_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens")
+        if type(i) is not int:
+            i = _int(i)
+        if type(o) is not int:
+            o = _int(o)
+        if type(cw) is not int:
+            cw = _int(cw)
+        if type(cr) is not int:
+            cr = _int(cr)
+        cc = get("cache_creation")
         h1 = 0
         if isinstance(cc, Mapping):
             h1 = _int(cc.get("ephemeral_1h_input_tokens"))
@@ -96,9 +111,9 @@ class Tokens:
             # 2.1.152 changelog: cache writes were sometimes reported only in the nested
             # breakdown, with cache_creation_input_tokens 0.
             cw = max(cw, nested)
-        return cls(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")), cw, _int(usage.get("cache_read_input_tokens")), h1)
+        return cls(i, o, cw, cr, h1)
 
-    def __add__(self, o: Tokens) -> Tokens:
+    def __add__(self, o: Tokens) -> Tokens:  # type: ignore[override]
         return Tokens(
             self.input + o.input,
             self.output + o.output,

@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from .chain import CHAIN_TYPES
 from .lines import Entry
@@ -46,9 +46,10 @@ from .prompts import is_prompt
 
 Key = tuple[str, str | None]
 
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One API call's usage, as counted."""
+class Call(NamedTuple):
+    """One API call's usage, as counted (a named tuple: `tt stats` makes one per API call
+    of every file, and a tuple is the cheapest object to make and to send between
+    processes)."""
 
     model: str
     tokens: Tokens
@@ -81,16 +82,37 @@ class Ledger:
         return out
 
     def merge(self, other: Ledger) -> None:
-        for k, c in other.real.items():
-            self.add(k, c)
-        for k, c in other.copies.items():
-            self.add(k, c, copy=True)
+        # As `add` for each call of ``other``; the calls of keys new to this ledger (most
+        # of them: sessions rarely share calls) are taken in bulk.
+        for mine, theirs in ((self.real, other.real), (self.copies, other.copies)):
+            shared = mine.keys() & theirs.keys()
+            if shared:
+                for k in shared:  # the last line's usage, the first line's turn
+                    c = theirs[k]
+                    mine[k] = Call(c.model, c.tokens, mine[k].turn, c.subagent)
+                mine.update((k, c) for k, c in theirs.items() if k not in shared)
+            else:
+                mine.update(theirs)
         self.unkeyed.extend(other.unkeyed)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent between processes (`usage.many_stats`) as flat tuples of plain values:
+        # pickle's generic path for ~100k named tuples costs more than reading the files.
+        return (_unpack, ([(k, c[0], *c[1], c[2], c[3]) for k, c in self.real.items()], [(k, c[0], *c[1], c[2], c[3]) for k, c in self.copies.items()], [(None, c[0], *c[1], c[2], c[3]) for c in self.unkeyed]))
 
     @property
     def duplicate_copies(self) -> int:
         """``agent_progress`` copies not counted because a file holds the call."""
         return sum(1 for k in self.copies if k in self.real)
+
+
+def _unpack(real: list[tuple[Any, ...]], copies: list[tuple[Any, ...]], unkeyed: list[tuple[Any, ...]]) -> Ledger:
+    new, C, T = tuple.__new__, Call, Tokens
+    return Ledger(
+        {r[0]: new(C, (r[1], new(T, r[2:7]), r[7], r[8])) for r in real},
+        {r[0]: new(C, (r[1], new(T, r[2:7]), r[7], r[8])) for r in copies},
+        [new(C, (r[1], new(T, r[2:7]), r[7], r[8])) for r in unkeyed],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +170,22 @@ class Stats:
     # --- derived ---------------------------------------------------------------------------
 
     def by_model(self) -> list[ModelUsage]:
-        acc: dict[str, tuple[int, Tokens]] = {}
+        acc: dict[str, list[int]] = {}
         for c in self.ledger.calls():
-            n, t = acc.get(c.model, (0, Tokens()))
-            acc[c.model] = (n + 1, t + c.tokens)
-        out = [ModelUsage(m, n, t, model_cost(m, t)) for m, (n, t) in acc.items()]
+            a = acc.get(c.model)
+            if a is None:
+                a = acc[c.model] = [0, 0, 0, 0, 0, 0]
+            k = c.tokens
+            a[0] += 1
+            a[1] += k.input
+            a[2] += k.output
+            a[3] += k.cache_write
+            a[4] += k.cache_read
+            a[5] += k.cache_write_1h
+        out = []
+        for m, (n, *sums) in acc.items():
+            t = Tokens(*sums)
+            out.append(ModelUsage(m, n, t, model_cost(m, t)))
         return sorted(out, key=lambda u: -u.tokens.total)
 
     @property
@@ -178,11 +211,11 @@ class Stats:
                 total = total + c.tokens
         return total
 
-    def tokens_per_turn(self) -> list[int]:
+    def tokens_per_turn(self, calls: list[Call] | None = None) -> list[int]:
         """Total tokens of the main thread's calls, per turn (index 0: before the first
         prompt; dropped when empty)."""
         per = [0] * (self.turns + 1)
-        for c in self.ledger.calls():
+        for c in self.ledger.calls() if calls is None else calls:
             if not c.subagent and c.turn < len(per):
                 per[c.turn] += c.tokens.total
         return per if per[0] else per[1:]
@@ -193,12 +226,18 @@ class Stats:
         return None if a is None or b is None else max(0.0, (b - a).total_seconds())
 
     def to_dict(self) -> dict[str, Any]:
-        t = self.tokens
+        calls = self.ledger.calls()
+        models = self.by_model()
+        t = Tokens()
+        for u in models:
+            t = t + u.tokens
+        unpriced = [u.model for u in models if u.cost is None]
+        cost = sum(u.cost for u in models if u.cost is not None)
         return {
             "sessions": self.sessions,
-            "models": [u.to_dict() for u in self.by_model()],
+            "models": [u.to_dict() for u in models],
             "totals": {
-                "calls": len(self.ledger.calls()),
+                "calls": len(calls),
                 "input_tokens": t.input,
                 "output_tokens": t.output,
                 "cache_creation_tokens": t.cache_write,
@@ -206,14 +245,14 @@ class Stats:
                 "total_tokens": t.total,
                 # With a model of unknown price the total is unknown too (null, as the
                 # model's own row); what the priced models cost is given apart.
-                "cost_usd": None if self.unpriced else round(self.cost, 6),
-                "priced_cost_usd": round(self.cost, 6),
-                "unpriced_models": self.unpriced,
+                "cost_usd": None if unpriced else round(cost, 6),
+                "priced_cost_usd": round(cost, 6),
+                "unpriced_models": unpriced,
             },
             "prices_read_on": PRICES_READ_ON,
-            "subagents": {"files": self.subagent_files, "total_tokens": self.subagent_tokens().total},
+            "subagents": {"files": self.subagent_files, "total_tokens": sum(c.tokens.total for c in calls if c.subagent)},
             "turns": self.turns,
-            "tokens_per_turn": self.tokens_per_turn(),
+            "tokens_per_turn": self.tokens_per_turn(calls),
             "tools": {name: {"calls": n, "errors": self.tool_errors.get(name, 0)} for name, n in self.tools.most_common()},
             "errors": {
                 "tool_errors": sum(self.tool_errors.values()),
@@ -277,20 +316,31 @@ class Collector:
         self.out.skipped.append(SkippedLine(path, line, code))
 
     def feed(self, entries: Iterable[Entry], *, subagent: bool = False) -> None:
+        self.feed_records((e.record for e in entries), subagent=subagent)
+
+    def feed_records(self, records: Iterable[Mapping[str, Any]], *, subagent: bool = False) -> None:
+        """`feed` for bare records (the fast path of `usage`, which needs no `Entry`)."""
         s = self.out
         s.files += 1
         s.subagent_files += subagent
-        for e in entries:
-            s.lines += 1
-            self._entry(e.record, subagent)
+        entry = self._entry
+        n = 0
+        for rec in records:
+            n += 1
+            entry(rec, subagent)
+        s.lines += n
 
     def _entry(self, rec: Mapping[str, Any], subagent: bool) -> None:
+        # The hot loop of `tt stats` (once per line of every file): kept flat, the
+        # timestamp span compared inline (ISO-8601 strings of one format order as text).
         s = self.out
         t = rec.get("type")
         ts = rec.get("timestamp")
-        if isinstance(ts, str) and ts and t in CHAIN_TYPES:
-            s.first = _min(s.first, ts)
-            s.last = _max(s.last, ts)
+        if ts and type(ts) is str and t in CHAIN_TYPES:
+            if s.first is None or ts < s.first:
+                s.first = ts
+            if s.last is None or ts > s.last:
+                s.last = ts
         side = subagent or rec.get("isSidechain") is True
         if t == "assistant":
             self._assistant(rec, side, copy=False)
@@ -325,9 +375,9 @@ class Collector:
             return
         self._usage(rec, side, copy=copy)
         content = msg.get("content")
-        if isinstance(content, list):
+        if type(content) is list:
             for b in content:
-                if isinstance(b, dict) and b.get("type") == "tool_use":
+                if type(b) is dict and b.get("type") == "tool_use":
                     i, name = b.get("id"), b.get("name")
                     if isinstance(i, str) and isinstance(name, str) and i not in self._seen_tools:
                         self._seen_tools.add(i)

@@ -71,7 +71,9 @@ class Extractive:
         if d.first_timestamp and d.last_timestamp:
             span = f", {d.first_timestamp[:16].replace('T', ' ')} to {d.last_timestamp[:16].replace('T', ' ')} UTC"
         out.append(
-            f"[Extractive summary written offline by tt compact from {d.messages} earlier messages{span}. "
+            f"[Extractive summary written offline by tt compact of {d.messages} earlier message(s)"
+            + (f" (and {d.context_messages} read for context: history before earlier compactions, key messages)" if d.context_messages else "")
+            + f"{span}. "
             "It lists what the transcript records; it does not interpret it.]"
         )
         for s in d.summaries:

@@ -25,6 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,9 @@ class Validator:
         self._schema_diags: list[Diagnostic] = []
         self._unknown_types: dict[str, tuple[int, int]] = {}
         self._leaf: Any = _UNSET
+        #: Past the cap: each node's message size (8 bytes a node, as `ChainIndex` keeps), so
+        #: the request a resume sends is judged even when the other API checks are not.
+        self._sizes: array[int] | None = array("q") if self.report.past_cap else None
 
     # --- pass 1 ---------------------------------------------------------------
 
@@ -216,6 +220,10 @@ class Validator:
             self._duplicate(Entry(number, offset, data, rec), uuid)
             return
         self._hashes.append(hash(data))
+        if self._sizes is not None:
+            # The measure of `NodeFacts.size` (a message's, not its line's, for lines
+            # that carry a large toolUseResult), kept without the rest of the facts.
+            self._sizes.append(facts_of(rec, len(data)).size if flags & (USER | ASSISTANT) else 0)
         if flags & BOUNDARY:
             self._boundary_offsets.append(offset)
             self._boundary_lines.append(number)
@@ -351,6 +359,7 @@ class Validator:
             self._api_checks(d)
         else:
             r.api_checked = False
+            self._request_size(d)
         if r.past_cap:
             d.append(
                 Diagnostic(
@@ -394,6 +403,28 @@ class Validator:
                         )
                     )
                     break
+
+    def _request_size(self, d: list[Diagnostic]) -> None:
+        """Past the cap, with no part a resume could load within it: the request is still
+        judged (issue 18: a 59 MB session validated clean), on the sizes of the active
+        chain's messages — what Claude Code sends when it resumes the file, without
+        the preserved segment and recovered parallel calls that only facts give, so a
+        lower bound: an error here is an error of the full check too."""
+        ix = self.index
+        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
+        if leaf is None or self._sizes is None:
+            return
+        sizes = self._sizes
+        total = sum(sizes[i] for i in ix.walk_up(leaf) if ix.flags[i] & (USER | ASSISTANT))
+        if total > MAX_REQUEST_BYTES:
+            d.append(
+                Diagnostic(
+                    "request-too-large",
+                    f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit "
+                    "(the file is past the cap: its other API checks need --max-bytes)",
+                    self.report.path,
+                )
+            )
 
     def _api_checks(self, d: list[Diagnostic]) -> None:
         ix = self.index

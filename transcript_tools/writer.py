@@ -112,11 +112,14 @@ def replace_atomically(
     expect: tuple[int, int] | None = None,
     backup: bool = True,
     force: bool = False,
+    backup_to: Path | None = None,
 ) -> Path | None:
     """Replace ``path`` with ``chunks`` atomically; returns the backup's path.
 
     ``expect`` is the `snapshot` taken before the new content was computed: if the file
     changed since (Claude Code still writing to it), refuse unless ``force``.
+    ``backup_to``: the backup's path when the caller named it beforehand (`backup_path`,
+    e.g. to write it into the new content); it must not exist.
     """
     try:
         st = path.stat()
@@ -139,7 +142,9 @@ def replace_atomically(
             )
         bak = None
         if backup:
-            bak = backup_path(path)
+            bak = backup_to or backup_path(path)
+            if bak.exists():
+                raise WriteFailed(f"{bak}: the backup's path is taken; nothing was written")
             # A hard link is an instant, exact backup: the old inode stays behind as the
             # backup when the new file is renamed over the name.
             try:

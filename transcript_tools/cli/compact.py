@@ -29,7 +29,18 @@ PROGRESS_FROM = 20 * 1024 * 1024
 @click.command("compact")
 @click.argument("session", required=False)
 @click.option("-o", "--output", "out", metavar="PATH", help="Write the new session here (a file, or a directory). Default: a new session beside the original.")
-@click.option("--in-place", is_flag=True, help="Append the compaction to the session itself, as Claude Code's /compact does (atomic, keeps a .bak).")
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Append the compaction to the session itself, as Claude Code's /compact does: the file keeps its history and grows "
+    "(atomic, keeps a .bak). For a small file, add --drop-history.",
+)
+@click.option(
+    "--drop-history",
+    is_flag=True,
+    help="With --in-place: replace the file by the compaction alone (same session id), so it is actually small; the history "
+    "is kept in the .bak (so --no-backup is refused). Claude Code resumes it as it resumes the appended file.",
+)
 @click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak.")
 @click.option("--dry-run", is_flag=True, help="Show the plan and the summary; write nothing.")
 @click.option(
@@ -63,6 +74,7 @@ def compact_command(
     session: str | None,
     out: str | None,
     in_place: bool,
+    drop_history: bool,
     no_backup: bool,
     dry_run: bool,
     keep_tokens: int,
@@ -92,6 +104,10 @@ def compact_command(
     one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
     if (force or no_backup) and not in_place:
         raise UsageError("--force and --no-backup only apply to --in-place")
+    if drop_history and not in_place:
+        raise UsageError("--drop-history only applies to --in-place (-o already writes a file with the compaction alone)")
+    if drop_history and no_backup:
+        raise UsageError("--drop-history keeps the history only in the .bak: it cannot go with --no-backup")
     if instructions is not None and summarizer != "anthropic":
         raise UsageError("--instructions needs --summarizer anthropic")
     kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
@@ -108,7 +124,7 @@ def compact_command(
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     if out and not dry_run and names_folder(out):
         _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
-    target = Target(mode, Path(out).expanduser() if out else None, force, backup=not no_backup)
+    target = Target(mode, Path(out).expanduser() if out else None, force, backup=not no_backup, drop_history=drop_history)
     # The model a resume of the result will continue on (Claude Code's, at today's clock):
     # the budget counts only the thinking that model is sent, and a model summary is not
     # asked of a model the API has retired.

@@ -46,15 +46,26 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
     if info["new_session_id"]:
         out(f"  session   {escape(info['new_session_id'])} [dim](new)[/]")
     if not info.get("slim"):
-        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages")
+        ctx = f" (and {_n(m['read_for_context'])} read for context: earlier history, key messages)" if m.get("read_for_context") else ""
+        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages{ctx}")
     over = " [yellow](over budget)[/]" if t["over_budget"] else ""
     out(f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}")
     exact = f" [dim](API count: {_n(t['after_exact'])})[/]" if t["after_exact"] is not None else ""
     out(f"  tokens    ~{_n(t['before'])} → ~{_n(t['after'])}{exact}")
     if t["last_reported_by_api"]:
         out(f"            [dim]the API last reported {_n(t['last_reported_by_api'])} tokens of context (system prompt and tools included)[/]")
-    after = "would be written" if mode == "dry-run" else "written"
-    out(f"  bytes     {_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation) → {_mib(b['after'])} {after}")
+    before = f"{_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation)"
+    if mode == "in-place" and info.get("drop_history"):
+        out(f"  bytes     {before} → {_mib(b['after'])}: the file now holds the compaction alone; its history is in the backup")
+    elif mode == "in-place":
+        # Issue 18: "725 KiB written" read as the new size of a file that had grown to 60.2 MB.
+        now = f"; the file is now {_mib(b['file_after'])}" if b.get("file_after") is not None else ""
+        out(f"  bytes     {before}, {_mib(b['after'])} appended{now}")
+        out("            [dim]appended after the history, as Claude Code's /compact does (the file grows); "
+            "--in-place --drop-history leaves only the compaction in the file, the history in the backup[/]")
+    else:
+        after = "would be written" if mode == "dry-run" else "written"
+        out(f"  bytes     {before} → {_mib(b['after'])} {after}")
     for kind, d in sorted(info["prune"].items()):
         out(f"  pruned    {kind}: {d['blocks']} block(s), ~{_n(d['tokens'])} tokens, {_mib(d['bytes'])}")
     dmg = info["damage"]
