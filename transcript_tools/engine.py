@@ -23,7 +23,9 @@ call.
 The transcript (a `TranscriptSink`, optional) gets the records of `turns` as they
 happen: the prompt before the model call, each answer's lines after it completes, each
 tool result as soon as the tool returns — one append per record. Ctrl-C
-(KeyboardInterrupt) ends the turn: unanswered calls get an interrupted result, an
+(KeyboardInterrupt) ends the turn — and so does `QueryEngine.interrupt()`, called from
+another thread (the ``query()`` API, streaming input): it raises KeyboardInterrupt in the
+turn at the next stream event, tool call or model call, so both take one path: unanswered calls get an interrupted result, an
 interrupt marker closes the turn, a ``result`` event with ``terminal_reason:
 "interrupted"`` is yielded, and the KeyboardInterrupt goes on to the caller. An
 `errors.ApiError` from the client is yielded as an ``error_during_execution`` result,
@@ -168,6 +170,7 @@ class QueryEngine:
         self.usage = Usage()
         self.permission_denials: list[Denial] = []
         self.api_ms = 0
+        self.interrupt_requested = False
 
     @property
     def files_read(self) -> dict[str, int]:
@@ -176,6 +179,16 @@ class QueryEngine:
     @property
     def total_cost_usd(self) -> float:
         return self.usage.cost
+
+    def interrupt(self) -> None:
+        """Ask the turn in flight to stop (one flag, read between steps; the caller clears
+        ``interrupt_requested`` between turns if an interrupt then should not carry over)."""
+        self.interrupt_requested = True
+
+    def _check(self) -> None:
+        if self.interrupt_requested:
+            self.interrupt_requested = False
+            raise KeyboardInterrupt
 
     def request(self, extra: Sequence[dict[str, Any]] = ()) -> ModelRequest:
         """The request the next model call sends (``extra``: messages not yet added)."""
@@ -203,6 +216,7 @@ class QueryEngine:
         num_turns = 1
         try:
             while True:
+                self._check()
                 response = self._call(state)
                 yield from self._answer(response, state)
                 if response.message.get("stop_reason") != "tool_use" or not state.pending:
@@ -234,10 +248,16 @@ class QueryEngine:
             raise
 
     def _call(self, state: _Turn) -> ModelResponse:
-        on_event: Callable[[Event], None] | None = None
+        keep: Callable[[Event], None] | None = None
         if self.include_partial_messages:
             state.partial = []
-            on_event = state.partial.append
+            keep = state.partial.append
+
+        def on_event(event: Event) -> None:
+            self._check()  # an interrupt lands at the next stream event
+            if keep is not None:
+                keep(event)
+
         before = self._clock()
         try:
             return self.client.create(self.request(), on_event)
@@ -281,6 +301,7 @@ class QueryEngine:
         results: list[dict[str, Any]] = []
         state.results = results
         for block, line_uuid in list(state.pending):
+            self._check()
             call: CallResult = self.registry.call(str(block.get("name")), str(block.get("id")), block.get("input"), self.tools)
             if call.denial is not None:
                 self.permission_denials.append(call.denial)
