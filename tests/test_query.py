@@ -106,19 +106,62 @@ def test_a_budget_on_an_unpriced_model_and_no_session_are_usage_errors(config: P
 
 def test_streaming_input_runs_each_message_as_a_turn_in_order(config: Path, standin: StandIn) -> None:
     standin.script(Text("one"), Text("two"), Text("three"))
+    answered = [asyncio.Event() for _ in range(3)]
+    q = query(_waiting(answered), opts(config, standin))
 
-    async def messages() -> AsyncIterator[dict[str, Any]]:
-        for i, word in enumerate(["first", "second", "third"]):
-            content: Any = word if i != 1 else [{"type": "text", "text": word}]
-            yield {"type": "user", "message": {"role": "user", "content": content}}
+    async def go() -> list[Any]:
+        out = []
+        async for m in q:
+            out.append(m)
+            if isinstance(m, ResultMessage):
+                answered[sum(isinstance(x, ResultMessage) for x in out) - 1].set()
+        return out
 
-    msgs = collect(messages(), opts(config, standin))
+    msgs = asyncio.run(go())
     results = [m for m in msgs if isinstance(m, ResultMessage)]
     assert [r.result for r in results] == ["one", "two", "three"]
     sent = [r.messages[-1]["content"] for r in standin.message_requests]
     assert [turns.prompt_text(c) for c in sent] == ["first", "second", "third"]
     # each turn sees the previous ones: the history grows by prompt + answer
     assert [len(r.messages) for r in standin.message_requests] == [len(standin.message_requests[0].messages) + 2 * k for k in range(3)]
+
+
+async def _waiting(answered: list[asyncio.Event]) -> AsyncIterator[dict[str, Any]]:
+    """first, second (as blocks), third: each sent once the turn before it is answered."""
+    for i, word in enumerate(["first", "second", "third"]):
+        if i:
+            await answered[i - 1].wait()
+        content: Any = word if i != 1 else [{"type": "text", "text": word}]
+        yield {"type": "user", "message": {"role": "user", "content": content}}
+
+
+def test_messages_queued_while_a_turn_runs_are_one_turn_as_claude_code_joins_them(config: Path) -> None:
+    arrived, release = threading.Event(), threading.Event()
+    with StandIn(_slow_first(arrived, release)) as api:
+
+        async def messages() -> AsyncIterator[dict[str, Any]]:
+            yield {"type": "user", "message": {"role": "user", "content": "first"}}
+            assert await asyncio.to_thread(arrived.wait, 30)
+            yield {"type": "user", "message": {"role": "user", "content": "queued-a"}}
+            yield {"type": "user", "message": {"role": "user", "content": "queued-b"}}
+            await asyncio.sleep(0.2)
+            release.set()
+
+        msgs = collect(messages(), opts(config, api))
+        requests = api.message_requests
+    assert [m.result for m in msgs if isinstance(m, ResultMessage)] == ["too late", "after the interrupt"]
+    assert requests[1].messages[-1]["content"] == "queued-a\nqueued-b"
+
+
+def test_merge_prompts_joins_strings_and_blocks_as_2_1_332() -> None:
+    from transcript_tools.query import merge_prompts
+
+    # what the real CLI wrote (probed with the stand-in): see merge_prompts' docstring
+    assert merge_prompts(["queued-a", "two"]) == "queued-a\ntwo"
+    assert merge_prompts([[{"type": "text", "text": "two"}], "three"]) == [{"type": "text", "text": "two\n"}, {"type": "text", "text": "three"}]
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    assert merge_prompts([[img], "see?"]) == [img, {"type": "text", "text": "see?"}]
+    assert merge_prompts(["only"]) == "only"
 
 
 def _slow_first(arrived: threading.Event, release: threading.Event):  # type: ignore[no-untyped-def]
@@ -156,7 +199,9 @@ def test_interrupt_mid_request_closes_the_turn_and_the_file_resumes(config: Path
 
         msgs = asyncio.run(go())
     done = msgs[-1]
-    assert isinstance(done, ResultMessage) and done.terminal_reason == "interrupted" and done.is_error
+    # as Claude Code 2.1.332 answers an interrupt control request: the marker, then the result
+    assert isinstance(done, ResultMessage) and done.terminal_reason == "aborted_streaming" and done.is_error
+    assert isinstance(msgs[-2], UserMessage) and msgs[-2].content == [TextBlock(turns.INTERRUPTED)]
     assert not any(isinstance(m, AssistantMessage) for m in msgs)  # the late answer is not written
     new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
     assert [r["type"] for r in new] == ["user", "user", "last-prompt"]
@@ -179,7 +224,7 @@ def test_an_interrupt_control_message_stops_the_turn_and_the_next_message_runs(c
         msgs = collect(messages(), opts(config, api))
         requests = api.message_requests
     results = [m for m in msgs if isinstance(m, ResultMessage)]
-    assert [r.terminal_reason for r in results] == ["interrupted", "completed"]
+    assert [r.terminal_reason for r in results] == ["aborted_streaming", "completed"]
     assert results[1].result == "after the interrupt"
     # the second turn carries the closed first one: the prompt, then the interrupt marker
     sent = requests[1].messages

@@ -25,7 +25,9 @@ happen: the prompt before the model call, each answer's lines after it completes
 tool result as soon as the tool returns — one append per record. Ctrl-C
 (KeyboardInterrupt) ends the turn — and so does `QueryEngine.interrupt()`, called from
 another thread (the ``query()`` API, streaming input): it raises KeyboardInterrupt in the
-turn at the next stream event, tool call or model call, so both take one path: unanswered calls get an interrupted result, an
+turn at the next stream event, tool call or model call, so both take one path (then,
+as Claude Code 2.1.332 does for an interrupt control request, the marker is also yielded
+as a ``user`` event and the result's ``terminal_reason`` is ``"aborted_streaming"``): unanswered calls get an interrupted result, an
 interrupt marker closes the turn, a ``result`` event with ``terminal_reason:
 "interrupted"`` is yielded, and the KeyboardInterrupt goes on to the caller. An
 `errors.ApiError` from the client is yielded as an ``error_during_execution`` result,
@@ -171,6 +173,7 @@ class QueryEngine:
         self.permission_denials: list[Denial] = []
         self.api_ms = 0
         self.interrupt_requested = False
+        self._interrupt_reason: str | None = None
 
     @property
     def files_read(self) -> dict[str, int]:
@@ -180,9 +183,10 @@ class QueryEngine:
     def total_cost_usd(self) -> float:
         return self.usage.cost
 
-    def interrupt(self) -> None:
+    def interrupt(self, reason: str = "aborted_streaming") -> None:
         """Ask the turn in flight to stop (one flag, read between steps; the caller clears
         ``interrupt_requested`` between turns if an interrupt then should not carry over)."""
+        self._interrupt_reason = reason
         self.interrupt_requested = True
 
     def _check(self) -> None:
@@ -240,8 +244,11 @@ class QueryEngine:
                     )
                     return
         except KeyboardInterrupt:
-            self._close_interrupted(state)
-            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=["Interrupted by the user"], reason="interrupted")
+            marker = self._close_interrupted(state)
+            reason, self._interrupt_reason = self._interrupt_reason, None
+            if reason is not None:  # asked for, not Ctrl-C: Claude Code 2.1.332 shows the marker too
+                yield self._user_event(marker)
+            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=["Interrupted by the user"], reason=reason or "interrupted")
             raise
         except ApiError as e:
             yield self._result("error_during_execution", num_turns, started, None, prompt, errors=[e.message], reason="api_error")
@@ -326,17 +333,22 @@ class QueryEngine:
         if state.results is not None:
             state.results.append(result_block)
         state.answered.add(str(block.get("id")))
-        return {
+        return self._user_event(rec, outcome.result)
+
+    def _user_event(self, rec: Mapping[str, Any], *tool_use_result: Any) -> dict[str, Any]:
+        out = {
             "type": "user",
             "message": rec["message"],
             "parent_tool_use_id": None,
             "session_id": self.session_id,
             "uuid": rec["uuid"],
             "timestamp": rec["timestamp"],
-            "tool_use_result": outcome.result,
         }
+        if tool_use_result:  # a tool's result (the interrupt marker has none)
+            out["tool_use_result"] = tool_use_result[0]
+        return out
 
-    def _close_interrupted(self, state: _Turn) -> None:
+    def _close_interrupted(self, state: _Turn) -> dict[str, Any]:
         """Leave the file a resumable session after Ctrl-C: answer what was asked, mark it."""
         unanswered = [(b, u) for b, u in state.pending if str(b.get("id")) not in state.answered]
         if state.results is None and unanswered:
@@ -346,10 +358,10 @@ class QueryEngine:
         if state.results is not None:
             self.messages.append({"role": "user", "content": state.results})
         marker = turns.INTERRUPTED_FOR_TOOL_USE if state.pending else turns.INTERRUPTED
-        self._write(
-            turns.user_text(self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), text=marker, prompt_id=state.prompt_id)
-        )
+        rec = turns.user_text(self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), text=marker, prompt_id=state.prompt_id)
+        self._write(rec)
         state.pending = []
+        return rec
 
     # --- events and records -----------------------------------------------------------
 

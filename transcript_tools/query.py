@@ -220,7 +220,7 @@ class QueryOptions:
 _DONE = object()
 
 
-def _user_content(item: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+def user_content(item: Mapping[str, Any]) -> str | list[dict[str, Any]]:
     """The content of a streamed user message, or `UsageError` saying what is wrong."""
     msg = item.get("message")
     if not isinstance(msg, Mapping):
@@ -233,6 +233,28 @@ def _user_content(item: Mapping[str, Any]) -> str | list[dict[str, Any]]:
     if isinstance(content, list) and content and all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in content):
         return [dict(b) for b in content]
     raise UsageError("message.content must be a string or a non-empty list of content blocks")
+
+
+def merge_prompts(contents: Sequence[str | list[dict[str, Any]]]) -> str | list[dict[str, Any]]:
+    """The prompts queued while a turn ran, as the one prompt of the next turn (pure).
+
+    Claude Code 2.1.332 (``claude -p --input-format stream-json``, tried against the
+    stand-in) joins what queued into one user message: strings with "\\n" ("queued-a" and
+    "two" became "queued-a\\ntwo"); when one is a list of blocks, the blocks in order, a
+    string as a text block, each message's last text block but the last message's ending
+    in "\\n" ([text "two"] and "three" became [text "two\\n", text "three"]).
+    """
+    if len(contents) == 1:
+        return contents[0]
+    if all(isinstance(c, str) for c in contents):
+        return "\n".join(c for c in contents if isinstance(c, str))
+    out: list[dict[str, Any]] = []
+    for k, c in enumerate(contents):
+        blocks = [{"type": "text", "text": c}] if isinstance(c, str) else [dict(b) for b in c]
+        if k < len(contents) - 1 and blocks and blocks[-1].get("type") == "text":
+            blocks[-1] = {**blocks[-1], "text": str(blocks[-1].get("text", "")) + "\n"}
+        out.extend(blocks)
+    return out
 
 
 def is_interrupt(item: Mapping[str, Any]) -> bool:
@@ -261,7 +283,8 @@ class Query:
 
     async def _typed(self) -> AsyncIterator[Message]:
         async for ev in self.events():
-            yield to_message(ev)
+            if ev.get("type") != "control_response":  # the SDK consumes these itself
+                yield to_message(ev)
 
     def interrupt(self) -> None:
         """Stop the turn in flight (no effect between turns)."""
@@ -330,10 +353,22 @@ class Query:
         def work() -> None:
             client = getattr(engine, "client", None)
             try:
-                while True:
+                done = False
+                while not done:
                     content = turns.get()
                     if content is _DONE:
                         return
+                    queued = [content]
+                    while True:  # what queued while the last turn ran is one turn (`merge_prompts`)
+                        try:
+                            more = turns.get_nowait()
+                        except queue.Empty:
+                            break
+                        if more is _DONE:
+                            done = True
+                            break
+                        queued.append(more)
+                    content = merge_prompts(queued)
                     with self._lock:
                         self._busy = True
                     try:
@@ -365,8 +400,12 @@ class Query:
                 async for item in self._prompt:
                     if is_interrupt(item):
                         self.interrupt()
+                        rid = item.get("request_id")
+                        # Claude Code 2.1.332 answers at once; still_queued is what it printed
+                        # with a message queued behind the interrupted turn, too: [].
+                        emit({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"still_queued": []}}})
                     elif item.get("type") == "user":
-                        turns.put(_user_content(item))
+                        turns.put(user_content(item))
                     else:
                         raise UsageError(f"unexpected input message type {item.get('type')!r}")
             except asyncio.CancelledError:

@@ -13,7 +13,11 @@ The file tools stay in the working directories (the cwd and each ``--add-dir``) 
 an allow rule names a path; a denied call is an ``is_error`` tool result and an entry of
 the result's ``permission_denials``, not an exit code (`permissions`).
 
-Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
+``--input-format stream-json`` (`cli.stream_input`) reads user messages from stdin instead
+of -p and runs each as a turn, through `query.Query` (the same bridge as the Python API).
+
+Exit codes: 0 success; 1 the turn ended in error (streaming: the last turn, or an input
+line was rejected) (max turns, budget, interrupted
 tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
 --max-bytes; 5 no API key or the API failed; 6 the transcript could not be appended
 to; 130 Ctrl-C (the turn is closed in the file first).
@@ -69,6 +73,13 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 @click.option("-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin).")
 @continue_option
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`.")
+@click.option(
+    "--input-format",
+    type=click.Choice(("text", "stream-json")),
+    default="text",
+    show_default=True,
+    help="stream-json: read user messages from stdin, one JSON object a line, as `claude -p --input-format stream-json` (needs --output-format stream-json).",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would be sent (model, messages, size, tools, repairs) and exit; with --json, the request itself.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
 @click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
@@ -93,6 +104,7 @@ def resume_command(
     prompt: str | None,
     latest: bool,
     output_format: str,
+    input_format: str,
     dry_run: bool,
     max_turns: int | None,
     max_budget_usd: float | None,
@@ -124,7 +136,15 @@ def resume_command(
 
     from ..clock import system_clock
 
-    text = _read_prompt(prompt, dry_run)
+    streaming = input_format == "stream-json"
+    if streaming:
+        if output_format != "stream-json" or as_json:
+            raise UsageError("--input-format stream-json needs --output-format stream-json")
+        if prompt is not None or dry_run:
+            raise UsageError("--input-format stream-json reads the prompts from stdin: drop -p and --dry-run")
+        text = None
+    else:
+        text = _read_prompt(prompt, dry_run)
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
     clock = system_clock()  # a bad TT_NOW too
     ref = _pick(session, latest)
@@ -158,7 +178,7 @@ def resume_command(
         return 0
     if as_json:
         output_format = "json"
-    assert creds is not None and text is not None
+    assert creds is not None and (text is not None or streaming)
     if got.actions or got.mended or conv.mended:
         _summary(got, conv, path)  # say what was mended in memory: damage is never silent
     from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
@@ -170,6 +190,11 @@ def resume_command(
     )
     try:
         with client:
+            if streaming:
+                from .stream_input import run_stream_input
+
+                return run_stream_input(engine, sys.stdin.buffer, sys.stdout.buffer)
+            assert text is not None
             return _emit(engine.submit_message(text), output_format)
     finally:
         for note in client.notices:
