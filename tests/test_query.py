@@ -73,7 +73,7 @@ def test_a_turn_with_a_tool_call_yields_the_sdks_messages_in_order(config: Path,
     assert done.model_usage is not None and set(done.model_usage) == {"claude-opus-5-5"}
     # The turn is appended to the session, and it resumes.
     new = [json.loads(x) for x in path.read_bytes()[size:].splitlines()]
-    assert new[0]["message"]["content"] == "What does app.py print?" and new[-1]["type"] == "last-prompt"
+    assert new[0]["message"]["content"] == "What does app.py print?" and [r["type"] for r in new[-2:]] == ["last-prompt", "cost-state"]
     check_api_shape(load_for_resume(path).conversation.messages)
     assert standin.message_requests[0].messages[:-1] == load_for_resume(path).conversation.for_model("claude-opus-5-5").messages[:len(standin.message_requests[0].messages) - 1]
 
@@ -204,7 +204,7 @@ def test_interrupt_mid_request_closes_the_turn_and_the_file_resumes(config: Path
     assert isinstance(msgs[-2], UserMessage) and msgs[-2].content == [TextBlock(turns.INTERRUPTED)]
     assert not any(isinstance(m, AssistantMessage) for m in msgs)  # the late answer is not written
     new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
-    assert [r["type"] for r in new] == ["user", "user", "last-prompt"]
+    assert [r["type"] for r in new] == ["user", "user", "last-prompt", "cost-state"]
     assert new[1]["message"]["content"] == [text(turns.INTERRUPTED)]
     check_api_shape(load_for_resume(path).conversation.messages)
 

@@ -67,21 +67,50 @@ class TranscriptSink(Protocol):
     def append(self, record: Mapping[str, Any]) -> None: ...
 
 
+def _n(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
 def _new_id() -> str:
     return str(_uuid.uuid4())
 
 
 @dataclass(slots=True)
 class Usage:
-    """Running totals: tokens per model and their cost (None when a model has no price)."""
+    """Running totals: tokens per model and their cost (None when a model has no price).
+
+    `restore` starts them from a session's last ``cost-state`` (Claude Code 2.1.332 does:
+    `resume_state`): the recorded tokens and ``costUSD`` stay as recorded, and only what
+    is spent from then on is priced by tt's table."""
 
     by_model: dict[str, Tokens] = field(default_factory=dict)
     cost_by_model: dict[str, float | None] = field(default_factory=dict)
+    base: dict[str, tuple[Tokens, float | None]] = field(default_factory=dict)
+    fresh: dict[str, Tokens] = field(default_factory=dict)
+    #: What is known of each model's cost (the restored part stays when new spend has no price).
+    known_cost: dict[str, float] = field(default_factory=dict)
+
+    def restore(self, model_usage: Mapping[str, Any]) -> None:
+        for m, u in model_usage.items():
+            if not isinstance(u, Mapping):
+                continue
+            t = Tokens(
+                _n(u.get("inputTokens")), _n(u.get("outputTokens")), _n(u.get("cacheCreationInputTokens")),
+                _n(u.get("cacheReadInputTokens")), _n(u.get("cacheCreationEphemeral1hInputTokens")),
+            )
+            c = u.get("costUSD")
+            self.base[m] = (t, float(c) if isinstance(c, (int, float)) else None)
+            self.by_model[m], self.cost_by_model[m] = self.base[m]
+            self.known_cost[m] = self.base[m][1] or 0.0
 
     def add(self, model: str, usage: Mapping[str, Any] | None) -> None:
-        t = Tokens.from_usage(usage)
-        self.by_model[model] = self.by_model.get(model, Tokens()) + t
-        self.cost_by_model[model] = cost_usd(model, self.by_model[model])
+        new = self.fresh.get(model, Tokens()) + Tokens.from_usage(usage)
+        self.fresh[model] = new
+        base_t, base_c = self.base.get(model, (Tokens(), 0.0))
+        self.by_model[model] = base_t + new
+        c = cost_usd(model, new)
+        self.cost_by_model[model] = None if c is None or base_c is None else base_c + c
+        self.known_cost[model] = (base_c or 0.0) + (c or 0.0)
 
     @property
     def total(self) -> Tokens:
@@ -92,14 +121,18 @@ class Usage:
 
     @property
     def cost(self) -> float:
-        return sum(c for c in self.cost_by_model.values() if c is not None)
+        return sum(self.known_cost.values())
 
     @property
     def cost_known(self) -> bool:
         return all(c is not None for c in self.cost_by_model.values())
 
     def usage_dict(self) -> dict[str, int]:
-        t = self.total
+        # This run's tokens: after a restore, Claude Code 2.1.332's result ``usage`` is the
+        # run's own while ``modelUsage`` and ``total_cost_usd`` are the session's (probed).
+        t = Tokens()
+        for f in self.fresh.values():
+            t = t + f
         return {
             "input_tokens": t.input,
             "cache_creation_input_tokens": t.cache_write,
@@ -145,6 +178,8 @@ class QueryEngine:
         clock: Callable[[], float] = time.monotonic,
         tool_context: ToolContext | None = None,
         add_dirs: Sequence[Path] = (),
+        cost_state: Mapping[str, Any] | None = None,
+        permission_mode: str | None = None,
     ) -> None:
         if max_budget_usd is not None:
             check_budget_model(model)
@@ -170,6 +205,13 @@ class QueryEngine:
         # The working directories: the cwd and ``add_dirs`` (`permissions`).
         self.tools = tool_context or ToolContext(cwd=cwd, add_dirs=tuple(add_dirs))
         self.usage = Usage()
+        # The session's last cost-state (`resume_state`): the totals start there, and a
+        # new cost-state is appended after each turn, as Claude Code 2.1.332 appends one
+        # after each run (only to a session that has them: older CLIs never wrote one).
+        self.cost_state = dict(cost_state) if cost_state is not None else None
+        if self.cost_state is not None:
+            self.usage.restore(self.cost_state.get("modelUsage") or {})
+        self.permission_mode = permission_mode or "default"
         self.permission_denials: list[Denial] = []
         self.api_ms = 0
         self.interrupt_requested = False
@@ -383,7 +425,7 @@ class QueryEngine:
             "tools": self.registry.offered,
             "mcp_servers": [],
             "model": self.model,
-            "permissionMode": "default",
+            "permissionMode": self.permission_mode,
             "apiKeySource": getattr(getattr(self.client, "credentials", None), "source", "none"),
             "tt_version": __version__,
             "uuid": self._new_id(),
@@ -427,7 +469,28 @@ class QueryEngine:
         if self.transcript is not None:
             text = turns.prompt_text(prompt if isinstance(prompt, str) else list(prompt))
             self.transcript.append(turns.last_prompt(self.session_id, text, self.leaf_uuid))
+            if self.cost_state is not None:
+                self.transcript.append(self._cost_state())
         return out
+
+    def _cost_state(self) -> dict[str, Any]:
+        """The session's cost-state with this run's spend added (fields tt does not track,
+        such as lines added, are carried as recorded)."""
+        rec = dict(self.cost_state or {})
+        rec["totalCostUSD"] = round(self.usage.cost, 6)
+        rec["totalAPIDuration"] = _n(rec.get("totalAPIDuration")) + self.api_ms
+        usage = dict(rec.get("modelUsage") or {})
+        for m, t in self.usage.by_model.items():
+            u = dict(usage.get(m) or {})
+            u.update(
+                inputTokens=t.input, outputTokens=t.output, cacheReadInputTokens=t.cache_read,
+                cacheCreationInputTokens=t.cache_write, costUSD=round(self.usage.known_cost.get(m, 0.0), 6),
+            )
+            usage[m] = u
+        rec["modelUsage"] = usage
+        rec["hasUnknownModelCost"] = not self.usage.cost_known
+        rec["sessionId"] = self.session_id
+        return rec
 
 
 @dataclass(slots=True)

@@ -11,10 +11,14 @@ send the same messages, pick the same model and run tools in the same place:
 3. with ``fork``, the whole session is first forked into a new file (``tt fork``'s rules
    and files, subagent transcripts too) and that file is loaded and continued;
 4. tools run in the session's recorded cwd, or ``cwd``, or the process's cwd when the
-   recorded one is gone.
+   recorded one is gone;
+5. the state besides the messages is restored (`resume_state`): the cost so far by
+   model from the last ``cost-state``, the permission mode from the last
+   ``permission-mode``; and the load is checked: files the session read or edited that
+   changed since, a file last written by a Claude Code newer than tt's tables know.
 
 Nothing here prints: what a person should hear (a model not the session's own, a fork
-written, a cwd gone) is a one-line string in `Prepared.notices`, in that order, for the
+written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
 edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 """
 
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import Unreadable, UsageError
+from .resume_state import TailState
 
 if TYPE_CHECKING:
     from .client import ModelClient
@@ -55,6 +60,8 @@ class Prepared:
     notices: list[str] = field(default_factory=list)
     #: The model-choice line alone (a dry run shows it in its summary).
     model_note: str | None = None
+    #: The last cost-state and permission-mode of the file (`resume_state`).
+    state: TailState = field(default_factory=TailState)
 
     @property
     def model(self) -> str:
@@ -102,6 +109,8 @@ class Prepared:
             transcript=FileTranscript(self.path),
             include_partial_messages=include_partial_messages,
             add_dirs=tuple(d.resolve() for d in add_dirs),  # the working directories (`permissions`)
+            cost_state=self.state.cost_state,
+            permission_mode=self.state.permission_mode,
         )
 
 
@@ -145,6 +154,7 @@ def prepare(
     where, cwd_note = choose_cwd(cwd, conv.cwd)
     if cwd_note is not None:
         notices.append(cwd_note)
+    state = restored_state(path, got.start, conv.version, where, conv.cwd, notices)
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     return Prepared(
         path=path,
@@ -156,13 +166,39 @@ def prepare(
         session_id=session_id,
         notices=notices,
         model_note=note,
+        state=state,
     )
+
+
+def restored_state(path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]) -> TailState:
+    """The state a resume restores, with a one-line notice for each difference worth
+    saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
+    from . import lifecycle, resume_state
+
+    tail = resume_state.read_tail_state(path)
+    if tail.permission_mode not in (None, "default"):
+        # tt has no permission modes of its own: its tools follow --allowed-tools alone.
+        notices.append(f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools")
+    touched = resume_state.touched_files(path, start)
+    if recorded_cwd and not Path(recorded_cwd).is_dir():  # the cwd notice already says they are gone
+        touched = {k: v for k, v in touched.items() if not _under(k, recorded_cwd)}
+    changed = resume_state.file_notices(touched, cwd)
+    if changed is not None:
+        notices.append(changed)
+    known = lifecycle.CURRENT.cli_version
+    if resume_state.newer_version(version, known):
+        notices.append(f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over")
+    return tail
 
 
 def _load(path: Path, max_bytes: int) -> ForResume:
     from .resumable import load_for_resume
 
     return load_for_resume(path, max_bytes=max_bytes)
+
+
+def _under(name: str, d: str) -> bool:
+    return name == d or name.startswith(d.rstrip("/") + "/")
 
 
 def git_branch(cwd: Path) -> str | None:
