@@ -280,3 +280,19 @@ def test_both_clis_resume_a_query_interrupted_mid_request(generated_session: Any
     assert kinds[-1] == ("user", "text", "after the cut")
     assert any(b.value == "a prompt cut short" for b in blocks)
     assert read_records(s.transcript)[-2]["message"]["content"] == [text(turns.INTERRUPTED)]
+
+
+def test_an_unreachable_api_yields_the_error_result_then_raises(config: Path) -> None:
+    from tests.support.standin import closed_port
+    from transcript_tools.errors import ApiError
+
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed_port()}", "CLAUDE_CONFIG_DIR": str(config)}
+    seen: list[Any] = []
+
+    async def go() -> None:
+        async for m in query("hello?", QueryOptions(resume=SID332, cwd=work_dir(config), env=env, max_retries=0)):
+            seen.append(m)
+
+    with pytest.raises(ApiError, match="cannot reach the API"):
+        asyncio.run(go())
+    assert isinstance(seen[-1], ResultMessage) and seen[-1].subtype == "error_during_execution" and seen[-1].terminal_reason == "api_error"

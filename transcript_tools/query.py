@@ -384,9 +384,7 @@ class Query:
                         with self._lock:  # an interrupt is for the turn in flight, never the next one
                             self._busy = False
                             engine.interrupt_requested = False
-            except BaseException as e:  # an ApiError (after its result), a write failure: the stream ends with it
-                emit(e)
-            finally:
+            finally:  # an ApiError (after its result), a write failure: the stream ends, and the error is raised below
                 close = getattr(client, "close", None)
                 if close is not None:
                     close()
@@ -408,35 +406,28 @@ class Query:
                         turns.put(user_content(item))
                     else:
                         raise UsageError(f"unexpected input message type {item.get('type')!r}")
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # a malformed message (or the iterable's own error): the stream ends with it
-                emit(e)
-            finally:
+            finally:  # a malformed message (or the iterable's own error) ends the input: raised below
                 turns.put(_DONE)
 
-        worker = threading.Thread(target=work, name="tt-query", daemon=True)
-        worker.start()
+        # The worker's and the feeder's errors travel in their futures (no catch-all here).
+        worker = asyncio.ensure_future(asyncio.to_thread(work))
         feeder = asyncio.create_task(feed())
-        failure: BaseException | None = None
+        finished = False
         try:
-            while True:
-                item = await out.get()
-                if item is _DONE:
-                    break
-                if isinstance(item, BaseException):
-                    failure = failure or item
-                    continue
+            while (item := await out.get()) is not _DONE:
                 yield item
+            finished = True
         finally:
             if not feeder.done():
                 feeder.cancel()
-            if worker.is_alive():  # closed early: stop the turn, let it close the file
+            if not worker.done():  # closed early: stop the turn, let it close the file
                 self.interrupt()
                 turns.put(_DONE)
-                await asyncio.to_thread(worker.join)
-        if failure is not None:
-            raise failure
+            await asyncio.wait({worker})
+        if finished:
+            worker.result()  # raises what ended the turns
+            if not feeder.cancelled() and feeder.exception() is not None:
+                feeder.result()
 
 
 def query(prompt: str | AsyncIterable[Mapping[str, Any]], options: QueryOptions | None = None) -> Query:
