@@ -212,6 +212,8 @@ class QueryEngine:
         if self.cost_state is not None:
             self.usage.restore(self.cost_state.get("modelUsage") or {})
         self.permission_mode = permission_mode or "default"
+        #: Called with each raw stream event as it arrives (``tt chat`` prints text live).
+        self.on_stream: Callable[[Event], None] | None = None
         self.permission_denials: list[Denial] = []
         self.api_ms = 0
         self.interrupt_requested = False
@@ -306,6 +308,8 @@ class QueryEngine:
             self._check()  # an interrupt lands at the next stream event
             if keep is not None:
                 keep(event)
+            if self.on_stream is not None:
+                self.on_stream(event)
 
         before = self._clock()
         try:

@@ -1,0 +1,123 @@
+"""``tt chat`` in a real terminal: driven under tmux (send-keys, capture-pane) against the
+stand-in, on a copy of the real 2.1.332 session — a tool call shown folded with its
+result, the streamed answer, ``/model`` mid-session (the next request carries the new
+model and the whole history), ``/cost`` (the restored cost plus this run), Ctrl-C
+mid-request (the turn closed in a file that resumes), ``/exit``. Marked ``tmux``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.resume_helpers import check_api_shape, text
+from tests.support.policy import last_user, prompt_text
+from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
+from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
+from transcript_tools import turns
+from transcript_tools.resumable import load_for_resume
+
+pytestmark = pytest.mark.tmux
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Pane:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def send(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name], capture_output=True, text=True).stdout
+
+    def wait_for(self, what: str | Callable[[str], bool], timeout: float = 30) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            s = self.screen()
+            if (what in s) if isinstance(what, str) else what(s):
+                return s
+            time.sleep(0.1)
+        raise AssertionError(f"never saw {what!r} on the screen:\n{self.screen()}")
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def tmux_chat(config: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    started: list[str] = []
+
+    def start(api: StandIn, *args: str) -> Pane:
+        name = f"ttchat-{os.getpid()}-{len(started)}"
+        env = {"CLAUDE_CONFIG_DIR": str(config), **api_env(api), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+        cmd = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), shlex.quote(sys.executable), "-m", "transcript_tools", "chat", *map(shlex.quote, args),
+                        ";", "echo", "CHAT-EXITED-$?", ";", "sleep", "30"])
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", cmd], check=True)
+        started.append(name)
+        return Pane(name)
+
+    yield start
+    for name in started:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Callable[..., Pane], config: Path) -> None:
+    arrived, release = threading.Event(), threading.Event()
+
+    def policy(req: RecordedRequest) -> Text | ToolUse:
+        last = last_user(req)
+        said = prompt_text(last) if last else ""
+        if said == "What does app.py print?":
+            return ToolUse("Read", {"file_path": "app.py"})
+        if said == "slow one":
+            arrived.set()
+            release.wait(30)
+            return Text("too late")
+        if any(b.get("type") == "tool_result" for b in (last or {}).get("content") or [] if isinstance(b, dict)):
+            return Text("It prints hello world.")
+        return Text(f"re: {said} on {req.model}")
+
+    path = transcript(config)
+    with StandIn(policy) as api:
+        pane = tmux_chat(api, SID332[:8], "--cwd", work_dir(config))
+        t0 = time.monotonic()
+        pane.wait_for(lambda s: s.rstrip().endswith("\n>"))  # the prompt (capture-pane trims its space)
+        assert time.monotonic() - t0 < 15
+        pane.send("What does app.py print?", "Enter")
+        screen = pane.wait_for("It prints hello world.")
+        assert "⏺ Read(app.py)" in screen and "⎿" in screen
+        pane.send("/model claude-haiku-4-5", "Enter")
+        pane.wait_for("the next turn uses claude-haiku-4-5")
+        before = len(api.message_requests[-1].messages)
+        pane.send("and now?", "Enter")
+        pane.wait_for("re: and now? on claude-haiku-4-5")
+        req = api.message_requests[-1]
+        assert req.model == "claude-haiku-4-5"
+        assert len(req.messages) == before + 2  # the whole history: the last answer and the new prompt added
+        pane.send("/cost", "Enter")
+        pane.wait_for("cost so far $")
+        pane.send("slow one", "Enter")
+        assert arrived.wait(30)
+        pane.send("C-c")
+        pane.wait_for("interrupted (the turn is closed in the file)")
+        release.set()
+        pane.send("/exit", "Enter")
+        pane.wait_for("CHAT-EXITED-0")
+    recs = [r for r in load_for_resume(path).conversation.messages]
+    check_api_shape(recs)
+    tail = path.read_text().splitlines()
+    import json
+
+    closed = [json.loads(x) for x in tail if '"[Request interrupted by user]"' in x]
+    assert closed and closed[-1]["message"]["content"] == [text(turns.INTERRUPTED)]

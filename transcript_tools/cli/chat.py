@@ -1,0 +1,123 @@
+"""``tt chat``: continue a session interactively (the edge around `chat.Chat`).
+
+The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
+same model choice, fork, cwd, restored cost and notices); the line editor is
+prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
+Ctrl-C during a turn stops the turn (closed in the file, which both CLIs resume); at the
+prompt, a second Ctrl-C in a row (or Ctrl-D, or /exit) leaves.
+
+Exit codes: 0 left normally; 2 usage; 3 no such session; 4 unreadable; 5 no API key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from .common import continue_option, max_bytes_option
+
+
+class _RichView:
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False)
+
+    def text(self, chunk: str) -> None:
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+
+    def line(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style or None, markup=False)
+
+
+@click.command("chat")
+@click.argument("session", required=False)
+@continue_option
+@click.option("--model", help="Model to continue on (default: as tt resume chooses).")
+@click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools, as tt resume.")
+@click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
+@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR.")
+@click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
+@click.option("--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched.")
+@click.option("--cost-notice-usd", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Say so once when the session's cost passes this.")
+@max_bytes_option
+def chat_command(
+    session: str | None,
+    latest: bool,
+    model: str | None,
+    allowed: tuple[str, ...],
+    disallowed: tuple[str, ...],
+    add_dirs: tuple[Path, ...],
+    cwd_opt: Path | None,
+    fork_: bool,
+    cost_notice_usd: float,
+    max_bytes: int,
+) -> int:
+    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
+
+    Slash commands: /model NAME, /cost, /rename, /tag, /help, /exit. Needs ANTHROPIC_API_KEY.
+    """
+    from ..chat import Chat
+    from ..client import AnthropicClient, credentials_from_env
+    from ..clock import system_clock
+    from ..resume_setup import prepare
+    from ..resumable import load_for_resume
+    from ..tools import ToolRegistry
+    from ..writer import append_records
+    from .resume import _pick
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script")
+    registry = ToolRegistry(allowed, disallowed)
+    clock = system_clock()
+    ref = _pick(session, latest)
+    creds = credentials_from_env(os.environ)
+    prep = prepare(ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes)
+    view = _RichView()
+    for note in prep.notices:
+        view.line(f"tt: {note}", "yellow")
+    client = AnthropicClient(creds)
+    engine = prep.engine(client, registry, add_dirs=add_dirs)
+    path = prep.path
+
+    def reload(m: str) -> list[dict[str, object]]:
+        return list(load_for_resume(path, max_bytes=max_bytes).conversation.for_model(m).messages)
+
+    chat = Chat(engine, view, reload=reload, append_record=lambda rec: append_records(path, [rec]), cost_notice_usd=cost_notice_usd)
+    view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
+    _loop(chat)
+    return 0
+
+
+def _loop(chat: object) -> None:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("escape", "enter")
+    def _newline(event: object) -> None:
+        event.current_buffer.insert_text("\n")  # type: ignore[attr-defined]
+
+    editor: PromptSession[str] = PromptSession(history=InMemoryHistory(), key_bindings=keys)
+    armed = False  # a Ctrl-C at the prompt: the next one leaves
+    while True:
+        try:
+            line = editor.prompt("> ")
+        except KeyboardInterrupt:
+            if armed:
+                return
+            armed = True
+            chat.view.line("(Ctrl-C again to leave)", "dim")  # type: ignore[attr-defined]
+            continue
+        except EOFError:
+            return
+        armed = False
+        if not chat.handle(line):  # type: ignore[attr-defined]
+            return
