@@ -2,7 +2,8 @@
 stand-in, on a copy of the real 2.1.332 session — a tool call shown folded with its
 result, the streamed answer, ``/model`` mid-session (the next request carries the new
 model and the whole history), ``/cost`` (the restored cost plus this run), Ctrl-C
-mid-request (the turn closed in a file that resumes), ``/exit``. Marked ``tmux``."""
+mid-request (the turn closed in a file that resumes), ``/exit`` (marked ``tmux``); and
+``--json``, which needs no terminal."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir 
 from transcript_tools import turns
 from transcript_tools.resumable import load_for_resume
 
-pytestmark = pytest.mark.tmux
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -72,6 +72,7 @@ def tmux_chat(config: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
+@pytest.mark.tmux
 def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Callable[..., Pane], config: Path) -> None:
     arrived, release = threading.Event(), threading.Event()
 
@@ -121,3 +122,17 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Ca
 
     closed = [json.loads(x) for x in tail if '"[Request interrupted by user]"' in x]
     assert closed and closed[-1]["message"]["content"] == [text(turns.INTERRUPTED)]
+
+
+def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) -> None:
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
+    env.pop("ANTHROPIC_API_KEY", None)
+    r = subprocess.run([sys.executable, "-m", "transcript_tools", "chat", SID332[:8], "--json", "--cwd", work_dir(config)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    got = json.loads(r.stdout)
+    assert got["session_id"] == SID332 and got["model"] == "claude-opus-5-5"
+    assert got["messages"] == len(load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages)
+    r2 = subprocess.run([sys.executable, "-m", "transcript_tools", "chat", SID332[:8]], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r2.returncode == 2 and "needs a terminal" in r2.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from .common import continue_option, max_bytes_option
+from .common import continue_option, json_option, max_bytes_option
 
 
 class _RichView:
@@ -46,6 +46,7 @@ class _RichView:
 @click.option("--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched.")
 @click.option("--cost-notice-usd", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Say so once when the session's cost passes this.")
 @max_bytes_option
+@json_option
 def chat_command(
     session: str | None,
     latest: bool,
@@ -57,10 +58,13 @@ def chat_command(
     fork_: bool,
     cost_notice_usd: float,
     max_bytes: int,
+    as_json: bool,
 ) -> int:
     """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
 
     Slash commands: /model NAME, /cost, /rename, /tag, /help, /exit. Needs ANTHROPIC_API_KEY.
+    With --json: say what the chat would continue (session, model, messages, cwd, notices)
+    as one JSON object and exit, with no terminal, no key and nothing written.
     """
     from ..chat import Chat
     from ..client import AnthropicClient, credentials_from_env
@@ -71,11 +75,18 @@ def chat_command(
     from ..writer import append_records
     from .resume import _pick
 
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script")
     registry = ToolRegistry(allowed, disallowed)
     clock = system_clock()
     ref = _pick(session, latest)
+    if as_json:
+        import orjson
+
+        p = prepare(ref, clock=clock, env=os.environ, model=model, fork=False, cwd=cwd_opt, max_bytes=max_bytes, dry_run=True)
+        out = {"session_id": p.session_id, "path": str(p.path), "model": p.model, "messages": len(p.conv.messages), "cwd": str(p.cwd), "notices": p.notices}
+        sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
+        return 0
     creds = credentials_from_env(os.environ)
     prep = prepare(ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes)
     view = _RichView()
