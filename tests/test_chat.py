@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,44 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
     assert got["messages"] == len(load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages)
     r2 = subprocess.run([sys.executable, "-m", "transcript_tools", "chat", SID332[:8]], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r2.returncode == 2 and "needs a terminal" in r2.stderr
+
+
+@pytest.mark.tmux
+@pytest.mark.claude
+def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any, tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from tests.support.oracle import conversation_blocks, resume_with_cli
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    s = generated_session.copy_to(tmp_path)
+    arrived, release = threading.Event(), threading.Event()
+
+    def policy(req: RecordedRequest) -> Text:
+        arrived.set()
+        release.wait(30)
+        return Text("too late")
+
+    name = f"ttchat-cc-{os.getpid()}"
+    with StandIn(policy) as api:
+        env = {"CLAUDE_CONFIG_DIR": str(s.config_dir), **api_env(api), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+        cmd = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), shlex.quote(sys.executable), "-m", "transcript_tools", "chat",
+                        shlex.quote(str(s.transcript)), ";", "echo", "CHAT-EXITED-$?", ";", "sleep", "30"])
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", cmd], check=True)
+        try:
+            pane = Pane(name)
+            pane.wait_for(lambda t: t.rstrip().endswith("\n>"))
+            pane.send("cut me short", "Enter")
+            assert arrived.wait(30)
+            pane.send("C-c")
+            pane.wait_for("interrupted (the turn is closed in the file)")
+            release.set()
+            pane.send("/exit", "Enter")
+            pane.wait_for("CHAT-EXITED-0")
+        finally:
+            release.set()
+            subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    blocks = conversation_blocks(resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, "after the chat", clock=datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)))
+    values = [b.value for b in blocks]
+    assert "cut me short" in values and values[-1] == "after the chat"
