@@ -82,11 +82,16 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Ca
         said = prompt_text(last) if last else ""
         if said == "What does app.py print?":
             return ToolUse("Read", {"file_path": "app.py"})
+        if said == "run it":
+            return ToolUse("Bash", {"command": "echo from-bash-$((6*7))"})
         if said == "slow one":
             arrived.set()
             release.wait(30)
             return Text("too late")
-        if any(b.get("type") == "tool_result" for b in (last or {}).get("content") or [] if isinstance(b, dict)):
+        results = [b for b in (last or {}).get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if results and "from-bash-42" in str(results[0].get("content")):
+            return Text("bash ran")
+        if results:
             return Text("It prints hello world.")
         return Text(f"re: {said} on {req.model}")
 
@@ -99,6 +104,12 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Ca
         pane.send("What does app.py print?", "Enter")
         screen = pane.wait_for("It prints hello world.")
         assert "⏺ Read(app.py)" in screen and "⎿" in screen
+        # Bash is allowed by no rule: asked at the prompt, allowed, run
+        pane.send("run it", "Enter")
+        pane.wait_for("Allow Bash(echo from-bash-$((6*7)))? [y]es / [a]lways this session / [n]o:")
+        pane.send("a", "Enter")
+        screen = pane.wait_for("bash ran")
+        assert "⎿ from-bash-42" in screen
         pane.send("/model claude-haiku-4-5", "Enter")
         pane.wait_for("the next turn uses claude-haiku-4-5")
         before = len(api.message_requests[-1].messages)
@@ -178,3 +189,29 @@ def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any,
     blocks = conversation_blocks(resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, "after the chat", clock=datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)))
     values = [b.value for b in blocks]
     assert "cut me short" in values and values[-1] == "after the chat"
+
+
+def test_the_registry_asks_for_a_tool_no_rule_allows_and_remembers_always(tmp_path: Path) -> None:
+    from transcript_tools.tools import ToolContext, ToolRegistry
+
+    (tmp_path / "f.txt").write_text("one\n")
+    asked: list[str] = []
+    answers = iter(["no", "always"])
+
+    def ask(name: str, tool_input: Any) -> str:
+        asked.append(name)
+        return next(answers)
+
+    reg = ToolRegistry(disallowed=["Bash(rm:*)"], ask=ask)
+    assert {"Bash", "Write", "Edit", "Read"} <= set(reg.offered)  # with ask, offered to be asked about
+    ctx = ToolContext(cwd=tmp_path)
+    no = reg.call("Write", "t1", {"file_path": str(tmp_path / "g.txt"), "content": "x"}, ctx)
+    assert no.denial is not None and not (tmp_path / "g.txt").exists()
+    yes = reg.call("Write", "t2", {"file_path": str(tmp_path / "g.txt"), "content": "x"}, ctx)
+    assert yes.denial is None and (tmp_path / "g.txt").read_text() == "x"
+    again = reg.call("Write", "t3", {"file_path": str(tmp_path / "h.txt"), "content": "y"}, ctx)
+    assert again.denial is None and asked == ["Write", "Write"]  # "always": not asked again
+    denied = reg.call("Bash", "t4", {"command": "rm f.txt"}, ctx)
+    assert denied.denial is not None and asked == ["Write", "Write"] and (tmp_path / "f.txt").exists()  # a deny rule is never asked about
+    outside = reg.call("Write", "t5", {"file_path": "/etc/tt-chat-test", "content": "z"}, ctx)
+    assert outside.denial is not None  # "always" keeps the working-directory rules

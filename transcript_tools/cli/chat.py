@@ -3,6 +3,8 @@
 The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
 prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
+A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for
+this session, no), as Claude Code asks; --disallowed-tools still denies without asking.
 Ctrl-C during a turn stops the turn (closed in the file, which both CLIs resume); at the
 prompt, a second Ctrl-C in a row (or Ctrl-D, or /exit) leaves.
 
@@ -83,7 +85,7 @@ def chat_command(
         import threading
 
         threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
-    registry = ToolRegistry(allowed, disallowed)
+    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else _ask)
     clock = system_clock()
     ref = _pick(session, latest)
     if as_json:
@@ -109,6 +111,27 @@ def chat_command(
     view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
     _loop(chat)
     return 0
+
+
+def _ask(name: str, tool_input: object) -> str:
+    """Ask the person about a tool call no rule allows (remembered with "always")."""
+    from prompt_toolkit import prompt
+
+    from ..chat import tool_line
+
+    shown = tool_line({"name": name, "input": tool_input}).removeprefix("⏺ ")
+    sys.stdout.write("\n")
+    while True:
+        try:
+            answer = prompt(f"Allow {shown}? [y]es / [a]lways this session / [n]o: ").strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return "no"
+        if answer in ("y", "yes"):
+            return "yes"
+        if answer in ("a", "always"):
+            return "always"
+        if answer in ("n", "no", ""):
+            return "no"
 
 
 def _preload() -> None:
