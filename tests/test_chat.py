@@ -215,3 +215,48 @@ def test_the_registry_asks_for_a_tool_no_rule_allows_and_remembers_always(tmp_pa
     assert denied.denial is not None and asked == ["Write", "Write"] and (tmp_path / "f.txt").exists()  # a deny rule is never asked about
     outside = reg.call("Write", "t5", {"file_path": "/etc/tt-chat-test", "content": "z"}, ctx)
     assert outside.denial is not None  # "always" keeps the working-directory rules
+
+
+def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, standin: StandIn) -> None:
+    """`chat.Chat` without a terminal: what each command appends or shows."""
+    import json
+
+    from transcript_tools.chat import Chat, ListView
+    from transcript_tools.client import AnthropicClient, Credentials
+    from transcript_tools.clock import system_clock
+    from transcript_tools.resume_setup import prepare
+    from transcript_tools.store import SessionRef
+    from transcript_tools.tools import ToolRegistry
+    from transcript_tools.writer import append_records
+
+    path = transcript(config)
+    env = {**api_env(standin), "CLAUDE_CONFIG_DIR": str(config)}
+    prep = prepare(SessionRef(path, SID332), clock=system_clock(), env=env, cwd=Path(work_dir(config)))
+    client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
+    reg = ToolRegistry()
+    view = ListView()
+
+    def fork(cur: Any) -> tuple[Any, list[str]]:
+        p = prepare(SessionRef(cur.transcript.path, cur.session_id), clock=system_clock(), env=env, model=cur.model, fork=True, cwd=cur.cwd)
+        return p.engine(client, reg), p.notices
+
+    def reload(m: str) -> list[dict[str, Any]]:
+        return list(load_for_resume(chat.engine.transcript.path).conversation.for_model(m).messages)
+
+    chat = Chat(prep.engine(client, reg), view, reload=reload, append_record=lambda r: append_records(chat.engine.transcript.path, [r]), fork=fork, cost_notice_usd=1.0)
+    assert chat.handle("/rename  A chat title ") and chat.handle("/tag wip")
+    recs = [json.loads(x) for x in path.read_text().splitlines()[-2:]]
+    assert recs == [{"type": "custom-title", "customTitle": "A chat title", "sessionId": SID332}, {"type": "tag", "tag": "wip", "sessionId": SID332}]
+    chat.handle("/cost")
+    assert view.lines[-1] == "cost so far $1.5082: claude-opus-5-5 $1.5082"  # the fixture's last cost-state, restored
+    standin.script(Text("in the fork"))
+    before = path.read_bytes()
+    chat.handle("/fork")
+    assert view.lines[-1].startswith("now in the fork ") and chat.engine.session_id != SID332
+    chat.handle("hello fork")
+    assert "".join(view.streamed).strip() == "in the fork"
+    assert path.read_bytes() == before  # the original is not touched
+    forked = [json.loads(x) for x in chat.engine.transcript.path.read_text().splitlines()]
+    assert any(r.get("message", {}).get("content") == "hello fork" for r in forked)
+    assert chat.handle("/nope") and view.lines[-1] == "unknown command /nope (/help lists them)"
+    assert chat.handle("/exit") is False

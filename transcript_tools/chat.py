@@ -8,9 +8,10 @@ terminal; tests use a list), so this module never prints and never reads a termi
 Commands: ``/model NAME`` (the next turn uses it; the history is reloaded for that model,
 so thinking blocks follow `lifecycle` rule 3 as on a resume), ``/cost`` (this session's
 cost by model: restored from its ``cost-state`` plus this run), ``/rename TITLE`` and
-``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/help``, ``/exit``.
-``/compact``, ``/fork`` and ``/rewind`` are not done in the chat yet: they say which
-``tt`` command does it.
+``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/fork`` (the session is
+forked by ``tt fork``'s rules and the chat goes on in the fork), ``/help``, ``/exit``.
+``/compact`` and ``/rewind`` are not done in the chat yet: they say which ``tt`` command
+does it.
 
 Ctrl-C (KeyboardInterrupt) in a turn takes the engine's path: the turn is closed in the
 file, and the history is reloaded from it (`conversation` rule 7), so the next prompt
@@ -35,7 +36,8 @@ HELP = """\
 /cost         this session's cost by model
 /rename TITLE set the session's title
 /tag TAG      tag the session ("" clears it)
-/compact /fork /rewind   not in the chat yet: use tt compact / tt fork / tt rewind
+/fork         go on in a fork of this session (the original is not touched)
+/compact /rewind   not in the chat yet: use tt compact / tt rewind
 /help         this list
 /exit         leave (Ctrl-D too; Ctrl-C twice at the prompt)
 Ctrl-C during a turn stops it; the file stays one Claude Code resumes."""
@@ -89,8 +91,10 @@ class Chat:
         reload: Callable[[str], list[dict[str, Any]]],
         append_record: Callable[[bytes], None],
         cost_notice_usd: float | None = DEFAULT_COST_NOTICE_USD,
+        fork: Callable[[Any], tuple[Any, list[str]]] | None = None,
     ) -> None:
         self.engine = engine
+        self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -137,6 +141,17 @@ class Chat:
                 return True
             self._append(rec.rstrip(b"\n"))
             self.view.line(f"{'title' if name == 'rename' else 'tag'} set: {arg}" if arg else "tag cleared")
+        elif name == "fork" and self._fork is not None:
+            try:
+                engine, notes = self._fork(self.engine)
+            except TTError as e:
+                self.view.line(f"tt: {e.message}", "red")
+                return True
+            engine.on_stream = self._on_stream
+            self.engine = engine
+            for n in notes:
+                self.view.line(f"tt: {n}", "yellow")
+            self.view.line(f"now in the fork {engine.session_id} (the original is not touched)")
         elif name in ("compact", "fork", "rewind"):
             self.view.line(f"/{name} is not in tt chat yet: leave and run `tt {name} {self.engine.session_id}`", "yellow")
         else:

@@ -64,7 +64,7 @@ def chat_command(
 ) -> int:
     """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
 
-    Slash commands: /model NAME, /cost, /rename, /tag, /help, /exit. Needs ANTHROPIC_API_KEY.
+    Slash commands: /model NAME, /cost, /rename, /tag, /fork, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
@@ -102,12 +102,26 @@ def chat_command(
         view.line(f"tt: {note}", "yellow")
     client = AnthropicClient(creds)
     engine = prep.engine(client, registry, add_dirs=add_dirs)
-    path = prep.path
+
+    def path() -> Path:  # the file of the engine in use (a /fork changes it)
+        return chat.engine.transcript.path  # type: ignore[no-any-return]
 
     def reload(m: str) -> list[dict[str, object]]:
-        return list(load_for_resume(path, max_bytes=max_bytes).conversation.for_model(m).messages)
+        return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
 
-    chat = Chat(engine, view, reload=reload, append_record=lambda rec: append_records(path, [rec]), cost_notice_usd=cost_notice_usd)
+    def fork(current: object) -> tuple[object, list[str]]:
+        from ..store import SessionRef
+
+        cur = current  # a QueryEngine
+        p = prepare(
+            SessionRef(path(), cur.session_id), clock=clock, env=os.environ, model=cur.model,  # type: ignore[attr-defined]
+            fork=True, cwd=cur.cwd, max_bytes=max_bytes,  # type: ignore[attr-defined]
+        )
+        return p.engine(client, registry, add_dirs=add_dirs), p.notices
+
+    chat = Chat(
+        engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork
+    )
     view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
     _loop(chat)
     return 0
