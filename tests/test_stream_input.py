@@ -210,3 +210,34 @@ def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_eve
     assert shape(mine) == shape(theirs), err
     ctl = [e for e in theirs if e["type"] == "control_response"]
     assert ctl == [e for e in mine if e["type"] == "control_response"]
+
+
+def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> None:
+    import signal
+
+    gate = Gate()
+    path = transcript(config)
+    before = path.read_bytes()
+    with StandIn(gate) as api:
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
+        p = subprocess.Popen(
+            [sys.executable, "-m", "transcript_tools", "resume", SID332, "--input-format", "stream-json", "--output-format", "stream-json", "--cwd", work_dir(config)],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        try:
+            assert p.stdin is not None
+            p.stdin.write(json.dumps(user("slow one")).encode() + b"\n")
+            p.stdin.flush()
+            assert gate.arrived.wait(30)
+            p.send_signal(signal.SIGINT)
+            time.sleep(0.3)
+            gate.release.set()
+            out, err = p.communicate(timeout=60)
+        finally:
+            gate.release.set()
+            if p.poll() is None:
+                p.kill()
+    assert p.returncode == 130, err
+    new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
+    assert new[0]["message"]["content"] == "slow one" and new[1]["message"]["content"] == [text(turns.INTERRUPTED)]
+    check_api_shape(load_for_resume(path).conversation.messages)
