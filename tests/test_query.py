@@ -279,7 +279,9 @@ def test_both_clis_resume_a_query_interrupted_mid_request(generated_session: Any
     kinds = [(b.role, b.kind, b.value) for b in blocks[-2:]]
     assert kinds[-1] == ("user", "text", "after the cut")
     assert any(b.value == "a prompt cut short" for b in blocks)
-    assert read_records(s.transcript)[-2]["message"]["content"] == [text(turns.INTERRUPTED)]
+    recs = [r for r in read_records(s.transcript) if r.get("type") == "user"]
+    k = next(i for i, r in enumerate(recs) if r["message"]["content"] == "a prompt cut short")
+    assert recs[k + 1]["message"]["content"] == [text(turns.INTERRUPTED)]  # the turn tt closed
 
 
 def test_an_unreachable_api_yields_the_error_result_then_raises(config: Path) -> None:
