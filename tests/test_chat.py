@@ -260,3 +260,25 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     assert any(r.get("message", {}).get("content") == "hello fork" for r in forked)
     assert chat.handle("/nope") and view.lines[-1] == "unknown command /nope (/help lists them)"
     assert chat.handle("/exit") is False
+
+
+def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(config: Path, standin: StandIn) -> None:
+    from transcript_tools.chat import Chat, ListView
+    from transcript_tools.client import AnthropicClient, Credentials
+    from transcript_tools.clock import system_clock
+    from transcript_tools.resume_setup import prepare
+    from transcript_tools.store import SessionRef
+    from transcript_tools.tools import ToolRegistry
+
+    path = transcript(config)
+    prep = prepare(SessionRef(path, SID332), clock=system_clock(), env={}, model="claude-sonnet-4-6", cwd=Path(work_dir(config)))
+    client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
+    view = ListView()
+    restored = 1.508232  # the fixture's last cost-state
+    chat = Chat(prep.engine(client, ToolRegistry()), view, reload=lambda m: [], append_record=lambda r: None, cost_notice_usd=restored + 0.0001)
+    standin.script(Text("one"), Text("two"))
+    chat.handle("first")  # any priced turn costs more than $0.0001: past the threshold
+    notes = [ln for ln in view.lines if ln.startswith("note: this session has cost")]
+    assert notes == [f"note: this session has cost ${chat.engine.total_cost_usd:.2f} (past ${restored + 0.0001:g})"]
+    chat.handle("second")
+    assert len([ln for ln in view.lines if ln.startswith("note:")]) == 1  # once
