@@ -93,6 +93,16 @@ def test_prompts_piped_while_the_first_turn_runs_are_answered_after_it_in_order(
     # 2.1.332 runs what queued as one turn, the prompts joined in order (query.merge_prompts)
     assert results == ["re: first", "re: second\nthird\nfourth"]
     assert [e["subtype"] for e in events if e["type"] == "system"] == ["init", "init"]
+    # The file: one enqueue per prompt as it arrives, a dequeue per prompt a turn takes,
+    # before that turn's prompt line — the pattern 2.1.332 wrote for the same script.
+    new = [json.loads(x) for x in transcript(config).read_text().splitlines()]
+    start = next(i for i, r in enumerate(new) if r.get("type") == "queue-operation" and r.get("content") == "first")
+    ops = [(r.get("operation"), r.get("content")) if r["type"] == "queue-operation" else (r["type"], None) for r in new[start:] if r["type"] in ("queue-operation", "user")]
+    assert ops == [
+        ("enqueue", "first"), ("dequeue", None), ("user", None),
+        ("enqueue", "second"), ("enqueue", "third"), ("enqueue", "fourth"),
+        ("dequeue", None), ("dequeue", None), ("dequeue", None), ("user", None),
+    ]
 
 
 def test_an_interrupt_stops_the_turn_and_the_next_prompt_runs_on_a_file_that_resumes(config: Path) -> None:
@@ -120,6 +130,9 @@ def test_an_interrupt_stops_the_turn_and_the_next_prompt_runs_on_a_file_that_res
     assert events[-1]["result"] == "re: next"
     check_api_shape(second)  # the closed turn, then the new prompt: what a resume sends
     check_api_shape(load_for_resume(path).conversation.messages)
+    from transcript_tools.check import validate_path
+
+    assert validate_path(path).errors == 0  # queue-operations, cost-state and all
 
 
 def test_malformed_lines_get_an_error_event_each_and_the_loop_goes_on(config: Path, standin: StandIn) -> None:
@@ -239,5 +252,6 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
                 p.kill()
     assert p.returncode == 130, err
     new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
-    assert new[0]["message"]["content"] == "slow one" and new[1]["message"]["content"] == [text(turns.INTERRUPTED)]
+    users = [r for r in new if r["type"] == "user"]
+    assert users[0]["message"]["content"] == "slow one" and users[1]["message"]["content"] == [text(turns.INTERRUPTED)]
     check_api_shape(load_for_resume(path).conversation.messages)

@@ -227,6 +227,14 @@ class QueryEngine:
     def total_cost_usd(self) -> float:
         return self.usage.cost
 
+    def append_meta(self, record: dict[str, Any]) -> None:
+        """Append a record outside the chain (no uuid: the leaf stays), e.g. a queue-operation."""
+        if self.transcript is not None:
+            self.transcript.append(record)
+
+    def timestamp(self) -> str:
+        return self._now()
+
     def interrupt(self, reason: str = "aborted_streaming") -> None:
         """Ask the turn in flight to stop (one flag, read between steps; the caller clears
         ``interrupt_requested`` between turns if an interrupt then should not carry over)."""

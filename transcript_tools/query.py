@@ -323,6 +323,18 @@ class Query:
         self.path = prep.path
         return engine
 
+    def _queue_op(self, operation: str, content: Any = None) -> None:
+        """A ``queue-operation`` record, as Claude Code 2.1.332 writes one for each streamed
+        prompt: ``enqueue`` when it arrives (``content`` when it is a string; a list of
+        blocks is written without it), ``dequeue`` when a turn takes it (probed with the
+        stand-in). Streaming input only: a string prompt is not queued."""
+        if isinstance(self._prompt, str) or self._engine is None:
+            return
+        rec: dict[str, Any] = {"type": "queue-operation", "operation": operation, "timestamp": self._engine.timestamp(), "sessionId": self._engine.session_id}
+        if isinstance(content, str):
+            rec["content"] = content
+        self._engine.append_meta(rec)
+
     def _reload(self, engine: Any) -> None:
         from .resumable import load_for_resume
 
@@ -358,6 +370,7 @@ class Query:
                     content = turns.get()
                     if content is _DONE:
                         return
+                    self._queue_op("dequeue")
                     queued = [content]
                     while True:  # what queued while the last turn ran is one turn (`merge_prompts`)
                         try:
@@ -367,6 +380,7 @@ class Query:
                         if more is _DONE:
                             done = True
                             break
+                        self._queue_op("dequeue")
                         queued.append(more)
                     content = merge_prompts(queued)
                     with self._lock:
@@ -403,7 +417,9 @@ class Query:
                         # with a message queued behind the interrupted turn, too: [].
                         emit({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"still_queued": []}}})
                     elif item.get("type") == "user":
-                        turns.put(user_content(item))
+                        content = user_content(item)
+                        self._queue_op("enqueue", content)
+                        turns.put(content)
                     else:
                         raise UsageError(f"unexpected input message type {item.get('type')!r}")
             finally:  # a malformed message (or the iterable's own error) ends the input: raised below
