@@ -192,3 +192,20 @@ def test_claude_code_continues_the_cost_tt_wrote(generated_session: Any, tmp_pat
     assert run.result["total_cost_usd"] > mine["totalCostUSD"]
     assert theirs["modelUsage"][PRICED]["inputTokens"] >= mine["modelUsage"][PRICED]["inputTokens"]
     assert theirs["totalCostUSD"] == pytest.approx(run.result["total_cost_usd"], abs=1e-6)
+
+
+def test_a_readable_dry_run_still_says_the_load_checks(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    b, work = _session(tmp_path, version="2.1.999")
+    path = b.write(tmp_path / f"{SESSION}.jsonl")
+    (work / "a.py").write_text("changed\n")
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-m", "transcript_tools", "resume", str(path), "--dry-run", "-p", "x", "--model", PRICED],
+                       env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert any("changed since" in ln and str(work / "a.py") in ln for ln in lines)
+    assert any("2.1.999, newer than" in ln for ln in lines)

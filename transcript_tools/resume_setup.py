@@ -62,6 +62,9 @@ class Prepared:
     model_note: str | None = None
     #: The last cost-state and permission-mode of the file (`resume_state`).
     state: TailState = field(default_factory=TailState)
+    #: The notices of the load checks alone (also in `notices`): a dry run's summary has
+    #: no place for them, so it shows them apart.
+    state_notices: list[str] = field(default_factory=list)
 
     @property
     def model(self) -> str:
@@ -154,7 +157,9 @@ def prepare(
     where, cwd_note = choose_cwd(cwd, conv.cwd)
     if cwd_note is not None:
         notices.append(cwd_note)
-    state = restored_state(path, got.start, conv.version, where, conv.cwd, notices)
+    checks: list[str] = []
+    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks)
+    notices.extend(checks)
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     return Prepared(
         path=path,
@@ -167,6 +172,7 @@ def prepare(
         notices=notices,
         model_note=note,
         state=state,
+        state_notices=checks,
     )
 
 

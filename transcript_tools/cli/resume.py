@@ -160,9 +160,8 @@ def resume_command(
     )
     got, conv, path, cwd = prep.got, prep.conv, prep.path, prep.cwd
     readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
-    if not readable:
-        for note in prep.notices:
-            click.echo(f"tt: {note}", err=True)
+    for note in prep.state_notices if readable else prep.notices:  # the summary says the rest
+        click.echo(f"tt: {note}", err=True)
     tokens = max_tokens or DEFAULT_MAX_TOKENS
     if dry_run:
         extra = [conversation.user_message(text)] if text is not None else []
