@@ -243,7 +243,17 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     def reload(m: str) -> list[dict[str, Any]]:
         return list(load_for_resume(chat.engine.transcript.path).conversation.for_model(m).messages)
 
-    chat = Chat(prep.engine(client, reg), view, reload=reload, append_record=lambda r: append_records(chat.engine.transcript.path, [r]), fork=fork, cost_notice_usd=1.0)
+    from transcript_tools.resume_setup import switch_model
+
+    chat = Chat(
+        prep.engine(client, reg), view, reload=reload, append_record=lambda r: append_records(chat.engine.transcript.path, [r]), fork=fork,
+        cost_notice_usd=1.0, choose_model=lambda m: switch_model(m, system_clock(), {}),
+    )
+    chat.handle("/model claude-opus-4-1")  # a legacy id Claude Code remaps, as on a resume
+    assert chat.engine.model == "claude-opus-5-5" and "remaps" in view.lines[-2]
+    chat.handle("/model claude-haiku-4-5")
+    assert chat.engine.model == "claude-haiku-4-5" and view.lines[-1].startswith("the next turn uses claude-haiku-4-5")
+    chat.handle("/model claude-opus-5-5")
     assert chat.handle("/rename  A chat title ") and chat.handle("/tag wip")
     recs = [json.loads(x) for x in path.read_text().splitlines()[-2:]]
     assert recs == [{"type": "custom-title", "customTitle": "A chat title", "sessionId": SID332}, {"type": "tag", "tag": "wip", "sessionId": SID332}]

@@ -92,9 +92,12 @@ class Chat:
         append_record: Callable[[bytes], None],
         cost_notice_usd: float | None = DEFAULT_COST_NOTICE_USD,
         fork: Callable[[Any], tuple[Any, list[str]]] | None = None,
+        choose_model: Callable[[str], tuple[str, str | None]] | None = None,
     ) -> None:
         self.engine = engine
         self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
+        # a model asked for -> the model Claude Code would use and why not that one (`lifecycle`)
+        self._choose = choose_model
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -130,9 +133,12 @@ class Chat:
             if not arg:
                 self.view.line(f"model: {self.engine.model}")
             else:
-                self.engine.messages = self._reload(arg)
-                self.engine.model = arg
-                self.view.line(f"the next turn uses {arg} ({len(self.engine.messages)} messages of history)")
+                model, why = self._choose(arg) if self._choose is not None else (arg, None)
+                if why:
+                    self.view.line(f"tt: {why}", "yellow")
+                self.engine.messages = self._reload(model)
+                self.engine.model = model
+                self.view.line(f"the next turn uses {model} ({len(self.engine.messages)} messages of history)")
         elif name in ("rename", "tag"):
             try:
                 rec = (rename_line if name == "rename" else tag_line)(self.engine.session_id, arg)

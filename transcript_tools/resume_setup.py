@@ -281,6 +281,15 @@ def choose_model(session_model: str | None, given: str | None, clock: Clock, env
     return lifecycle.resume_model(table, session_model, given, clock, remap_opt_out=opt_out)
 
 
+def switch_model(asked: str, clock: Clock, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """A mid-session switch (``/model``) by ``--model``'s rule: a legacy id Claude Code
+    remaps is remapped (with the line saying so), any other is taken as asked."""
+    from . import lifecycle
+
+    c = choose_model(None, asked, clock, env)
+    return c.model or asked, c.explain(lifecycle.CURRENT.cli_version, 0)
+
+
 def model_note(choice: ModelChoice, conv: Conversation) -> str | None:
     """One line when the model is not the session's own, or thinking is left out."""
     from . import lifecycle

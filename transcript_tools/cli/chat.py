@@ -119,8 +119,14 @@ def chat_command(
         )
         return p.engine(client, registry, add_dirs=add_dirs), p.notices
 
+    def choose(asked: str) -> tuple[str, str | None]:
+        from ..resume_setup import switch_model
+
+        return switch_model(asked, clock, os.environ)
+
     chat = Chat(
-        engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork
+        engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork,
+        choose_model=choose,
     )
     view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
     _loop(chat)
