@@ -255,3 +255,18 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
     users = [r for r in new if r["type"] == "user"]
     assert users[0]["message"]["content"] == "slow one" and users[1]["message"]["content"] == [text(turns.INTERRUPTED)]
     check_api_shape(load_for_resume(path).conversation.messages)
+
+
+def test_an_image_prompt_is_sent_as_given(config: Path, standin: StandIn) -> None:
+    standin.script(Text("a red dot"))
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+
+    def script(send: Callable[[Any], None]) -> None:
+        send(user([image, {"type": "text", "text": "what is this?"}]))
+
+    code, events, err = run_tt(config, standin, script)
+    assert code == 0, err
+    sent = standin.message_requests[0].messages[-1]["content"]
+    assert sent == [image, {"type": "text", "text": "what is this?"}]
+    assert [e["result"] for e in events if e["type"] == "result"] == ["a red dot"]
