@@ -269,6 +269,24 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     forked = [json.loads(x) for x in chat.engine.transcript.path.read_text().splitlines()]
     assert any(r.get("message", {}).get("content") == "hello fork" for r in forked)
     assert chat.handle("/nope") and view.lines[-1] == "unknown command /nope (/help lists them)"
+    # /rewind 3: the conversation up to the 3rd message from the end, in a fork of the fork
+    from transcript_tools.resume_setup import fork_at
+
+    def rewind(cur: Any, at: str) -> tuple[Any, list[str]]:
+        out, line = fork_at(cur.transcript.path, cur.session_id, at, 50 << 20)
+        p = prepare(SessionRef(out, out.stem), clock=system_clock(), env=env, model=cur.model, cwd=cur.cwd)
+        return p.engine(client, reg), [line, *p.notices]
+
+    chat._rewind = rewind
+    fork_file = chat.engine.transcript.path
+    fork_bytes = fork_file.read_bytes()
+    n_before = len(chat.engine.messages)
+    chat.handle("/rewind 3")
+    assert any(ln.startswith("tt: rewound ") for ln in view.lines) and chat.engine.transcript.path != fork_file
+    assert fork_file.read_bytes() == fork_bytes and len(chat.engine.messages) < n_before
+    standin.script(Text("after the rewind"))
+    chat.handle("again")
+    assert standin.message_requests[-1].messages[-1]["content"] == "again"
     assert chat.handle("/exit") is False
 
 

@@ -9,9 +9,9 @@ Commands: ``/model NAME`` (the next turn uses it; the history is reloaded for th
 so thinking blocks follow `lifecycle` rule 3 as on a resume), ``/cost`` (this session's
 cost by model: restored from its ``cost-state`` plus this run), ``/rename TITLE`` and
 ``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/fork`` (the session is
-forked by ``tt fork``'s rules and the chat goes on in the fork), ``/help``, ``/exit``.
-``/compact`` and ``/rewind`` are not done in the chat yet: they say which ``tt`` command
-does it.
+forked by ``tt fork``'s rules and the chat goes on in the fork), ``/rewind N|UUID`` (the
+conversation as ``tt rewind --conversation`` forks it there; files are not restored),
+``/help``, ``/exit``. ``/compact`` is not done in the chat yet: it names ``tt compact``.
 
 Ctrl-C (KeyboardInterrupt) in a turn takes the engine's path: the turn is closed in the
 file, and the history is reloaded from it (`conversation` rule 7), so the next prompt
@@ -37,7 +37,8 @@ HELP = """\
 /rename TITLE set the session's title
 /tag TAG      tag the session ("" clears it)
 /fork         go on in a fork of this session (the original is not touched)
-/compact /rewind   not in the chat yet: use tt compact / tt rewind
+/rewind N     go on from the Nth message from the end (or a uuid), in a fork ending there
+/compact      not in the chat yet: use tt compact
 /help         this list
 /exit         leave (Ctrl-D too; Ctrl-C twice at the prompt)
 Ctrl-C during a turn stops it; the file stays one Claude Code resumes."""
@@ -93,11 +94,13 @@ class Chat:
         cost_notice_usd: float | None = DEFAULT_COST_NOTICE_USD,
         fork: Callable[[Any], tuple[Any, list[str]]] | None = None,
         choose_model: Callable[[str], tuple[str, str | None]] | None = None,
+        rewind: Callable[[Any, str], tuple[Any, list[str]]] | None = None,
     ) -> None:
         self.engine = engine
         self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
         # a model asked for -> the model Claude Code would use and why not that one (`lifecycle`)
         self._choose = choose_model
+        self._rewind = rewind  # (engine, message) -> the engine of a fork ending there, its notices
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -147,9 +150,12 @@ class Chat:
                 return True
             self._append(rec.rstrip(b"\n"))
             self.view.line(f"{'title' if name == 'rename' else 'tag'} set: {arg}" if arg else "tag cleared")
-        elif name == "fork" and self._fork is not None:
+        elif (name == "fork" and self._fork is not None) or (name == "rewind" and self._rewind is not None):
+            if name == "rewind" and not arg:
+                self.view.line("/rewind N (the Nth message from the end) or /rewind UUID", "red")
+                return True
             try:
-                engine, notes = self._fork(self.engine)
+                engine, notes = self._fork(self.engine) if name == "fork" else self._rewind(self.engine, arg)  # type: ignore[misc]
             except TTError as e:
                 self.view.line(f"tt: {e.message}", "red")
                 return True

@@ -272,6 +272,23 @@ def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
     return target, _load(target, max_bytes), f"forked {source} into {f.session_id} ({target}){also}"
 
 
+def fork_at(path: Path, session_id: str, at: str, max_bytes: int) -> tuple[Path, str]:
+    """``tt rewind --conversation``'s fork: the session up to message ``at`` (a uuid or
+    prefix, or N from the end) as a new session beside it; its path and one line."""
+    from .fork import fork
+    from .fork_files import UuidSource, plan_subagents, write_fork
+    from .loader import load_session
+    from .rewind import resolve_target
+    from .writer import iso_now
+
+    s = load_session(path, max_bytes=max_bytes).session
+    target = resolve_target(s, at)
+    f = fork(s, source_session_id=session_id, at=target, now=iso_now(), new_id=UuidSource())
+    out = path.parent / f"{f.session_id}.jsonl"
+    write_fork(out, f, plan_subagents(path, f, s, max_bytes))
+    return out, f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)"
+
+
 def choose_model(session_model: str | None, given: str | None, clock: Clock, env: Mapping[str, str]) -> ModelChoice:
     """The model Claude Code would continue on at ``clock`` (`lifecycle`)."""
     from . import lifecycle

@@ -64,7 +64,7 @@ def chat_command(
 ) -> int:
     """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
 
-    Slash commands: /model NAME, /cost, /rename, /tag, /fork, /help, /exit. Needs ANTHROPIC_API_KEY.
+    Slash commands: /model NAME, /cost, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
@@ -119,6 +119,15 @@ def chat_command(
         )
         return p.engine(client, registry, add_dirs=add_dirs), p.notices
 
+    def rewind(current: object, at: str) -> tuple[object, list[str]]:
+        from ..resume_setup import fork_at
+        from ..store import SessionRef
+
+        cur = current  # a QueryEngine
+        out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
+        p = prepare(SessionRef(out, out.stem), clock=clock, env=os.environ, model=cur.model, cwd=cur.cwd, max_bytes=max_bytes)  # type: ignore[attr-defined]
+        return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
+
     def choose(asked: str) -> tuple[str, str | None]:
         from ..resume_setup import switch_model
 
@@ -126,7 +135,7 @@ def chat_command(
 
     chat = Chat(
         engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork,
-        choose_model=choose,
+        choose_model=choose, rewind=rewind,
     )
     view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
     _loop(chat)
