@@ -310,3 +310,36 @@ def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(conf
     assert notes == [f"note: this session has cost ${chat.engine.total_cost_usd:.2f} (past ${restored + 0.0001:g})"]
     chat.handle("second")
     assert len([ln for ln in view.lines if ln.startswith("note:")]) == 1  # once
+
+
+def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compacted_history(tmp_path: Path, standin: StandIn, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.resume_helpers import SESSION, Builder
+    from transcript_tools.chat import Chat, ListView
+    from transcript_tools.check import validate_path
+    from transcript_tools.cli.chat import compact_in_place
+    from transcript_tools.client import AnthropicClient, Credentials
+    from transcript_tools.clock import system_clock
+    from transcript_tools.resume_setup import prepare
+    from transcript_tools.store import SessionRef
+    from transcript_tools.tools import ToolRegistry
+
+    b = Builder(cwd=str(tmp_path))
+    for k in range(40):
+        b.user(f"question {k}: " + "words " * 700)
+        b.assistant(text(f"answer {k}: " + "more " * 700), stop="end_turn", model="claude-sonnet-4-6")
+    path = b.write(tmp_path / f"{SESSION}.jsonl")
+    prep = prepare(SessionRef(path, SESSION), clock=system_clock(), env={})
+    client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
+    view = ListView()
+    chat = Chat(prep.engine(client, ToolRegistry()), view, reload=lambda m: [], append_record=lambda r: None, compact=lambda e: compact_in_place(e, 50 << 20))
+    assert len(chat.engine.messages) == 80
+    chat.handle("/compact")
+    assert view.lines[-1].startswith("compacted: the next turn sends ")
+    assert len(chat.engine.messages) < 80
+    assert validate_path(path).errors == 0
+    standin.script(Text("after compact"))
+    chat.handle("go on")
+    sent = standin.message_requests[-1].messages
+    assert sent[:-1] == chat.engine.messages[: len(sent) - 1] and sent[-1]["content"] == "go on"
+    recs = [r for r in load_for_resume(path).conversation.messages]
+    check_api_shape(recs)

@@ -11,7 +11,8 @@ cost by model: restored from its ``cost-state`` plus this run), ``/rename TITLE`
 ``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/fork`` (the session is
 forked by ``tt fork``'s rules and the chat goes on in the fork), ``/rewind N|UUID`` (the
 conversation as ``tt rewind --conversation`` forks it there; files are not restored),
-``/help``, ``/exit``. ``/compact`` is not done in the chat yet: it names ``tt compact``.
+``/compact`` (``tt compact --in-place``, as Claude Code's /compact appends a compaction to
+the session; the chat goes on from it), ``/help``, ``/exit``.
 
 Ctrl-C (KeyboardInterrupt) in a turn takes the engine's path: the turn is closed in the
 file, and the history is reloaded from it (`conversation` rule 7), so the next prompt
@@ -38,7 +39,7 @@ HELP = """\
 /tag TAG      tag the session ("" clears it)
 /fork         go on in a fork of this session (the original is not touched)
 /rewind N     go on from the Nth message from the end (or a uuid), in a fork ending there
-/compact      not in the chat yet: use tt compact
+/compact      compact the session in place, as Claude Code's /compact (tt compact --in-place)
 /help         this list
 /exit         leave (Ctrl-D too; Ctrl-C twice at the prompt)
 Ctrl-C during a turn stops it; the file stays one Claude Code resumes."""
@@ -95,12 +96,14 @@ class Chat:
         fork: Callable[[Any], tuple[Any, list[str]]] | None = None,
         choose_model: Callable[[str], tuple[str, str | None]] | None = None,
         rewind: Callable[[Any, str], tuple[Any, list[str]]] | None = None,
+        compact: Callable[[Any], list[str]] | None = None,
     ) -> None:
         self.engine = engine
         self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
         # a model asked for -> the model Claude Code would use and why not that one (`lifecycle`)
         self._choose = choose_model
         self._rewind = rewind  # (engine, message) -> the engine of a fork ending there, its notices
+        self._compact = compact  # compacts the engine's file in place and reloads the engine; its lines
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -164,6 +167,12 @@ class Chat:
             for n in notes:
                 self.view.line(f"tt: {n}", "yellow")
             self.view.line(f"now in the fork {engine.session_id} (the original is not touched)")
+        elif name == "compact" and self._compact is not None:
+            try:
+                for ln in self._compact(self.engine):
+                    self.view.line(ln)
+            except TTError as e:
+                self.view.line(f"tt: {e.message}", "red")
         elif name in ("compact", "fork", "rewind"):
             self.view.line(f"/{name} is not in tt chat yet: leave and run `tt {name} {self.engine.session_id}`", "yellow")
         else:

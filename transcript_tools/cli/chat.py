@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -64,7 +65,7 @@ def chat_command(
 ) -> int:
     """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
 
-    Slash commands: /model NAME, /cost, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
+    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
@@ -135,11 +136,29 @@ def chat_command(
 
     chat = Chat(
         engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork,
-        choose_model=choose, rewind=rewind,
+        choose_model=choose, rewind=rewind, compact=lambda cur: compact_in_place(cur, max_bytes),
     )
     view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
     _loop(chat)
     return 0
+
+
+def compact_in_place(engine: Any, max_bytes: int) -> list[str]:
+    """/compact: ``tt compact --in-place`` on the engine's file (its plan, summary and
+    safety checks, as Claude Code's /compact appends a compaction), then the engine goes
+    on from the compacted conversation."""
+    from ..errors import TTError
+    from ..resumable import load_for_resume
+    from .compact import compact_command
+
+    path = engine.transcript.path
+    code = compact_command.main([str(path), "--in-place", "--max-bytes", str(max_bytes)], prog_name="tt compact", standalone_mode=False)
+    if code not in (0, None):
+        raise TTError("the session was not compacted")
+    conv = load_for_resume(path, max_bytes=max_bytes).conversation
+    engine.messages = list(conv.for_model(engine.model).messages)
+    engine.leaf_uuid = conv.leaf_uuid
+    return [f"compacted: the next turn sends {len(engine.messages)} messages"]
 
 
 def _ask(name: str, tool_input: object) -> str:
