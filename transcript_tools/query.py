@@ -34,7 +34,7 @@ import os
 import queue
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

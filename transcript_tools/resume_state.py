@@ -24,7 +24,7 @@ from __future__ import annotations
 import mmap
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -197,16 +197,3 @@ def newer_version(written_by: str | None, known: str) -> bool:
     """True when ``written_by`` is a Claude Code version past ``known`` (pure)."""
     a, b = version_key(written_by or ""), version_key(known)
     return a is not None and b is not None and a > b
-
-
-@dataclass(slots=True)
-class Restored:
-    tail: TailState = field(default_factory=TailState)
-    notices: list[str] = field(default_factory=list)
-
-
-def cost_line(cost_state: Mapping[str, Any]) -> str:
-    """One line of the restored cost, by model."""
-    usage = cost_state.get("modelUsage") or {}
-    by = ", ".join(f"{m} ${float(u.get('costUSD') or 0):.4f}" for m, u in usage.items() if isinstance(u, Mapping))
-    return f"cost so far ${float(cost_state.get('totalCostUSD') or 0):.4f}" + (f" ({by})" if by else "") + " (restored from the session's cost-state)"
