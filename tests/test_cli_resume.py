@@ -109,7 +109,7 @@ def test_json_output_is_a_result_object_and_the_turn_is_appended(tt: Any, config
     assert first.messages[-1] == {"role": "user", "content": "What does app.py print?"}
     check_api_shape(standin.message_requests[1].messages)
     after = path.read_bytes()
-    assert after.startswith(before) and len(read_records(path)) == len(before.splitlines()) + 5  # prompt, call, result, answer, last-prompt
+    assert after.startswith(before) and len(read_records(path)) == len(before.splitlines()) + 6  # prompt, call, result, answer, last-prompt, cost-state (resume_state)
 
 
 def test_stream_json_prints_every_event(tt: Any, config: Path, standin: StandIn) -> None:
@@ -367,7 +367,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
                 p.kill()
     assert p.returncode == 130 and err.strip().startswith("tt: ")  # click reports it as "aborted"
     new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
-    assert [r["type"] for r in new] == ["user", "user", "last-prompt"]
+    assert [r["type"] for r in new] == ["user", "user", "last-prompt", "cost-state"]  # the session has cost-states
     assert new[1]["message"]["content"] == [text("[Request interrupted by user]")]
     check_api_shape(json.loads(subprocess.run(
         [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run", "--json"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},

@@ -23,7 +23,11 @@ call.
 The transcript (a `TranscriptSink`, optional) gets the records of `turns` as they
 happen: the prompt before the model call, each answer's lines after it completes, each
 tool result as soon as the tool returns — one append per record. Ctrl-C
-(KeyboardInterrupt) ends the turn: unanswered calls get an interrupted result, an
+(KeyboardInterrupt) ends the turn — and so does `QueryEngine.interrupt()`, called from
+another thread (the ``query()`` API, streaming input): it raises KeyboardInterrupt in the
+turn at the next stream event, tool call or model call, so both take one path (then,
+as Claude Code 2.1.332 does for an interrupt control request, the marker is also yielded
+as a ``user`` event and the result's ``terminal_reason`` is ``"aborted_streaming"``): unanswered calls get an interrupted result, an
 interrupt marker closes the turn, a ``result`` event with ``terminal_reason:
 "interrupted"`` is yielded, and the KeyboardInterrupt goes on to the caller. An
 `errors.ApiError` from the client is yielded as an ``error_during_execution`` result,
@@ -63,21 +67,50 @@ class TranscriptSink(Protocol):
     def append(self, record: Mapping[str, Any]) -> None: ...
 
 
+def _n(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
 def _new_id() -> str:
     return str(_uuid.uuid4())
 
 
 @dataclass(slots=True)
 class Usage:
-    """Running totals: tokens per model and their cost (None when a model has no price)."""
+    """Running totals: tokens per model and their cost (None when a model has no price).
+
+    `restore` starts them from a session's last ``cost-state`` (Claude Code 2.1.332 does:
+    `resume_state`): the recorded tokens and ``costUSD`` stay as recorded, and only what
+    is spent from then on is priced by tt's table."""
 
     by_model: dict[str, Tokens] = field(default_factory=dict)
     cost_by_model: dict[str, float | None] = field(default_factory=dict)
+    base: dict[str, tuple[Tokens, float | None]] = field(default_factory=dict)
+    fresh: dict[str, Tokens] = field(default_factory=dict)
+    #: What is known of each model's cost (the restored part stays when new spend has no price).
+    known_cost: dict[str, float] = field(default_factory=dict)
+
+    def restore(self, model_usage: Mapping[str, Any]) -> None:
+        for m, u in model_usage.items():
+            if not isinstance(u, Mapping):
+                continue
+            t = Tokens(
+                _n(u.get("inputTokens")), _n(u.get("outputTokens")), _n(u.get("cacheCreationInputTokens")),
+                _n(u.get("cacheReadInputTokens")), _n(u.get("cacheCreationEphemeral1hInputTokens")),
+            )
+            c = u.get("costUSD")
+            self.base[m] = (t, float(c) if isinstance(c, (int, float)) else None)
+            self.by_model[m], self.cost_by_model[m] = self.base[m]
+            self.known_cost[m] = self.base[m][1] or 0.0
 
     def add(self, model: str, usage: Mapping[str, Any] | None) -> None:
-        t = Tokens.from_usage(usage)
-        self.by_model[model] = self.by_model.get(model, Tokens()) + t
-        self.cost_by_model[model] = cost_usd(model, self.by_model[model])
+        new = self.fresh.get(model, Tokens()) + Tokens.from_usage(usage)
+        self.fresh[model] = new
+        base_t, base_c = self.base.get(model, (Tokens(), 0.0))
+        self.by_model[model] = base_t + new
+        c = cost_usd(model, new)
+        self.cost_by_model[model] = None if c is None or base_c is None else base_c + c
+        self.known_cost[model] = (base_c or 0.0) + (c or 0.0)
 
     @property
     def total(self) -> Tokens:
@@ -88,14 +121,18 @@ class Usage:
 
     @property
     def cost(self) -> float:
-        return sum(c for c in self.cost_by_model.values() if c is not None)
+        return sum(self.known_cost.values())
 
     @property
     def cost_known(self) -> bool:
         return all(c is not None for c in self.cost_by_model.values())
 
     def usage_dict(self) -> dict[str, int]:
-        t = self.total
+        # This run's tokens: after a restore, Claude Code 2.1.332's result ``usage`` is the
+        # run's own while ``modelUsage`` and ``total_cost_usd`` are the session's (probed).
+        t = Tokens()
+        for f in self.fresh.values():
+            t = t + f
         return {
             "input_tokens": t.input,
             "cache_creation_input_tokens": t.cache_write,
@@ -141,6 +178,8 @@ class QueryEngine:
         clock: Callable[[], float] = time.monotonic,
         tool_context: ToolContext | None = None,
         add_dirs: Sequence[Path] = (),
+        cost_state: Mapping[str, Any] | None = None,
+        permission_mode: str | None = None,
     ) -> None:
         if max_budget_usd is not None:
             check_budget_model(model)
@@ -166,8 +205,19 @@ class QueryEngine:
         # The working directories: the cwd and ``add_dirs`` (`permissions`).
         self.tools = tool_context or ToolContext(cwd=cwd, add_dirs=tuple(add_dirs))
         self.usage = Usage()
+        # The session's last cost-state (`resume_state`): the totals start there, and a
+        # new cost-state is appended after each turn, as Claude Code 2.1.332 appends one
+        # after each run (only to a session that has them: older CLIs never wrote one).
+        self.cost_state = dict(cost_state) if cost_state is not None else None
+        if self.cost_state is not None:
+            self.usage.restore(self.cost_state.get("modelUsage") or {})
+        self.permission_mode = permission_mode or "default"
+        #: Called with each raw stream event as it arrives (``tt chat`` prints text live).
+        self.on_stream: Callable[[Event], None] | None = None
         self.permission_denials: list[Denial] = []
         self.api_ms = 0
+        self.interrupt_requested = False
+        self._interrupt_reason: str | None = None
 
     @property
     def files_read(self) -> dict[str, int]:
@@ -176,6 +226,25 @@ class QueryEngine:
     @property
     def total_cost_usd(self) -> float:
         return self.usage.cost
+
+    def append_meta(self, record: dict[str, Any]) -> None:
+        """Append a record outside the chain (no uuid: the leaf stays), e.g. a queue-operation."""
+        if self.transcript is not None:
+            self.transcript.append(record)
+
+    def timestamp(self) -> str:
+        return self._now()
+
+    def interrupt(self, reason: str = "aborted_streaming") -> None:
+        """Ask the turn in flight to stop (one flag, read between steps; the caller clears
+        ``interrupt_requested`` between turns if an interrupt then should not carry over)."""
+        self._interrupt_reason = reason
+        self.interrupt_requested = True
+
+    def _check(self) -> None:
+        if self.interrupt_requested:
+            self.interrupt_requested = False
+            raise KeyboardInterrupt
 
     def request(self, extra: Sequence[dict[str, Any]] = ()) -> ModelRequest:
         """The request the next model call sends (``extra``: messages not yet added)."""
@@ -203,6 +272,7 @@ class QueryEngine:
         num_turns = 1
         try:
             while True:
+                self._check()
                 response = self._call(state)
                 yield from self._answer(response, state)
                 if response.message.get("stop_reason") != "tool_use" or not state.pending:
@@ -226,18 +296,29 @@ class QueryEngine:
                     )
                     return
         except KeyboardInterrupt:
-            self._close_interrupted(state)
-            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=["Interrupted by the user"], reason="interrupted")
+            marker = self._close_interrupted(state)
+            reason, self._interrupt_reason = self._interrupt_reason, None
+            if reason is not None:  # asked for, not Ctrl-C: Claude Code 2.1.332 shows the marker too
+                yield self._user_event(marker)
+            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=["Interrupted by the user"], reason=reason or "interrupted")
             raise
         except ApiError as e:
             yield self._result("error_during_execution", num_turns, started, None, prompt, errors=[e.message], reason="api_error")
             raise
 
     def _call(self, state: _Turn) -> ModelResponse:
-        on_event: Callable[[Event], None] | None = None
+        keep: Callable[[Event], None] | None = None
         if self.include_partial_messages:
             state.partial = []
-            on_event = state.partial.append
+            keep = state.partial.append
+
+        def on_event(event: Event) -> None:
+            self._check()  # an interrupt lands at the next stream event
+            if keep is not None:
+                keep(event)
+            if self.on_stream is not None:
+                self.on_stream(event)
+
         before = self._clock()
         try:
             return self.client.create(self.request(), on_event)
@@ -281,6 +362,7 @@ class QueryEngine:
         results: list[dict[str, Any]] = []
         state.results = results
         for block, line_uuid in list(state.pending):
+            self._check()
             call: CallResult = self.registry.call(str(block.get("name")), str(block.get("id")), block.get("input"), self.tools)
             if call.denial is not None:
                 self.permission_denials.append(call.denial)
@@ -305,17 +387,22 @@ class QueryEngine:
         if state.results is not None:
             state.results.append(result_block)
         state.answered.add(str(block.get("id")))
-        return {
+        return self._user_event(rec, outcome.result)
+
+    def _user_event(self, rec: Mapping[str, Any], *tool_use_result: Any) -> dict[str, Any]:
+        out = {
             "type": "user",
             "message": rec["message"],
             "parent_tool_use_id": None,
             "session_id": self.session_id,
             "uuid": rec["uuid"],
             "timestamp": rec["timestamp"],
-            "tool_use_result": outcome.result,
         }
+        if tool_use_result:  # a tool's result (the interrupt marker has none)
+            out["tool_use_result"] = tool_use_result[0]
+        return out
 
-    def _close_interrupted(self, state: _Turn) -> None:
+    def _close_interrupted(self, state: _Turn) -> dict[str, Any]:
         """Leave the file a resumable session after Ctrl-C: answer what was asked, mark it."""
         unanswered = [(b, u) for b, u in state.pending if str(b.get("id")) not in state.answered]
         if state.results is None and unanswered:
@@ -325,10 +412,10 @@ class QueryEngine:
         if state.results is not None:
             self.messages.append({"role": "user", "content": state.results})
         marker = turns.INTERRUPTED_FOR_TOOL_USE if state.pending else turns.INTERRUPTED
-        self._write(
-            turns.user_text(self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), text=marker, prompt_id=state.prompt_id)
-        )
+        rec = turns.user_text(self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), text=marker, prompt_id=state.prompt_id)
+        self._write(rec)
         state.pending = []
+        return rec
 
     # --- events and records -----------------------------------------------------------
 
@@ -350,7 +437,7 @@ class QueryEngine:
             "tools": self.registry.offered,
             "mcp_servers": [],
             "model": self.model,
-            "permissionMode": "default",
+            "permissionMode": self.permission_mode,
             "apiKeySource": getattr(getattr(self.client, "credentials", None), "source", "none"),
             "tt_version": __version__,
             "uuid": self._new_id(),
@@ -394,7 +481,28 @@ class QueryEngine:
         if self.transcript is not None:
             text = turns.prompt_text(prompt if isinstance(prompt, str) else list(prompt))
             self.transcript.append(turns.last_prompt(self.session_id, text, self.leaf_uuid))
+            if self.cost_state is not None:
+                self.transcript.append(self._cost_state())
         return out
+
+    def _cost_state(self) -> dict[str, Any]:
+        """The session's cost-state with this run's spend added (fields tt does not track,
+        such as lines added, are carried as recorded)."""
+        rec = dict(self.cost_state or {})
+        rec["totalCostUSD"] = round(self.usage.cost, 6)
+        rec["totalAPIDuration"] = _n(rec.get("totalAPIDuration")) + self.api_ms
+        usage = dict(rec.get("modelUsage") or {})
+        for m, t in self.usage.by_model.items():
+            u = dict(usage.get(m) or {})
+            u.update(
+                inputTokens=t.input, outputTokens=t.output, cacheReadInputTokens=t.cache_read,
+                cacheCreationInputTokens=t.cache_write, costUSD=round(self.usage.known_cost.get(m, 0.0), 6),
+            )
+            usage[m] = u
+        rec["modelUsage"] = usage
+        rec["hasUnknownModelCost"] = not self.usage.cost_known
+        rec["sessionId"] = self.session_id
+        return rec
 
 
 @dataclass(slots=True)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +147,12 @@ class ToolRegistry:
         disallowed: Iterable[str] = (),
         *,
         tools: Iterable[Tool] | None = None,
+        ask: Callable[[str, Mapping[str, Any]], str] | None = None,
     ) -> None:
+        """``ask`` (``tt chat``): asked before a call that only lacks an allow rule is denied;
+        it answers "yes" (this call), "always" (the tool, for the rest of the session) or
+        "no". With it, every tool not wholly denied is offered to the model."""
+        self.ask = ask
         if tools is None:
             tools = builtin()
         self._tools: dict[str, Tool] = {t.name: t for t in tools}
@@ -159,7 +164,7 @@ class ToolRegistry:
     def offered(self) -> list[str]:
         """Tool names offered to the model, in registry order."""
         wholly_denied = {r.tool for r in self.deny if r.pattern is None}
-        allowed = {r.tool for r in self.allow}
+        allowed = set(self._tools) if self.ask is not None else {r.tool for r in self.allow}
         return [n for n in self._tools if n in allowed and n not in wholly_denied]
 
     def definitions(self) -> list[dict[str, Any]]:
@@ -187,13 +192,23 @@ class ToolRegistry:
         if paths is not None:
             return self._call_file_tool(tool, tool_use_id, tool_input, ctx, paths)
         subject = tool.subject(tool_input, ctx)
-        if any(r.matches(name, subject) for r in self.deny) or not any(r.matches(name, subject) for r in self.allow):
+        if any(r.matches(name, subject) for r in self.deny):
+            return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, dict(tool_input)))
+        if not any(r.matches(name, subject) for r in self.allow) and not self._asked(name, tool_input):
             return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, dict(tool_input)))
         if name == "Bash" and not any(r.tool == name and r.pattern is None for r in self.allow):
             blocked = _bash_outside(str(subject or ""), ctx)
             if blocked is not None:
                 return CallResult(ToolOutcome.error(blocked, wrap=False), Denial(name, tool_use_id, dict(tool_input)))
         return CallResult(tool.run(tool_input, ctx))
+
+    def _asked(self, name: str, tool_input: Mapping[str, Any]) -> bool:
+        if self.ask is None:
+            return False
+        answer = self.ask(name, tool_input)
+        if answer == "always":
+            self.allow.append(Rule(name))
+        return answer in ("yes", "always")
 
     def _call_file_tool(
         self, tool: Tool, tool_use_id: str, tool_input: Mapping[str, Any], ctx: ToolContext, paths: list[str]
@@ -205,7 +220,9 @@ class ToolRegistry:
         bare = any(r.tool == name and r.pattern is None for r in self.allow)
         patterns = [r.pattern for r in self.allow if r.tool == name and r.pattern is not None]
         if not bare and not patterns:
-            return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
+            if not self._asked(name, tool_input):
+                return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
+            bare = True  # allowed by the person: the working-directory rules still hold
         for p in paths:
             try:
                 check = ctx.locate(p)

@@ -31,6 +31,7 @@ MARKERS = {
     "claude": "needs a pinned real Claude Code CLI (2.1.332 bundled in claude-agent-sdk, 2.1.197 from npm)",
     "ccusage": "needs ccusage 20.0.24 (npm; tests/support/install_ccusage.sh)",
     "git": "needs git",
+    "tmux": "needs tmux (Debian package tmux), to drive tt chat in a real terminal",
 }
 #: Fixtures that run a real Claude Code CLI (tests/conftest.py and a few test modules).
 CLI_FIXTURES = frozenset(

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("compact", "Summarise and truncate a session to a token budget."),
     "fork": ("fork", "Branch a session, optionally at a message, with fresh ids."),
     "resume": ("resume", "Continue a session headlessly through the Anthropic API."),
+    "chat": ("chat", "Continue a session interactively."),
     "ls": ("ls", "List sessions, newest first."),
     "show": ("show", "Show a session's conversation."),
     "stats": ("stats", "Tokens, cost, tools and turns of sessions."),

@@ -13,7 +13,11 @@ The file tools stay in the working directories (the cwd and each ``--add-dir``) 
 an allow rule names a path; a denied call is an ``is_error`` tool result and an entry of
 the result's ``permission_denials``, not an exit code (`permissions`).
 
-Exit codes: 0 success; 1 the turn ended in error (max turns, budget, interrupted
+``--input-format stream-json`` (`cli.stream_input`) reads user messages from stdin instead
+of -p and runs each as a turn, through `query.Query` (the same bridge as the Python API).
+
+Exit codes: 0 success; 1 the turn ended in error (streaming: the last turn, or an input
+line was rejected) (max turns, budget, interrupted
 tool use reported in the result); 2 usage; 3 no such session; 4 unreadable or past
 --max-bytes; 5 no API key or the API failed; 6 the transcript could not be appended
 to; 130 Ctrl-C (the turn is closed in the file first).
@@ -31,45 +35,14 @@ import click
 import orjson
 
 from .. import store
-from ..errors import Unreadable, UsageError
+from ..errors import UsageError
 from ..resumable import ForResume
 
 if TYPE_CHECKING:
-    from ..client import AnthropicClient
     from ..conversation import Conversation
-    from ..lifecycle import Clock, ModelChoice
-    from ..engine import QueryEngine
-    from ..tools import ToolRegistry
 from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option
 
 FORMATS = ("text", "json", "stream-json")
-
-
-def _load(path: Path, max_bytes: int) -> ForResume:
-    from ..resumable import load_for_resume
-
-    return load_for_resume(path, max_bytes=max_bytes)
-
-
-def git_branch(cwd: Path) -> str | None:
-    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``.git/HEAD``;
-    None outside a repository. No subprocess: a resume must not depend on git."""
-    for d in (cwd, *cwd.parents):
-        git = d / ".git"
-        if git.is_file():  # a worktree: "gitdir: <path>"
-            try:
-                target = git.read_text().strip().removeprefix("gitdir:").strip()
-            except OSError:
-                return None
-            git = (d / target) if not os.path.isabs(target) else Path(target)
-        head = git / "HEAD"
-        if head.is_file():
-            try:
-                text = head.read_text().strip()
-            except OSError:
-                return None
-            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
-    return None
 
 
 def _read_prompt(prompt: str | None, dry_run: bool) -> str | None:
@@ -95,20 +68,18 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
     return pick_session()
 
 
-def _system(system_prompt: str | None, append: str | None, cwd: Path) -> str:
-    from ..request import DEFAULT_SYSTEM_PROMPT
-
-    text = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
-    if append:
-        text = f"{text}\n\n{append}"
-    return text
-
-
 @click.command("resume")
 @click.argument("session", required=False)
 @click.option("-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin).")
 @continue_option
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`.")
+@click.option(
+    "--input-format",
+    type=click.Choice(("text", "stream-json")),
+    default="text",
+    show_default=True,
+    help="stream-json: read user messages from stdin, one JSON object a line, as `claude -p --input-format stream-json` (needs --output-format stream-json).",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would be sent (model, messages, size, tools, repairs) and exit; with --json, the request itself.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
 @click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
@@ -133,6 +104,7 @@ def resume_command(
     prompt: str | None,
     latest: bool,
     output_format: str,
+    input_format: str,
     dry_run: bool,
     max_turns: int | None,
     max_budget_usd: float | None,
@@ -159,11 +131,20 @@ def resume_command(
     """
     from .. import conversation
     from ..request import DEFAULT_MAX_TOKENS, ModelRequest
+    from ..resume_setup import prepare
     from ..tools import ToolRegistry
 
     from ..clock import system_clock
 
-    text = _read_prompt(prompt, dry_run)
+    streaming = input_format == "stream-json"
+    if streaming:
+        if output_format != "stream-json" or as_json:
+            raise UsageError("--input-format stream-json needs --output-format stream-json")
+        if prompt is not None or dry_run:
+            raise UsageError("--input-format stream-json reads the prompts from stdin: drop -p and --dry-run")
+        text = None
+    else:
+        text = _read_prompt(prompt, dry_run)
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
     clock = system_clock()  # a bad TT_NOW too
     ref = _pick(session, latest)
@@ -172,159 +153,51 @@ def resume_command(
         from ..client import credentials_from_env
 
         creds = credentials_from_env(os.environ)  # before anything is written
-    got = _load(ref.path, max_bytes)
-    path = ref.path
-    if not got.conversation.messages:
-        raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
-    choice = _choose_model(got.conversation.model, model, clock)
-    chosen = choice.model
-    if not chosen:
-        raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
-    if max_budget_usd is not None and not dry_run:
-        from ..engine import check_budget_model
-
-        check_budget_model(chosen)  # a usage error, before a fork is written
-    if fork_ and not dry_run:
-        path, got = _fork(ref, max_bytes)
-    conv = got.conversation.for_model(chosen)  # only the thinking blocks that model wrote
+    # The same assembly as query() and the streaming mode (`resume_setup`).
+    prep = prepare(
+        ref, clock=clock, env=os.environ, model=model, max_budget_usd=max_budget_usd, fork=fork_, cwd=cwd_opt,
+        system_prompt=system_prompt, append_system_prompt=append_system_prompt, max_bytes=max_bytes, dry_run=dry_run,
+    )
+    got, conv, path, cwd = prep.got, prep.conv, prep.path, prep.cwd
     readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
-    model_note = _model_note(choice, conv)
-    if model_note is not None and not readable:
-        click.echo(f"tt: {model_note}", err=True)
-    cwd = _cwd(cwd_opt, conv.cwd, quiet=readable)
-    system = _system(system_prompt, append_system_prompt, cwd)
+    for note in prep.state_notices if readable else prep.notices:  # the summary says the rest
+        click.echo(f"tt: {note}", err=True)
     tokens = max_tokens or DEFAULT_MAX_TOKENS
     if dry_run:
         extra = [conversation.user_message(text)] if text is not None else []
-        req = ModelRequest(chosen, [*conv.messages, *extra], tokens, system, registry.definitions())
+        req = ModelRequest(prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions())
         body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
         if as_json:
             sys.stdout.buffer.write(body)
             sys.stdout.flush()
             _summary(got, conv, path)
         else:
-            _render_dry_run(got, conv, path, req, len(body), cwd, model_note, text)
+            _render_dry_run(got, conv, path, req, len(body), cwd, prep.model_note, text)
         leave_to_exit(got)
         return 0
     if as_json:
         output_format = "json"
-    assert creds is not None and text is not None
+    assert creds is not None and (text is not None or streaming)
     if got.actions or got.mended or conv.mended:
         _summary(got, conv, path)  # say what was mended in memory: damage is never silent
     from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
 
-    session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
-    engine = _engine(client, registry, conv, session_id, path, cwd, chosen, system, tokens, max_turns, max_budget_usd, include_partial_messages)
-    engine.tools.add_dirs = tuple(d.resolve() for d in add_dirs)  # the working directories (`permissions`)
+    engine = prep.engine(
+        client, registry, max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=tokens,
+        include_partial_messages=include_partial_messages, add_dirs=add_dirs,
+    )
     try:
         with client:
+            if streaming:
+                from .stream_input import run_stream_input
+
+                return run_stream_input(engine, sys.stdin.buffer, sys.stdout.buffer)
+            assert text is not None
             return _emit(engine.submit_message(text), output_format)
     finally:
         for note in client.notices:
             click.echo(f"tt: note: {note}", err=True)
-
-
-def _engine(
-    client: AnthropicClient,
-    registry: ToolRegistry,
-    conv: Conversation,
-    session_id: str,
-    path: Path,
-    cwd: Path,
-    model: str,
-    system: str,
-    tokens: int,
-    max_turns: int | None,
-    budget: float | None,
-    partial: bool,
-) -> QueryEngine:
-    from .. import __version__
-    from ..engine import FileTranscript, QueryEngine
-    from ..turns import Envelope
-
-    branch = git_branch(cwd)
-    # version: the session's own Claude Code version: tt writes that version's format
-    # (docs/format.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
-    env = Envelope(
-        session_id=session_id,
-        cwd=str(cwd),
-        version=conv.version or f"tt-{__version__}",
-        git_branch=branch if branch is not None else (conv.git_branch or ""),
-    )
-    return QueryEngine(
-        client=client,
-        session_id=session_id,
-        cwd=cwd,
-        model=model,
-        envelope=env,
-        messages=conv.messages,
-        leaf_uuid=conv.leaf_uuid,
-        registry=registry,
-        system=system,
-        max_turns=max_turns,
-        max_budget_usd=budget,
-        max_tokens=tokens,
-        transcript=FileTranscript(path),
-        include_partial_messages=partial,
-    )
-
-
-def _cwd(given: Path | None, recorded: str | None, *, quiet: bool = False) -> Path:
-    if given is not None:
-        if not given.is_dir():
-            raise UsageError(f"--cwd {given}: no such directory")
-        return given.resolve()
-    if recorded and Path(recorded).is_dir():
-        return Path(recorded)
-    here = Path.cwd()
-    if recorded and not quiet:
-        click.echo(f"tt: the session's cwd {recorded} does not exist here; tools run in {here}", err=True)
-    return here
-
-
-def _fork(ref: store.SessionRef, max_bytes: int) -> tuple[Path, ForResume]:
-    """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
-    too) beside the original and load it back."""
-    from ..fork import fork
-    from ..fork_files import UuidSource, plan_subagents, session_dir, write_fork
-    from ..loader import load_session
-    from ..writer import iso_now
-
-    # The whole session, as `tt fork` forks it (not only the part a resume sends); past
-    # the cap, from the last compact boundary, the part a resume can read at all.
-    s = load_session(ref.path, max_bytes=max_bytes, from_last_boundary=True).session
-    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    f = fork(s, source_session_id=source, now=iso_now(), new_id=UuidSource())
-    target = ref.project_dir / f"{f.session_id}.jsonl"
-    # Every subagent transcript is read before the first write: a failure there writes nothing.
-    planned = plan_subagents(ref.path, f, s, max_bytes)
-    subs = write_fork(target, f, planned)
-    also = f" and {len(subs)} subagent transcript(s) into {session_dir(target)}" if subs else ""
-    click.echo(f"tt: forked {source} into {f.session_id} ({target}){also}", err=True)
-    return target, _load(target, max_bytes)
-
-
-def _choose_model(session_model: str | None, given: str | None, clock: Clock) -> ModelChoice:
-    """The model Claude Code would continue on at ``clock`` (`lifecycle`)."""
-    from .. import lifecycle
-
-    table = lifecycle.CURRENT
-    opt_out = bool(os.environ.get(table.remap_opt_out))
-    return lifecycle.resume_model(table, session_model, given, clock, remap_opt_out=opt_out)
-
-
-def _model_note(choice: ModelChoice, conv: Conversation) -> str | None:
-    """One line when the model is not the session's own, or thinking is left out."""
-    from .. import lifecycle
-
-    line = choice.explain(lifecycle.CURRENT.cli_version, conv.thinking_not_sent)
-    if line is None and conv.thinking_not_sent:
-        line = (
-            f"{conv.thinking_not_sent} thinking block(s) written by another model than {choice.model} are not sent "
-            "(the API takes a thinking block only from the model that wrote it)"
-        )
-    return line
 
 
 def _render_dry_run(

@@ -1,0 +1,216 @@
+"""``tt chat``: continue a session interactively (the edge around `chat.Chat`).
+
+The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
+same model choice, fork, cwd, restored cost and notices); the line editor is
+prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
+A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for
+this session, no), as Claude Code asks; --disallowed-tools still denies without asking.
+Ctrl-C during a turn stops the turn (closed in the file, which both CLIs resume); at the
+prompt, a second Ctrl-C in a row (or Ctrl-D, or /exit) leaves.
+
+Exit codes: 0 left normally; 2 usage; 3 no such session; 4 unreadable; 5 no API key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UsageError
+from .common import continue_option, json_option, max_bytes_option
+
+
+class _RichView:
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False)
+
+    def text(self, chunk: str) -> None:
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+
+    def line(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style or None, markup=False)
+
+
+@click.command("chat")
+@click.argument("session", required=False)
+@continue_option
+@click.option("--model", help="Model to continue on (default: as tt resume chooses).")
+@click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools, as tt resume.")
+@click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
+@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR.")
+@click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
+@click.option("--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched.")
+@click.option("--cost-notice-usd", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Say so once when the session's cost passes this.")
+@max_bytes_option
+@json_option
+def chat_command(
+    session: str | None,
+    latest: bool,
+    model: str | None,
+    allowed: tuple[str, ...],
+    disallowed: tuple[str, ...],
+    add_dirs: tuple[Path, ...],
+    cwd_opt: Path | None,
+    fork_: bool,
+    cost_notice_usd: float,
+    max_bytes: int,
+    as_json: bool,
+) -> int:
+    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
+
+    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
+    With --json: say what the chat would continue (session, model, messages, cwd, notices)
+    as one JSON object and exit, with no terminal, no key and nothing written.
+    """
+    from ..chat import Chat
+    from ..client import AnthropicClient, credentials_from_env
+    from ..clock import system_clock
+    from ..resume_setup import prepare
+    from ..resumable import load_for_resume
+    from ..tools import ToolRegistry
+    from ..writer import append_records
+    from .resume import _pick
+
+    if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script")
+    if not as_json:
+        # The line editor's import (~0.3 s) overlaps the session's loading: the prompt
+        # shows sooner (measured in the README's performance section).
+        import threading
+
+        threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
+    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else _ask)
+    clock = system_clock()
+    ref = _pick(session, latest)
+    if as_json:
+        import orjson
+
+        p = prepare(ref, clock=clock, env=os.environ, model=model, fork=False, cwd=cwd_opt, max_bytes=max_bytes, dry_run=True)
+        out = {"session_id": p.session_id, "path": str(p.path), "model": p.model, "messages": len(p.conv.messages), "cwd": str(p.cwd), "notices": p.notices}
+        sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
+        return 0
+    creds = credentials_from_env(os.environ)
+    prep = prepare(ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes)
+    view = _RichView()
+    for note in prep.notices:
+        view.line(f"tt: {note}", "yellow")
+    client = AnthropicClient(creds)
+    engine = prep.engine(client, registry, add_dirs=add_dirs)
+
+    def path() -> Path:  # the file of the engine in use (a /fork changes it)
+        return chat.engine.transcript.path  # type: ignore[no-any-return]
+
+    def reload(m: str) -> list[dict[str, object]]:
+        return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
+
+    def fork(current: object) -> tuple[object, list[str]]:
+        from ..store import SessionRef
+
+        cur = current  # a QueryEngine
+        p = prepare(
+            SessionRef(path(), cur.session_id), clock=clock, env=os.environ, model=cur.model,  # type: ignore[attr-defined]
+            fork=True, cwd=cur.cwd, max_bytes=max_bytes,  # type: ignore[attr-defined]
+        )
+        return p.engine(client, registry, add_dirs=add_dirs), p.notices
+
+    def rewind(current: object, at: str) -> tuple[object, list[str]]:
+        from ..resume_setup import fork_at
+        from ..store import SessionRef
+
+        cur = current  # a QueryEngine
+        out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
+        p = prepare(SessionRef(out, out.stem), clock=clock, env=os.environ, model=cur.model, cwd=cur.cwd, max_bytes=max_bytes)  # type: ignore[attr-defined]
+        return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
+
+    def choose(asked: str) -> tuple[str, str | None]:
+        from ..resume_setup import switch_model
+
+        return switch_model(asked, clock, os.environ)
+
+    chat = Chat(
+        engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork,
+        choose_model=choose, rewind=rewind, compact=lambda cur: compact_in_place(cur, max_bytes),
+    )
+    view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
+    _loop(chat)
+    return 0
+
+
+def compact_in_place(engine: Any, max_bytes: int) -> list[str]:
+    """/compact: ``tt compact --in-place`` on the engine's file (its plan, summary and
+    safety checks, as Claude Code's /compact appends a compaction), then the engine goes
+    on from the compacted conversation."""
+    from ..errors import TTError
+    from ..resumable import load_for_resume
+    from .compact import compact_command
+
+    path = engine.transcript.path
+    code = compact_command.main([str(path), "--in-place", "--max-bytes", str(max_bytes)], prog_name="tt compact", standalone_mode=False)
+    if code not in (0, None):
+        raise TTError("the session was not compacted")
+    conv = load_for_resume(path, max_bytes=max_bytes).conversation
+    engine.messages = list(conv.for_model(engine.model).messages)
+    engine.leaf_uuid = conv.leaf_uuid
+    return [f"compacted: the next turn sends {len(engine.messages)} messages"]
+
+
+def _ask(name: str, tool_input: object) -> str:
+    """Ask the person about a tool call no rule allows (remembered with "always")."""
+    from prompt_toolkit import prompt
+
+    from ..chat import tool_line
+
+    shown = tool_line({"name": name, "input": tool_input}).removeprefix("⏺ ")
+    sys.stdout.write("\n")
+    while True:
+        try:
+            answer = prompt(f"Allow {shown}? [y]es / [a]lways this session / [n]o: ").strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return "no"
+        if answer in ("y", "yes"):
+            return "yes"
+        if answer in ("a", "always"):
+            return "always"
+        if answer in ("n", "no", ""):
+            return "no"
+
+
+def _preload() -> None:
+    import prompt_toolkit.shortcuts  # noqa: F401
+    import rich.console  # noqa: F401
+
+
+def _loop(chat: object) -> None:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("escape", "enter")
+    def _newline(event: object) -> None:
+        event.current_buffer.insert_text("\n")  # type: ignore[attr-defined]
+
+    editor: PromptSession[str] = PromptSession(history=InMemoryHistory(), key_bindings=keys)
+    armed = False  # a Ctrl-C at the prompt: the next one leaves
+    while True:
+        try:
+            line = editor.prompt("> ")
+        except KeyboardInterrupt:
+            if armed:
+                return
+            armed = True
+            chat.view.line("(Ctrl-C again to leave)", "dim")  # type: ignore[attr-defined]
+            continue
+        except EOFError:
+            return
+        armed = False
+        if not chat.handle(line):  # type: ignore[attr-defined]
+            return
