@@ -23,6 +23,9 @@ PUBLIC = {
     "resume_request", "export_session", "import_session", "list_sessions", "search_sessions", "get_session_stats",
     "rename_session", "tag_session", "delete_session",
     "ExportResult", "ForkResult", "RecordResult", "ResumeRequest", "RewindResult",
+    # query(), shaped after the Agent SDK's, and the messages it yields
+    "query", "Query", "QueryOptions", "AssistantMessage", "UserMessage", "SystemMessage", "ResultMessage",
+    "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock",
 }
 
 VERBS = {

@@ -23,7 +23,7 @@ from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from transcript_tools import turns
 from transcript_tools.errors import UsageError
-from transcript_tools.query import (
+from transcript_tools.agent_query import (
     AssistantMessage,
     QueryOptions,
     ResultMessage,
@@ -154,7 +154,7 @@ def test_messages_queued_while_a_turn_runs_are_one_turn_as_claude_code_joins_the
 
 
 def test_merge_prompts_joins_strings_and_blocks_as_2_1_332() -> None:
-    from transcript_tools.query import merge_prompts
+    from transcript_tools.agent_query import merge_prompts
 
     # what the real CLI wrote (probed with the stand-in): see merge_prompts' docstring
     assert merge_prompts(["queued-a", "two"]) == "queued-a\ntwo"

@@ -19,7 +19,7 @@ from tests.support.standin import StandIn, Text
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from transcript_tools import lifecycle
 from transcript_tools.pricing import Tokens, cost_usd
-from transcript_tools.query import QueryOptions, ResultMessage, SystemMessage, query
+from transcript_tools.agent_query import QueryOptions, ResultMessage, SystemMessage, query
 from transcript_tools.resume_state import expected_content, newer_version, read_tail_state
 
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)

@@ -57,6 +57,18 @@ _EXPORTS: dict[str, str] = {
     "RecordResult": "api",
     "ResumeRequest": "api",
     "RewindResult": "api",
+    # The Agent SDK's query(), on tt's engine (`agent_query`): a session continued from Python.
+    "query": "agent_query",
+    "Query": "agent_query",
+    "QueryOptions": "agent_query",
+    "AssistantMessage": "agent_query",
+    "UserMessage": "agent_query",
+    "SystemMessage": "agent_query",
+    "ResultMessage": "agent_query",
+    "TextBlock": "agent_query",
+    "ThinkingBlock": "agent_query",
+    "ToolUseBlock": "agent_query",
+    "ToolResultBlock": "agent_query",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
