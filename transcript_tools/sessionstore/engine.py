@@ -122,16 +122,16 @@ class Store:
         except self.d.db_errors as e:
             raise self.d.translate(e, self.url) from e
         self._in_tx = True
+        done = False
         try:
             yield cur
             cur.execute("COMMIT")
+            done = True
         except self.d.db_errors as e:
-            self._rollback(cur)
             raise self.d.translate(e, self.url) from e
-        except BaseException:
-            self._rollback(cur)
-            raise
         finally:
+            if not done:  # any exception, KeyboardInterrupt included: nothing half-written
+                self._rollback(cur)
             self._in_tx = False
             cur.close()
 
