@@ -39,6 +39,8 @@ class Dialect(Protocol):
 
     def sql(self, q: str) -> str: ...
     def begin(self, cur: Any) -> None: ...
+    def init_lock(self, cur: Any) -> None: ...
+    def has_table(self, cur: Any, name: str) -> bool: ...
     def lock_stream(self, cur: Any, stream_id: int) -> None: ...
     def index_text(self, cur: Any, line_id: int, text: str) -> None: ...
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None: ...
@@ -99,12 +101,43 @@ class Store:
 
     # --- plumbing -------------------------------------------------------------------
 
+    def close(self) -> None:
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A store dropped without close() (the SDK never closes its session store) still
+        # closes its connection, rather than leaving it to the driver's finaliser to warn.
+        try:
+            self.close()
+        except AttributeError:
+            pass  # __init__ did not get as far as setting conn
+
     def _q(self, cur: Any, q: str, args: Sequence[Any] = ()) -> Any:
         cur.execute(self.d.sql(q), tuple(args))
         return cur
 
     def init_schema(self) -> None:
+        # Only when missing: DDL on an existing PostgreSQL table (even IF NOT EXISTS on an
+        # index) takes table locks that deadlock against a concurrent push.
+        with self.read() as cur:
+            if self.d.has_table(cur, "tt_meta"):
+                row = self._q(cur, "SELECT value FROM tt_meta WHERE key = 'schema'").fetchone()
+                if row is not None:
+                    if int(row[0]) > schema.SCHEMA_VERSION:
+                        raise SchemaTooNew(int(row[0]))
+                    return
         with self.write() as cur:
+            self.d.init_lock(cur)
+            if self.d.has_table(cur, "tt_meta") and self._q(cur, "SELECT 1 FROM tt_meta WHERE key = 'schema'").fetchone():
+                return  # another process made it while we waited for the lock
             for st in schema.statements(self.d.script):
                 cur.execute(st)
             row = self._q(cur, "SELECT value FROM tt_meta WHERE key = 'schema'").fetchone()

@@ -37,7 +37,8 @@ NO_FACTS = Facts()
 
 
 def _s(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
+    # A NUL inside an id is damage; PostgreSQL text cannot hold it (the raw bytes keep it).
+    return v if isinstance(v, str) and "\x00" not in v else None
 
 
 def facts_of(rec: Any) -> Facts:

@@ -42,6 +42,12 @@ class SQLiteDialect:
     def begin(self, cur: Any) -> None:
         cur.execute("BEGIN IMMEDIATE")
 
+    def has_table(self, cur: Any, name: str) -> bool:
+        return cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+    def init_lock(self, cur: Any) -> None:
+        pass  # BEGIN IMMEDIATE holds the database's write lock already
+
     def lock_stream(self, cur: Any, stream_id: int) -> None:
         pass  # BEGIN IMMEDIATE holds the database's write lock already
 

@@ -1,0 +1,113 @@
+"""The PostgreSQL engine (psycopg 3): the same tables as SQLite, for a team's shared store.
+
+``postgresql://user:password@host:port/db`` (or ``?host=/socket/dir``); what the URL leaves
+out comes from the usual ``PG*`` variables and ``~/.pgpass`` (libpq). The connection is in
+autocommit mode with explicit ``BEGIN``/``COMMIT``; a write locks its stream's row
+(``SELECT … FOR UPDATE``) after creating it (``ON CONFLICT DO NOTHING`` waits for a racing
+creator), so two pushes of one session are serialised while pushes of different sessions
+run side by side. Schema creation holds a transaction-scoped advisory lock, so two first
+runs do not collide on the catalog. Raw line bytes are ``bytea`` (``jsonb`` refuses
+``\\u0000``, which real tool output contains); search is a ``tsvector`` (the ``simple``
+configuration: no stemming, any language) with a GIN index.
+
+Errors: a server that cannot be reached, refused credentials or a failing query are one
+message and exit 5 (`StoreUnavailable`); the password is never part of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import TTError
+from .engine import Store
+from .schema import POSTGRES
+from .url import redacted
+
+
+class StoreUnavailable(TTError):
+    """The database could not be reached, refused the credentials, or failed a query."""
+
+    exit_code = 5
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as e:
+        raise TTError("PostgreSQL stores need psycopg 3: pip install 'psycopg[binary]'") from e
+    return psycopg
+
+
+class PostgresDialect:
+    name = "postgres"
+    script = POSTGRES
+
+    def __init__(self, password: str | None) -> None:
+        self.db_errors = (_psycopg().Error,)
+        self._password = password
+
+    def translate(self, e: BaseException, url: str) -> Exception:
+        msg = " ".join(str(e).split())
+        if self._password:
+            msg = msg.replace(self._password, "***")
+        return StoreUnavailable(f"{redacted(url)}: {msg}", hint="check the server, the URL and the PG* variables")
+
+    def sql(self, q: str) -> str:
+        return q.replace("?", "%s")
+
+    def begin(self, cur: Any) -> None:
+        cur.execute("BEGIN")
+
+    def has_table(self, cur: Any, name: str) -> bool:
+        return cur.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None
+
+    def init_lock(self, cur: Any) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock(7471616)")
+
+    def lock_stream(self, cur: Any, stream_id: int) -> None:
+        cur.execute("SELECT id FROM tt_stream WHERE id = %s FOR UPDATE", (stream_id,))
+
+    def index_text(self, cur: Any, line_id: int, text: str) -> None:
+        cur.execute("INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))", (line_id, words(text)))
+
+    def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
+        cur.execute("DELETE FROM tt_fts WHERE line_id = %s", (line_id,))
+
+    def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+        sql = (
+            "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
+            "FROM tt_fts f JOIN tt_line l ON l.id = f.line_id JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
+            f"WHERE f.tsv @@ plainto_tsquery('simple', ?) ORDER BY s.mtime_ms DESC, l.seq LIMIT {int(limit)}"
+        )
+        return sql, words
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def words(text: str) -> str:
+    """Text cut into words the way SQLite's FTS5 ``unicode61`` cuts it (letters and digits;
+    everything else separates), so both engines find the same lines: PostgreSQL's parser
+    would keep ``/home/u/projects/app.js`` as one "file" token, and a search for ``app``
+    would miss it."""
+    return _NOT_WORD.sub(" ", text)
+
+
+def open_postgres(url: str, clock: Callable[[], int]) -> Store:
+    psycopg = _psycopg()
+    try:
+        password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+    except psycopg.ProgrammingError as e:
+        from ..errors import UsageError
+
+        raise UsageError(f"{redacted(url)}: not a PostgreSQL URL") from e
+    dialect = PostgresDialect(password if isinstance(password, str) else None)
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as e:
+        raise dialect.translate(e, url) from e
+    store = Store(conn, dialect, clock, url=redacted(url))
+    store.init_schema()
+    return store
