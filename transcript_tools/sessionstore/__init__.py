@@ -40,7 +40,7 @@ which real tool output contains, and any JSON column would lose invalid UTF-8 an
 
 Invariants: a version pulled back is byte-identical to what was pushed; nothing is
 repaired on the way in; every write is one transaction (a killed writer leaves the last
-commit); credentials in a URL never appear in messages (`url.redacted`).
+commit); credentials in a URL never appear in messages (`engine.redacted`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ the rest of it arrives; nothing here reads or writes files.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -394,6 +395,12 @@ class SchemaTooNew(Unreadable):
 
 def _version(row: Sequence[Any]) -> Version:
     return Version(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], json.loads(row[9]) if row[9] else None)
+
+
+def redacted(url: str) -> str:
+    """The URL as messages show it: a password in it becomes ``***``."""
+    url = re.sub(r"(://[^:/@]*):[^/]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&]*", r"\1***", url)
 
 
 def _clean(text: str) -> str:

@@ -21,9 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import TTError
-from .engine import Store
+from .engine import Store, redacted
 from .schema import POSTGRES
-from .url import redacted
 
 
 class StoreUnavailable(TTError):

@@ -13,22 +13,17 @@ gives it the wall clock (epoch milliseconds), the one clock the store uses.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
 from ..errors import UsageError
-from .engine import Store
+from .engine import Store, redacted
 
 DEFAULT_NAME = "tt-store.sqlite3"
 
 
 def default_url(config: Path) -> str:
     return f"sqlite:///{config / DEFAULT_NAME}"
-
-
-def redacted(url: str) -> str:
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def now_ms() -> int:
