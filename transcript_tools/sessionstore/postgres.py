@@ -60,7 +60,10 @@ class PostgresDialect:
         cur.execute("BEGIN")
 
     def has_table(self, cur: Any, name: str) -> bool:
-        return cur.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is not None
+        # A query of the catalog (a fresh snapshot), not to_regclass: after waiting for the
+        # advisory lock, to_regclass could still answer from a cache that misses the tables
+        # the other process just committed, and the DDL it lets through deadlocks its push.
+        return cur.execute("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = %s", (name,)).fetchone() is not None
 
     def init_lock(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(7471616)")
