@@ -43,7 +43,8 @@ class Dialect(Protocol):
     def init_lock(self, cur: Any) -> None: ...
     def has_table(self, cur: Any, name: str) -> bool: ...
     def lock_stream(self, cur: Any, stream_id: int) -> None: ...
-    def index_text(self, cur: Any, line_id: int, text: str) -> None: ...
+    def reserve_line_ids(self, cur: Any, n: int) -> list[int]: ...
+    def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None: ...
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None: ...
     def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]: ...
 
@@ -86,6 +87,9 @@ class SearchHit:
     uuid: str | None
     line: bytes
 
+
+#: Lines per INSERT batch.
+BATCH = 500
 
 _VERSION_COLS = "version, created_ms, updated_ms, reason, source, nbytes, sha256, file_mtime_ns, nlines, diagnostics"
 
@@ -254,26 +258,40 @@ class Store:
 
     def append_lines(self, cur: Any, stream_id: int, version: int, lines: Iterable[bytes], *, seq: int, offset: int) -> tuple[int, int]:
         """Store ``lines`` (each with its terminator, the last maybe without) from ``seq``
-        at byte ``offset``; returns the next (seq, offset)."""
+        at byte ``offset``; returns the next (seq, offset). Rows go in batches of `BATCH`
+        (``executemany``) with ids reserved up front, so the search index needs no round trip
+        per line."""
         now = self.clock()
+        rows: list[tuple[Any, ...]] = []
+        texts: list[str | None] = []
         for raw in lines:
             f = records.facts(raw)
             lay = layers.split(raw)
             for h, piece in lay.blobs.items():
                 self._put_blob(cur, h, piece)
             codec, payload = layers.encode_skeleton(lay.skeleton)
-            row = self._q(
-                cur,
-                "INSERT INTO tt_line (stream_id, version, seq, byte_offset, pushed_ms, complete, type, uuid, parent_uuid, ts, codec, skeleton, refs) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (stream_id, version, seq, offset, now, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid,
-                 f.timestamp, codec, payload, layers.encode_refs(lay.refs)),
-            ).fetchone()
-            if f.text:
-                self.d.index_text(cur, row[0], _clean(f.text))
+            rows.append((stream_id, version, seq, offset, now, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid,
+                         f.timestamp, codec, payload, layers.encode_refs(lay.refs)))
+            texts.append(_clean(f.text) if f.text else None)
             seq += 1
             offset += len(raw)
+            if len(rows) >= BATCH:
+                self._insert_lines(cur, rows, texts)
+                rows, texts = [], []
+        if rows:
+            self._insert_lines(cur, rows, texts)
         return seq, offset
+
+    def _insert_lines(self, cur: Any, rows: list[tuple[Any, ...]], texts: list[str | None]) -> None:
+        ids = self.d.reserve_line_ids(cur, len(rows))
+        cur.executemany(
+            self.d.sql(
+                "INSERT INTO tt_line (id, stream_id, version, seq, byte_offset, pushed_ms, complete, type, uuid, parent_uuid, ts, codec, skeleton, refs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+            [(i, *r) for i, r in zip(ids, rows, strict=True)],
+        )
+        self.d.index_texts(cur, [(i, t) for i, t in zip(ids, texts, strict=True) if t])
 
     def _put_blob(self, cur: Any, h: str, piece: bytes) -> None:
         if self._q(cur, "SELECT 1 FROM tt_blob WHERE hash = ?", (h,)).fetchone():

@@ -111,8 +111,12 @@ def decode_refs(text: str | None) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
+_COMPRESSOR = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+_DECOMPRESSOR = zstandard.ZstdDecompressor()
+
+
 def _zstd(data: bytes) -> bytes:
-    return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
+    return _COMPRESSOR.compress(data)
 
 
 def encode_blob(data: bytes) -> tuple[str, bytes]:
@@ -146,9 +150,9 @@ def decode_blob(codec: str, payload: bytes) -> bytes:
     if codec == RAW:
         return bytes(payload)
     if codec == ZSTD:
-        return zstandard.ZstdDecompressor().decompress(payload)
+        return _DECOMPRESSOR.decompress(payload)
     if codec == B64:
         return base64.b64encode(payload)
     if codec == B64_ZSTD:
-        return base64.b64encode(zstandard.ZstdDecompressor().decompress(payload))
+        return base64.b64encode(_DECOMPRESSOR.decompress(payload))
     raise ValueError(f"unknown codec {codec!r}")

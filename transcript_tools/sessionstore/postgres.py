@@ -71,8 +71,12 @@ class PostgresDialect:
     def lock_stream(self, cur: Any, stream_id: int) -> None:
         cur.execute("SELECT id FROM tt_stream WHERE id = %s FOR UPDATE", (stream_id,))
 
-    def index_text(self, cur: Any, line_id: int, text: str) -> None:
-        cur.execute("INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))", (line_id, words(text)))
+    def reserve_line_ids(self, cur: Any, n: int) -> list[int]:
+        cur.execute("SELECT nextval(pg_get_serial_sequence('tt_line', 'id')) FROM generate_series(1, %s)", (n,))
+        return [r[0] for r in cur.fetchall()]
+
+    def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
+        cur.executemany("INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))", [(i, words(t)) for i, t in rows])
 
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
         cur.execute("DELETE FROM tt_fts WHERE line_id = %s", (line_id,))

@@ -51,8 +51,13 @@ class SQLiteDialect:
     def lock_stream(self, cur: Any, stream_id: int) -> None:
         pass  # BEGIN IMMEDIATE holds the database's write lock already
 
-    def index_text(self, cur: Any, line_id: int, text: str) -> None:
-        cur.execute("INSERT INTO tt_fts (rowid, text) VALUES (?, ?)", (line_id, text))
+    def reserve_line_ids(self, cur: Any, n: int) -> list[int]:
+        # Under BEGIN IMMEDIATE no one else inserts: the next n ids are free.
+        top = cur.execute("SELECT COALESCE(MAX(id), 0) FROM tt_line").fetchone()[0]
+        return list(range(top + 1, top + 1 + n))
+
+    def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
+        cur.executemany("INSERT INTO tt_fts (rowid, text) VALUES (?, ?)", rows)
 
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
         cur.execute("INSERT INTO tt_fts (tt_fts, rowid, text) VALUES ('delete', ?, ?)", (line_id, text))
