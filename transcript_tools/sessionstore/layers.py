@@ -111,7 +111,10 @@ def decode_refs(text: str | None) -> tuple[tuple[int, str], ...]:
     return tuple(out)
 
 
+#: Skeletons (every line) at zstd 3: about twice as fast as 6 at a few percent of size.
+SKELETON_LEVEL = 3
 _COMPRESSOR = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+_FAST = zstandard.ZstdCompressor(level=SKELETON_LEVEL)
 _DECOMPRESSOR = zstandard.ZstdDecompressor()
 
 
@@ -142,7 +145,7 @@ def encode_blob(data: bytes) -> tuple[str, bytes]:
 def encode_skeleton(data: bytes) -> tuple[str, bytes]:
     if len(data) < SKELETON_COMPRESS:
         return RAW, data
-    z = _zstd(data)
+    z = _FAST.compress(data)
     return (ZSTD, z) if len(z) < len(data) else (RAW, data)
 
 
