@@ -306,10 +306,15 @@ class Store:
             out[h] = layers.decode_blob(row[0], bytes(row[1]))
         return out
 
-    def lines(self, cur: Any, stream_id: int, version: int, *, as_of_ms: int | None = None, from_seq: int = 0) -> Iterator[tuple[int, int, bool, str | None, bytes]]:
-        """``(seq, byte_offset, complete, uuid, bytes)`` in order."""
+    def lines(
+        self, cur: Any, stream_id: int, version: int, *, as_of_ms: int | None = None, from_seq: int = 0, to_seq: int | None = None,
+    ) -> Iterator[tuple[int, int, bool, str | None, bytes]]:
+        """``(seq, byte_offset, complete, uuid, bytes)`` in order, ``from_seq <= seq < to_seq``."""
         q = "SELECT seq, byte_offset, complete, uuid, codec, skeleton, refs FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ?"
         args: list[Any] = [stream_id, version, from_seq]
+        if to_seq is not None:
+            q += " AND seq < ?"
+            args.append(to_seq)
         if as_of_ms is not None:
             q += " AND pushed_ms <= ?"
             args.append(as_of_ms)
@@ -392,7 +397,7 @@ class Store:
             rows = self._q(cur, sql, (prepare(query),)).fetchall()
             out = []
             for stream_id, project_key, session_id, subpath, version, seq, uuid in rows:
-                line = next(self.lines(cur, stream_id, version, from_seq=seq))[4]
+                line = next(self.lines(cur, stream_id, version, from_seq=seq, to_seq=seq + 1))[4]
                 out.append(SearchHit(StreamKey(project_key, session_id, subpath), version, seq, uuid, line))
             return out
 
