@@ -54,7 +54,7 @@ def store_command(as_json: bool) -> None:
 @json_option
 def push(session: str | None, all_: bool, project: str | None, no_validate: bool, store_url: str | None, as_json: bool) -> None:
     """Send sessions to the store: only what was appended since the last push."""
-    from ..sessionstore.files import push_session, validate_diagnostics
+    from ..sessionstore.files import push_many
 
     if sum(x is not None and x is not False for x in (session, project, all_ or None)) != 1:
         raise UsageError("name a SESSION, or give --all or --project DIR")
@@ -67,10 +67,12 @@ def push(session: str | None, all_: bool, project: str | None, no_validate: bool
         paths = [cfg.resolve(session).path]
     if not paths:
         raise NotFound("no sessions to push")
-    st = _open(store_url)
+    from ..sessionstore.url import resolve_url
+
+    st = _open(store_url)  # the schema made here, before any worker opens the store
+    url = resolve_url(store_url, cfg.config_dir())
     out = []
-    for p in paths:
-        r = push_session(st, p, config=cfg.config_dir(), diagnose=None if no_validate else validate_diagnostics)
+    for r in push_many(st, url, paths, config=cfg.config_dir(), validate=not no_validate):
         out.append({
             "project": r.project_key, "session_id": r.session_id, "files": r.files,
             "streams": [{"subpath": s.key.subpath, "version": s.version, "status": s.status, "lines": s.lines, "bytes": s.bytes} for s in r.streams],
@@ -176,11 +178,8 @@ def ls(store_url: str | None, as_json: bool) -> None:
     """List the stored sessions, newest first."""
     st = _open(store_url, create=False)
     with st.read() as cur:
-        rows = [s for s in st.list_streams(cur) if not s.key.subpath]
-        vers = {s.id: st.version(cur, s.id, s.current_version) for s in rows}
-    rows.sort(key=lambda s: -s.mtime_ms)
-    out = [{"project": s.key.project_key, "session_id": s.key.session_id, "version": s.current_version,
-            "updated": _iso(s.mtime_ms), "lines": vers[s.id].nlines if vers[s.id] else 0, "bytes": vers[s.id].nbytes if vers[s.id] else 0} for s in rows]
+        rows = st.overview(cur)
+    out = [{"project": pk, "session_id": sid, "version": v, "updated": _iso(mtime), "lines": n, "bytes": b} for pk, sid, v, mtime, n, b in rows]
     if as_json:
         emit_json({"store": _shown(st.url), "sessions": out})
         return
@@ -195,7 +194,7 @@ def ls(store_url: str | None, as_json: bool) -> None:
 @_store_option
 @json_option
 def search(words: tuple[str, ...], limit: int, store_url: str | None, as_json: bool) -> None:
-    """Find stored lines holding all the WORDS (the engine's full-text index)."""
+    """Find stored lines holding all the WORDS (the engine's full-text index), newest pushed first."""
     st = _open(store_url, create=False)
     hits = st.search(" ".join(words), limit=limit)
     out = [{"project": h.key.project_key, "session_id": h.key.session_id, "subpath": h.key.subpath, "version": h.version,

@@ -258,29 +258,37 @@ class Store:
 
     def append_lines(self, cur: Any, stream_id: int, version: int, lines: Iterable[bytes], *, seq: int, offset: int) -> tuple[int, int]:
         """Store ``lines`` (each with its terminator, the last maybe without) from ``seq``
-        at byte ``offset``; returns the next (seq, offset). Rows go in batches of `BATCH`
-        (``executemany``) with ids reserved up front, so the search index needs no round trip
-        per line."""
+        at byte ``offset``; returns the next (seq, offset)."""
+        return self.insert_prepared(cur, stream_id, version, prepare_lines(lines, seq=seq, offset=offset, known=self._known_blobs(cur)))
+
+    def known_blobs(self, hashes: Iterable[str]) -> set[str]:
+        """Which of these blobs the store holds (read outside any lock: a hint for `prepare_lines`)."""
+        with self.read() as cur:
+            return self._known_blobs(cur)(hashes)
+
+    def _known_blobs(self, cur: Any) -> Callable[[Iterable[str]], set[str]]:
+        def known(hashes: Iterable[str]) -> set[str]:
+            out = set()
+            for h in set(hashes):
+                if self._q(cur, "SELECT 1 FROM tt_blob WHERE hash = ?", (h,)).fetchone():
+                    out.add(h)
+            return out
+
+        return known
+
+    def insert_prepared(self, cur: Any, stream_id: int, version: int, p: Prepared) -> tuple[int, int]:
+        """Write prepared lines (the CPU work done, maybe before the lock was taken). Rows go
+        in batches of `BATCH` (``executemany``) with ids reserved up front, so the search
+        index needs no round trip per line."""
+        for h, (codec, payload, size) in p.blobs.items():
+            self._q(cur, "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING", (h, codec, size, payload))
+        for h, piece in p.maybe_known.items():
+            self._put_blob(cur, h, piece)  # known when prepared; make sure it still is
         now = self.clock()
-        rows: list[tuple[Any, ...]] = []
-        texts: list[str | None] = []
-        for raw in lines:
-            f = records.facts(raw)
-            lay = layers.split(raw)
-            for h, piece in lay.blobs.items():
-                self._put_blob(cur, h, piece)
-            codec, payload = layers.encode_skeleton(lay.skeleton)
-            rows.append((stream_id, version, seq, offset, now, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid,
-                         f.timestamp, codec, payload, layers.encode_refs(lay.refs)))
-            texts.append(_clean(f.text) if f.text else None)
-            seq += 1
-            offset += len(raw)
-            if len(rows) >= BATCH:
-                self._insert_lines(cur, rows, texts)
-                rows, texts = [], []
-        if rows:
-            self._insert_lines(cur, rows, texts)
-        return seq, offset
+        for i in range(0, len(p.rows), BATCH):
+            rows = [(stream_id, version, r[0], r[1], now, *r[2:]) for r in p.rows[i : i + BATCH]]
+            self._insert_lines(cur, rows, p.texts[i : i + BATCH])
+        return p.end_seq, p.end_offset
 
     def _insert_lines(self, cur: Any, rows: list[tuple[Any, ...]], texts: list[str | None]) -> None:
         ids = self.d.reserve_line_ids(cur, len(rows))
@@ -361,6 +369,15 @@ class Store:
         rows = self._q(cur, q + " ORDER BY project_key, session_id, subpath", args).fetchall()
         return [StreamInfo(r[0], StreamKey(r[1], r[2], r[3]), r[4], r[5], json.loads(r[6]) if r[6] else None) for r in rows]
 
+    def overview(self, cur: Any) -> list[tuple[str, str, int, int, int, int]]:
+        """``(project_key, session_id, version, mtime_ms, nlines, nbytes)`` of every stored
+        main transcript, newest first, in one query (what `tt store ls` shows)."""
+        return [tuple(r) for r in self._q(
+            cur,
+            "SELECT s.project_key, s.session_id, s.current_version, s.mtime_ms, v.nlines, v.nbytes FROM tt_stream s "
+            "JOIN tt_version v ON v.stream_id = s.id AND v.version = s.current_version WHERE s.subpath = '' ORDER BY s.mtime_ms DESC",
+        ).fetchall()]
+
     def delete_stream(self, cur: Any, s: StreamInfo) -> None:
         for v in self.versions(cur, s.id):
             self.delete_lines_from(cur, s.id, v.version, 0)
@@ -407,6 +424,44 @@ class Store:
             skel = self._q(cur, "SELECT COALESCE(SUM(LENGTH(skeleton)), 0) FROM tt_line").fetchone()[0]
             blob = self._q(cur, "SELECT COALESCE(SUM(LENGTH(data)), 0), COALESCE(SUM(size), 0) FROM tt_blob").fetchone()
         return {"skeletons": int(skel), "blobs": int(blob[0]), "blob_raw": int(blob[1])}
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Lines ready to insert: rows ``(seq, offset, complete, type, uuid, parent, ts, codec,
+    skeleton, refs)``, their search texts, new blobs encoded, and the blobs the store was
+    seen to hold (kept raw: `Store.insert_prepared` stores them if they went meanwhile)."""
+
+    rows: list[tuple[Any, ...]]
+    texts: list[str | None]
+    blobs: dict[str, tuple[str, bytes, int]]
+    maybe_known: dict[str, bytes]
+    end_seq: int
+    end_offset: int
+
+
+def prepare_lines(lines: Iterable[bytes], *, seq: int, offset: int, known: Callable[[Iterable[str]], set[str]]) -> Prepared:
+    """The CPU side of storing lines (parse, split, compress): pure but for ``known``, which
+    says which blob hashes need not be encoded again."""
+    rows: list[tuple[Any, ...]] = []
+    texts: list[str | None] = []
+    pieces: dict[str, bytes] = {}
+    for raw in lines:
+        f = records.facts(raw)
+        lay = layers.split(raw)
+        pieces.update(lay.blobs)
+        codec, payload = layers.encode_skeleton(lay.skeleton)
+        rows.append((seq, offset, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid, f.timestamp, codec, payload, layers.encode_refs(lay.refs)))
+        texts.append(_clean(f.text) if f.text else None)
+        seq += 1
+        offset += len(raw)
+    have = known(pieces) if pieces else set()
+    blobs = {}
+    for h, piece in pieces.items():
+        if h not in have:
+            codec, payload = layers.encode_blob(piece)
+            blobs[h] = (codec, payload, len(piece))
+    return Prepared(rows, texts, blobs, {h: pieces[h] for h in have}, seq, offset)
 
 
 class SchemaTooNew(Unreadable):

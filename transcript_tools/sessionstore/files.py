@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from typing import Any
 from .. import store as cfg
 from ..errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFailed
 from ..writer import replace_atomically, write_new
-from .engine import Store, StreamInfo, StreamKey
+from .engine import Store, StreamInfo, StreamKey, prepare_lines
 from .layers import digest
 from .records import split_lines
 
@@ -80,33 +80,48 @@ def _stat(path: Path) -> os.stat_result:
         raise NotFound(f"{path}: cannot stat ({e.strerror})") from e
 
 
+def _plan(store: Store, cur: Any, stream_id: int | None, v: Any, data: bytes) -> tuple[str, int, int, int | None]:
+    """(status, seq, offset, torn seq to drop) for pushing ``data`` over version ``v``."""
+    if v is not None and v.sha256 is not None and len(data) >= v.nbytes and digest(data[: v.nbytes]) == v.sha256:
+        assert stream_id is not None
+        last = store.last_line(cur, stream_id, v.version)
+        status = "appended" if len(data) > v.nbytes else "unchanged"
+        if last is not None and not last[2]:
+            return status, last[0], last[1], last[0]
+        return status, (last[0] + 1 if last else 0), v.nbytes, None
+    return ("new" if v is None else "rewritten"), 0, 0, None
+
+
 def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | None) -> Pushed:
     st = _stat(path)
     with store.read() as cur:
         s = store.stream(cur, key)
         v = store.version(cur, s.id, s.current_version) if s and s.current_version else None
-    if v is not None and v.nbytes == st.st_size and v.file_mtime_ns == st.st_mtime_ns:
-        return Pushed(key, v.version, "unchanged", 0, 0)
+        if v is not None and v.nbytes == st.st_size and v.file_mtime_ns == st.st_mtime_ns:
+            return Pushed(key, v.version, "unchanged", 0, 0)
+        data = _read(path)
+        # The CPU work (parse, split, compress) before the lock, on the state read now;
+        # under the lock the plan is made again and the work redone only if it changed.
+        plan = _plan(store, cur, s.id if s else None, v, data)
+    prepared = prepare_lines(split_lines(data[plan[2]:]), seq=plan[1], offset=plan[2], known=store.known_blobs)
     diags = diagnose(path) if diagnose else None
     with store.write() as cur:
         s = store.stream(cur, key, create=True)
         assert s is not None
         v = store.version(cur, s.id, s.current_version) if s.current_version else None
-        data = _read(path)
-        if v is not None and v.sha256 is not None and len(data) >= v.nbytes and digest(data[: v.nbytes]) == v.sha256:
-            version = v.version
-            last = store.last_line(cur, s.id, version)
-            if last is not None and not last[2]:
-                store.delete_lines_from(cur, s.id, version, last[0])
-                seq, off = last[0], last[1]
-            else:
-                seq, off = (last[0] + 1 if last else 0), v.nbytes
-            status = "appended" if len(data) > v.nbytes else "unchanged"
-        else:
-            status = "new" if v is None else "rewritten"
+        again = _plan(store, cur, s.id, v, data)
+        if again != plan:
+            plan = again
+            prepared = prepare_lines(split_lines(data[plan[2]:]), seq=plan[1], offset=plan[2], known=store.known_blobs)
+        status, seq, off, torn = plan
+        if status in ("new", "rewritten"):
             version = store.new_version(cur, s, "first push" if v is None else "rewritten", str(path))
-            seq, off = 0, 0
-        end, _ = store.append_lines(cur, s.id, version, split_lines(data[off:]), seq=seq, offset=off)
+        else:
+            assert v is not None
+            version = v.version
+            if torn is not None:
+                store.delete_lines_from(cur, s.id, version, torn)
+        end, _ = store.insert_prepared(cur, s.id, version, prepared)
         store.set_version_state(cur, s.id, version, nbytes=len(data), sha256=digest(data), file_mtime_ns=st.st_mtime_ns, diagnostics=diags)
     return Pushed(key, version, status, end - seq, len(data) - off)
 
@@ -149,6 +164,35 @@ def push_session(store: Store, session_path: Path, *, config: Path, diagnose: Di
             for rel, p in files:
                 out.files += store.put_file(cur, pk, sid, rel, _read(p), _stat(p).st_mtime_ns)
     return out
+
+
+_worker_store: Store | None = None
+
+
+def _push_job(job: tuple[str, Path, Path, bool]) -> SessionPush:
+    global _worker_store
+    url, path, config, validate = job
+    if _worker_store is None:
+        from .url import open_store
+
+        _worker_store = open_store(url, config=config)
+    return push_session(_worker_store, path, config=config, diagnose=validate_diagnostics if validate else None)
+
+
+def push_many(store: Store, url: str, paths: list[Path], *, config: Path, validate: bool = True, workers: int | None = None) -> Iterator[SessionPush]:
+    """`push_session` for each path, in order, with up to ``workers`` processes (default: one
+    per CPU up to 4, from 8 sessions on). Each process has its own connection; they contend
+    only for the short write transactions, the parsing and compressing run side by side."""
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(paths) >= 8 else 1
+    if workers <= 1:
+        for p in paths:
+            yield push_session(store, p, config=config, diagnose=validate_diagnostics if validate else None)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_push_job, [(url, p, config, validate) for p in paths], chunksize=1)
 
 
 # --- pull ---------------------------------------------------------------------------

@@ -85,7 +85,7 @@ class PostgresDialect:
         sql = (
             "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
             "FROM tt_fts f JOIN tt_line l ON l.id = f.line_id JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
-            f"WHERE f.tsv @@ plainto_tsquery('simple', ?) ORDER BY s.mtime_ms DESC, l.seq LIMIT {int(limit)}"
+            f"WHERE f.tsv @@ plainto_tsquery('simple', ?) ORDER BY f.line_id DESC LIMIT {int(limit)}"
         )
         return sql, words
 

@@ -66,7 +66,7 @@ class SQLiteDialect:
         sql = (
             "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
             "FROM tt_fts f JOIN tt_line l ON l.id = f.rowid JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
-            f"WHERE tt_fts MATCH ? ORDER BY s.mtime_ms DESC, l.seq LIMIT {int(limit)}"
+            f"WHERE tt_fts MATCH ? ORDER BY f.rowid DESC LIMIT {int(limit)}"
         )
         return sql, _fts_query
 
