@@ -161,3 +161,22 @@ def test_every_store_subcommand_has_json_and_store(name: str) -> None:
     cmd = store_command.commands[name]
     opts = {o for p in cmd.params for o in getattr(p, "opts", [])}
     assert {"--json", "--store"} <= opts
+
+
+def test_push_all_in_several_processes_stores_every_session_exactly(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    sources = sorted(p for p in REAL.glob("*.jsonl"))[:10]
+    paths = []
+    for i, src in enumerate(sources):
+        d = cfg / "projects" / f"-home-u-p{i % 3}"
+        d.mkdir(parents=True, exist_ok=True)
+        p = d / f"{uuid.UUID(int=100 + i)}.jsonl"
+        p.write_bytes(src.read_bytes())
+        paths.append(p)
+    db = tmp_path / "s.db"
+    code, out, err = run(cfg, "store", "push", "--all", "--store", f"sqlite:///{db}", "--json")
+    assert code == 0, err
+    assert sorted(s["session_id"] for s in json.loads(out)["sessions"]) == sorted(p.stem for p in paths)
+    s = open_sqlite(db, lambda: 0)
+    for p in paths:
+        assert session_bytes(s, find_session(s, p.stem), AsOf())[""] == p.read_bytes()
