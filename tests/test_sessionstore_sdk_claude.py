@@ -79,3 +79,34 @@ def test_claude_code_mirrors_into_the_store_and_resumes_from_it(tmp_path: Path, 
     after = asyncio.run(store.load(key))
     assert after is not None and after[: len(mirrored)] == mirrored
     assert any("what was the word?" in json.dumps(e) for e in after[len(mirrored):])
+
+
+def test_a_pulled_session_resumes_in_claude_code_on_another_machine(tmp_path: Path, standin: StandIn, claude_332: Any, faketime: None) -> None:
+    """Push from one config dir, pull into another under a different cwd (`--cwd`), and
+    `claude -p --resume` there sends the earlier conversation."""
+    import subprocess
+    import sys
+
+    from tests.support.claude_cli import run_claude
+
+    src = Path(__file__).parent.parent / "fixtures" / "real" / "claude-config-2.1.332"
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    here = tmp_path / "here"
+    shutil.copytree(src, here)
+    db = tmp_path / "store.sqlite3"
+    sandbox = Sandbox.create(tmp_path / "there")
+    work = tmp_path / "there" / "app"
+    work.mkdir()
+    for cfg, args in ((here, ["push", sid]), (sandbox.config_dir, ["pull", sid, "--cwd", str(work)])):
+        r = subprocess.run([sys.executable, "-m", "transcript_tools", "store", *args, "--store", f"sqlite:///{db}"],
+                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(cfg)}, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+    records = [json.loads(x) for x in (src / "projects" / "-home-dev-demo-app" / f"{sid}.jsonl").read_text().splitlines()]
+    # The session was compacted: a resume sends the summary and what follows it, so the
+    # last prompt typed before this test's is what must come back.
+    last_prompt = [r["message"]["content"] for r in records if r.get("type") == "user" and not r.get("isMeta")
+                   and isinstance(r.get("message", {}).get("content"), str) and not r["message"]["content"].startswith("<")][-1]
+    n = len(standin.requests)
+    run_claude(claude_332, "and now?", sandbox=sandbox, cwd=work, base_url=standin.base_url, resume=sid, clock=AT)
+    sent = json.dumps([q.body for q in standin.requests[n:]])
+    assert json.dumps(last_prompt)[1:-1][:60] in sent and "and now?" in sent
