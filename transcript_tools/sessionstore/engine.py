@@ -268,10 +268,12 @@ class Store:
 
     def _known_blobs(self, cur: Any) -> Callable[[Iterable[str]], set[str]]:
         def known(hashes: Iterable[str]) -> set[str]:
-            out = set()
-            for h in set(hashes):
-                if self._q(cur, "SELECT 1 FROM tt_blob WHERE hash = ?", (h,)).fetchone():
-                    out.add(h)
+            want = sorted(set(hashes))
+            out: set[str] = set()
+            for i in range(0, len(want), 200):
+                part = want[i : i + 200]
+                marks = ", ".join("?" * len(part))
+                out.update(r[0] for r in self._q(cur, f"SELECT hash FROM tt_blob WHERE hash IN ({marks})", part).fetchall())
             return out
 
         return known
