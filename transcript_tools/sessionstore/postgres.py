@@ -82,10 +82,13 @@ class PostgresDialect:
         cur.execute("DELETE FROM tt_fts WHERE line_id = %s", (line_id,))
 
     def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+        # The index first (MATERIALIZED): without statistics on a freshly pushed store the
+        # planner would walk every line of every session and filter (97 ms vs a GIN lookup).
         sql = (
+            "WITH m AS MATERIALIZED (SELECT line_id FROM tt_fts WHERE tsv @@ plainto_tsquery('simple', ?)) "
             "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
-            "FROM tt_fts f JOIN tt_line l ON l.id = f.line_id JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
-            f"WHERE f.tsv @@ plainto_tsquery('simple', ?) ORDER BY f.line_id DESC LIMIT {int(limit)}"
+            "FROM m JOIN tt_line l ON l.id = m.line_id JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
+            f"ORDER BY m.line_id DESC LIMIT {int(limit)}"
         )
         return sql, words
 
