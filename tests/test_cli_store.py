@@ -180,3 +180,16 @@ def test_push_all_in_several_processes_stores_every_session_exactly(tmp_path: Pa
     s = open_sqlite(db, lambda: 0)
     for p in paths:
         assert session_bytes(s, find_session(s, p.stem), AsOf())[""] == p.read_bytes()
+
+
+def test_tt_search_with_store_answers_from_the_index(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    _session(cfg, (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    code, out, err = run(cfg, "search", "spotter", "--store", url, "--json")
+    assert code == 0, err
+    (s,) = json.loads(out)["sessions"]
+    assert s["session_id"] == SID and s["hits"]
+    assert run(cfg, "search", "zzzunfindable", "--store", url)[0] == 1
+    assert run(cfg, "search", "spot.*", "--regex", "--store", url)[0] == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -227,3 +228,31 @@ def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path
     ]
     asyncio.run(store.append(key, entries))
     assert asyncio.run(store.load(key)) == [entries[0], entries[1], entries[3]]
+
+
+@pytest.mark.parametrize("word", ["Grep", "def", "app", "compact", "agent"])
+def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_path: Path, word: str) -> None:
+    from transcript_tools.catalog import search_files
+    from transcript_tools.search import make_matcher
+    from transcript_tools.sessionstore.find import search_store
+
+    cfg = tmp_path / "cfg"
+    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    s = _store(tmp_path)
+    for p in (cfg / "projects").rglob("*.jsonl"):
+        if "subagents" not in p.parts:
+            push_session(s, p, config=cfg, diagnose=None)
+    m = make_matcher(word)
+    def whole_word_lines(hits: list) -> set[int]:  # type: ignore[type-arg]
+        return {h.line for _, h in hits if word.lower() in re.split(r"[\W_]+", h.text.lower())}
+
+    # The index finds whole words (as FTS5's unicode61 cuts them): `compact` inside
+    # `compacted` is found by tt search in the files only. Every other hit must be the same.
+    files = []
+    for sh in search_files([d for d in (cfg / "projects").iterdir()], m, per_session=1000):
+        keep = whole_word_lines(sh.hits)
+        hits = [(a, h.line, h.kind, h.spans) for a, h in sh.hits if h.line in keep]
+        if hits:
+            files.append((sh.session_id, hits))
+    stored = [(sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits]) for sh in search_store(s, word, m, per_session=1000)]
+    assert stored and sorted(stored) == sorted(files)
