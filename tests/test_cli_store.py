@@ -193,3 +193,19 @@ def test_tt_search_with_store_answers_from_the_index(tmp_path: Path) -> None:
     assert s["session_id"] == SID and s["hits"]
     assert run(cfg, "search", "zzzunfindable", "--store", url)[0] == 1
     assert run(cfg, "search", "spot.*", "--regex", "--store", url)[0] == 2
+
+
+def test_tt_ls_with_store_lists_the_stored_sessions(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    _session(cfg, (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    code, out, err = run(cfg, "ls", "--store", url, "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)["sessions"]
+    code2, out2, _ = run(cfg, "ls", "-a", "--json")
+    (file_row,) = json.loads(out2)["sessions"]
+    assert {k: v for k, v in row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")} == {
+        k: v for k, v in file_row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")
+    }
+    assert run(cfg, "ls", "--store", url, "--check")[0] == 2

@@ -256,3 +256,19 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
             files.append((sh.session_id, hits))
     stored = [(sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits]) for sh in search_store(s, word, m, per_session=1000)]
     assert stored and sorted(stored) == sorted(files)
+
+
+def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> None:
+    from transcript_tools.catalog import list_sessions
+    from transcript_tools.sessionstore.find import store_rows
+
+    cfg = tmp_path / "cfg"
+    (cfg / "projects" / "p").mkdir(parents=True)
+    for i, src in enumerate(sorted(REAL.glob("*.jsonl"))):  # 3 KB to 3.4 MB: heads and tails of every size
+        (cfg / "projects" / "p" / f"{uuid.UUID(int=i + 1)}.jsonl").write_bytes(src.read_bytes())
+    s = _store(tmp_path)
+    for p in sorted((cfg / "projects" / "p").glob("*.jsonl")):
+        push_session(s, p, config=cfg, diagnose=None)
+    files = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in list_sessions([cfg / "projects" / "p"], workers=1)}
+    stored = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
+    assert len(files) > 10 and stored == files

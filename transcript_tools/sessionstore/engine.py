@@ -337,6 +337,17 @@ class Store:
                 cache.update(self._blobs(cur, need))
             yield seq, off, bool(complete), uuid, layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache)
 
+    def byte_range(self, cur: Any, stream_id: int, version: int, start: int, stop: int) -> bytes:
+        """The version's bytes ``[start, stop)``, reading only the lines that hold them."""
+        row = self._q(cur, "SELECT MAX(byte_offset) FROM tt_line WHERE stream_id = ? AND version = ? AND byte_offset <= ?", (stream_id, version, start)).fetchone()
+        first = row[0] if row and row[0] is not None else 0
+        q = "SELECT seq FROM tt_line WHERE stream_id = ? AND version = ? AND byte_offset >= ? AND byte_offset < ? ORDER BY seq"
+        seqs = [r[0] for r in self._q(cur, q, (stream_id, version, first, stop)).fetchall()]
+        if not seqs:
+            return b""
+        data = b"".join(x[4] for x in self.lines(cur, stream_id, version, from_seq=seqs[0], to_seq=seqs[-1] + 1))
+        return data[start - first : stop - first]
+
     def delete_lines_from(self, cur: Any, stream_id: int, version: int, seq: int) -> None:
         for line_id, raw in self._line_ids(cur, stream_id, version, seq):
             text = records.facts(raw).text

@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from ..catalog import SessionHits
+from ..listing import Row, parse_lite
 from ..search import Hit, Matcher, record_hits
 from .engine import Store
 
@@ -54,3 +55,34 @@ def search_store(store: Store, pattern: str, matcher: Matcher, *, per_session: i
             sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
             sh.more = max(0, len(hits) - per_session)
             yield sh
+
+
+#: What the lite listing reads of each end of a file (`reader.read_head_tail`).
+HEAD_TAIL = 64 * 1024
+
+
+def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
+    """`tt ls` rows for the stored sessions (current versions), from the same first and last
+    64 KiB `tt ls` reads of a file, rebuilt from the stored lines: the same titles, counts
+    and hidden flags as the files would give. ``path`` is ``<project>/<id>.jsonl``."""
+    rows: list[Row] = []
+    with store.read() as cur:
+        streams = store.list_streams(cur, project_key)
+        subs: dict[tuple[str, str], int] = {}
+        for s in streams:
+            if s.key.subpath.startswith("subagents/"):
+                k = (s.key.project_key, s.key.session_id)
+                subs[k] = subs.get(k, 0) + 1
+        for s in streams:
+            if s.key.subpath:
+                continue
+            v = store.version(cur, s.id, s.current_version)
+            if v is None:
+                continue
+            size = v.nbytes
+            head = store.byte_range(cur, s.id, v.version, 0, min(size, HEAD_TAIL))
+            tail = head if size <= HEAD_TAIL else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
+            lite = parse_lite(s.key.session_id, head, tail, size)
+            n = subs.get((s.key.project_key, s.key.session_id), 0)
+            rows.append(Row(f"{s.key.project_key}/{s.key.session_id}.jsonl", s.key.project_key, s.mtime_ms, size, lite, n, lite.counts, skipped=lite.skipped))
+    return rows
