@@ -7,7 +7,8 @@ and a searchable index (FTS5 / ``tsvector``).
 Modules: `layers` (pure: a line as skeleton + content-addressed blobs, the codecs),
 `records` (pure: a line's queryable columns and search text), `schema` (the SQL), `engine`
 (the logic over a DB-API connection), `sqlite` and `postgres` (the engine adapters), `url`
-(which store, opened how), `files` (push/pull against a config dir), `sdk`.
+(which store, opened how), `files` (push/pull against a config dir), `find` (`tt search` and
+`tt ls` answered from a store), `sdk`.
 
 The schema (the same tables and columns on both engines, `schema`):
 

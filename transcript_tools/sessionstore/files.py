@@ -13,8 +13,10 @@ the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
   with all the lines; the old versions stay.
 
 Each version carries the diagnostics of `tt validate` on the file as pushed; nothing is
-repaired: the bytes stored are the bytes read. The version state is read again under the
-transaction's lock, so two pushes of one session at once store each line once.
+repaired: the bytes stored are the bytes read. The CPU work (parse, split, compress) is done
+before the write lock on the state read then; under the lock the state is read again and the
+work redone if it moved, so two pushes of one session at once store each line once, and
+`push_many` can run several sessions' work side by side in worker processes.
 
 `pull_session` writes a session back under a config dir (``--cwd`` picks the project folder
 of another directory), as of a version or a time; it refuses to overwrite an existing file
