@@ -35,7 +35,7 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as e:
-        raise TTError("PostgreSQL stores need psycopg 3: pip install 'psycopg[binary]'") from e
+        raise StoreUnavailable("PostgreSQL stores need psycopg 3", hint="pip install 'transcript-tools[postgres]'") from e
     return psycopg
 
 
