@@ -272,3 +272,8 @@ def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> Non
     files = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in list_sessions([cfg / "projects" / "p"], workers=1)}
     stored = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
     assert len(files) > 10 and stored == files
+    # Without the lite row kept at push (a session the Agent SDK mirrored), the same rows are
+    # rebuilt from the stored lines' first and last 64 KiB.
+    s.conn.execute("UPDATE tt_version SET lite = NULL")
+    rebuilt = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
+    assert rebuilt == files

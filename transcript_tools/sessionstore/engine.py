@@ -234,15 +234,15 @@ class Store:
 
     def set_version_state(
         self, cur: Any, stream_id: int, version: int, *, nbytes: int, sha256: str | None,
-        file_mtime_ns: int | None, diagnostics: list[dict[str, Any]] | None,
+        file_mtime_ns: int | None, diagnostics: list[dict[str, Any]] | None, lite: str | None = None,
     ) -> None:
         now = self.clock()
         n = self._q(cur, "SELECT COUNT(*) FROM tt_line WHERE stream_id = ? AND version = ?", (stream_id, version)).fetchone()[0]
         self._q(
             cur,
-            "UPDATE tt_version SET nbytes = ?, sha256 = ?, file_mtime_ns = ?, nlines = ?, diagnostics = ?, updated_ms = ? "
+            "UPDATE tt_version SET nbytes = ?, sha256 = ?, file_mtime_ns = ?, nlines = ?, diagnostics = ?, lite = ?, updated_ms = ? "
             "WHERE stream_id = ? AND version = ?",
-            (nbytes, sha256, file_mtime_ns, n, json.dumps(diagnostics) if diagnostics is not None else None, now, stream_id, version),
+            (nbytes, sha256, file_mtime_ns, n, json.dumps(diagnostics) if diagnostics is not None else None, lite, now, stream_id, version),
         )
         self._q(cur, "UPDATE tt_stream SET mtime_ms = ? WHERE id = ?", (now, stream_id))
 
@@ -336,6 +336,10 @@ class Store:
             if need:
                 cache.update(self._blobs(cur, need))
             yield seq, off, bool(complete), uuid, layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache)
+
+    def lite_of(self, cur: Any, stream_id: int, version: int) -> str | None:
+        row = self._q(cur, "SELECT lite FROM tt_version WHERE stream_id = ? AND version = ?", (stream_id, version)).fetchone()
+        return row[0] if row else None
 
     def byte_range(self, cur: Any, stream_id: int, version: int, start: int, stop: int) -> bytes:
         """The version's bytes ``[start, stop)``, reading only the lines that hold them."""

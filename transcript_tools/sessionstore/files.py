@@ -40,6 +40,7 @@ from ..errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFa
 from ..writer import replace_atomically, write_new
 from .engine import Store, StreamInfo, StreamKey, prepare_lines
 from .layers import digest
+from .find import lite_json
 from .records import split_lines
 
 Diagnose = Callable[[Path], list[dict[str, Any]]]
@@ -124,7 +125,8 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
             if torn is not None:
                 store.delete_lines_from(cur, s.id, version, torn)
         end, _ = store.insert_prepared(cur, s.id, version, prepared)
-        store.set_version_state(cur, s.id, version, nbytes=len(data), sha256=digest(data), file_mtime_ns=st.st_mtime_ns, diagnostics=diags)
+        lite = lite_json(key.session_id, data) if not key.subpath else None
+        store.set_version_state(cur, s.id, version, nbytes=len(data), sha256=digest(data), file_mtime_ns=st.st_mtime_ns, diagnostics=diags, lite=lite)
     return Pushed(key, version, status, end - seq, len(data) - off)
 
 

@@ -14,13 +14,15 @@ Invariants: reads the store only; a line that is not a JSON object is never a hi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import orjson
 
 from ..catalog import SessionHits
-from ..listing import Row, parse_lite
+from ..listing import Counts, Lite, Row, Skipped, parse_lite
 from ..search import Hit, Matcher, record_hits
 from .engine import Store
 
@@ -80,9 +82,28 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
             if v is None:
                 continue
             size = v.nbytes
-            head = store.byte_range(cur, s.id, v.version, 0, min(size, HEAD_TAIL))
-            tail = head if size <= HEAD_TAIL else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
-            lite = parse_lite(s.key.session_id, head, tail, size)
+            cached = store.lite_of(cur, s.id, v.version)
+            if cached is not None:
+                lite = lite_from_json(cached)
+            else:  # mirrored by the Agent SDK: rebuilt from the stored lines' two ends
+                head = store.byte_range(cur, s.id, v.version, 0, min(size, HEAD_TAIL))
+                tail = head if size <= HEAD_TAIL else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
+                lite = parse_lite(s.key.session_id, head, tail, size)
             n = subs.get((s.key.project_key, s.key.session_id), 0)
             rows.append(Row(f"{s.key.project_key}/{s.key.session_id}.jsonl", s.key.project_key, s.mtime_ms, size, lite, n, lite.counts, skipped=lite.skipped))
     return rows
+
+
+def lite_json(session_id: str, data: bytes) -> str:
+    """The lite parse of a whole file's bytes (what `tt ls` reads of it), as JSON: kept with
+    each pushed version so `tt ls --store` reads one column, not the lines."""
+    head = data[:HEAD_TAIL]
+    tail = data[-HEAD_TAIL:] if len(data) > HEAD_TAIL else head
+    return json.dumps(asdict(parse_lite(session_id, head, tail, len(data))))
+
+
+def lite_from_json(text: str) -> Lite:
+    d = json.loads(text)
+    d["counts"] = Counts(**d["counts"])
+    d["skipped"] = tuple(Skipped(**x) for x in d["skipped"])
+    return Lite(**d)

@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS tt_version (
     file_mtime_ns BIGINT,
     nlines        BIGINT NOT NULL DEFAULT 0,
     diagnostics   TEXT,
+    lite          TEXT,
     PRIMARY KEY (stream_id, version)
 );
 CREATE TABLE IF NOT EXISTS tt_line (
