@@ -5,7 +5,8 @@ config dir ⇄ the store, `files`), the Agent SDK's ``SessionStore`` (`sdk.TTSes
 and a searchable index (FTS5 / ``tsvector``).
 
 Modules: `layers` (pure: a line as skeleton + content-addressed blobs, the codecs),
-`records` (pure: a line's queryable columns and search text), `schema` (the SQL), `engine`
+`records` (pure: a line's queryable columns and search text), `prepare` (pure: lines made
+ready to insert), `model` (the values and the engine seam), `schema` (the SQL), `engine`
 (the logic over a DB-API connection), `sqlite` and `postgres` (the engine adapters), `url`
 (which store, opened how), `files` (push/pull against a config dir), `find` (`tt search` and
 `tt ls` answered from a store), `sdk`.
@@ -41,7 +42,7 @@ which real tool output contains, and any JSON column would lose invalid UTF-8 an
 
 Invariants: a version pulled back is byte-identical to what was pushed; nothing is
 repaired on the way in; every write is one transaction (a killed writer leaves the last
-commit); credentials in a URL never appear in messages (`engine.redacted`).
+commit); credentials in a URL never appear in messages (`model.redacted`).
 """
 
 from __future__ import annotations

@@ -21,71 +21,14 @@ the rest of it arrives; nothing here reads or writes files.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import Unreadable
 from . import layers, records, schema
-
-
-class Dialect(Protocol):
-    name: str
-    script: str
-    db_errors: tuple[type[BaseException], ...]
-
-    def translate(self, e: BaseException, url: str) -> Exception: ...
-
-    def sql(self, q: str) -> str: ...
-    def begin(self, cur: Any) -> None: ...
-    def init_lock(self, cur: Any) -> None: ...
-    def has_table(self, cur: Any, name: str) -> bool: ...
-    def lock_stream(self, cur: Any, stream_id: int) -> None: ...
-    def reserve_line_ids(self, cur: Any, n: int) -> list[int]: ...
-    def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None: ...
-    def unindex_text(self, cur: Any, line_id: int, text: str) -> None: ...
-    def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class StreamKey:
-    project_key: str
-    session_id: str
-    subpath: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    version: int
-    created_ms: int
-    updated_ms: int
-    reason: str
-    source: str | None
-    nbytes: int
-    sha256: str | None
-    file_mtime_ns: int | None
-    nlines: int
-    diagnostics: list[dict[str, Any]] | None
-
-
-@dataclass(frozen=True, slots=True)
-class StreamInfo:
-    id: int
-    key: StreamKey
-    current_version: int
-    mtime_ms: int
-    summary: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    key: StreamKey
-    version: int
-    seq: int
-    uuid: str | None
-    line: bytes
+from .model import Dialect, SearchHit, StreamInfo, StreamKey, Version
+from .prepare import Prepared, clean_text, prepare_lines
 
 
 #: Lines per INSERT batch.
@@ -356,7 +299,7 @@ class Store:
         for line_id, raw in self._line_ids(cur, stream_id, version, seq):
             text = records.facts(raw).text
             if text:
-                self.d.unindex_text(cur, line_id, _clean(text))
+                self.d.unindex_text(cur, line_id, clean_text(text))
         self._q(cur, "DELETE FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ?", (stream_id, version, seq))
 
     def _line_ids(self, cur: Any, stream_id: int, version: int, seq: int) -> list[tuple[int, bytes]]:
@@ -443,44 +386,6 @@ class Store:
         return {"skeletons": int(skel), "blobs": int(blob[0]), "blob_raw": int(blob[1])}
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """Lines ready to insert: rows ``(seq, offset, complete, type, uuid, parent, ts, codec,
-    skeleton, refs)``, their search texts, new blobs encoded, and the blobs the store was
-    seen to hold (kept raw: `Store.insert_prepared` stores them if they went meanwhile)."""
-
-    rows: list[tuple[Any, ...]]
-    texts: list[str | None]
-    blobs: dict[str, tuple[str, bytes, int]]
-    maybe_known: dict[str, bytes]
-    end_seq: int
-    end_offset: int
-
-
-def prepare_lines(lines: Iterable[bytes], *, seq: int, offset: int, known: Callable[[Iterable[str]], set[str]]) -> Prepared:
-    """The CPU side of storing lines (parse, split, compress): pure but for ``known``, which
-    says which blob hashes need not be encoded again."""
-    rows: list[tuple[Any, ...]] = []
-    texts: list[str | None] = []
-    pieces: dict[str, bytes] = {}
-    for raw in lines:
-        f = records.facts(raw)
-        lay = layers.split(raw)
-        pieces.update(lay.blobs)
-        codec, payload = layers.encode_skeleton(lay.skeleton)
-        rows.append((seq, offset, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid, f.timestamp, codec, payload, layers.encode_refs(lay.refs)))
-        texts.append(_clean(f.text) if f.text else None)
-        seq += 1
-        offset += len(raw)
-    have = known(pieces) if pieces else set()
-    blobs = {}
-    for h, piece in pieces.items():
-        if h not in have:
-            codec, payload = layers.encode_blob(piece)
-            blobs[h] = (codec, payload, len(piece))
-    return Prepared(rows, texts, blobs, {h: pieces[h] for h in have}, seq, offset)
-
-
 class SchemaTooNew(Unreadable):
     """The store was written by a newer tt: refused rather than misread (exit 4)."""
 
@@ -490,14 +395,3 @@ class SchemaTooNew(Unreadable):
 
 def _version(row: Sequence[Any]) -> Version:
     return Version(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], json.loads(row[9]) if row[9] else None)
-
-
-def redacted(url: str) -> str:
-    """The URL as messages show it: a password in it becomes ``***``."""
-    url = re.sub(r"(://[^:/@]*):[^/]*@", r"\1:***@", url)
-    return re.sub(r"(?i)(password=)[^&]*", r"\1***", url)
-
-
-def _clean(text: str) -> str:
-    # PostgreSQL text cannot hold NUL; the index does not need it on either engine.
-    return text.replace("\x00", " ")

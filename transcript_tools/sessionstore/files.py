@@ -38,7 +38,9 @@ from typing import Any
 from .. import store as cfg
 from ..errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFailed
 from ..writer import replace_atomically, write_new
-from .engine import Store, StreamInfo, StreamKey, prepare_lines
+from .engine import Store
+from .model import StreamInfo, StreamKey
+from .prepare import prepare_lines
 from .layers import digest
 from .find import lite_json
 from .records import split_lines

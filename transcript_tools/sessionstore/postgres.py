@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import TTError
-from .engine import Store, redacted
+from .engine import Store
+from .model import redacted
 from .schema import POSTGRES
 
 

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from .engine import Store, redacted
+from .engine import Store
+from .model import redacted
 
 DEFAULT_NAME = "tt-store.sqlite3"
 
