@@ -21,6 +21,7 @@ CORE = [
     "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
     "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
     "redact", "bundle", "rewind", "request", "display_items", "render_text", "subagents", "render",
+    "sessionstore/layers", "sessionstore/records", "sessionstore/schema", "sessionstore/prepare", "sessionstore/model",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}
 

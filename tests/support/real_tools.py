@@ -1,8 +1,8 @@
 """Tests that need a real tool, and CI that cannot go green when they did not run.
 
 A test that needs a real tool carries the tool's marker: ``claude`` (a pinned Claude Code
-CLI: 2.1.332 from the claude-agent-sdk wheel, 2.1.197 from npm), ``ccusage`` (npm) or
-``git``. A test that uses a fixture starting a real CLI (`CLI_FIXTURES`) is marked
+CLI: 2.1.332 from the claude-agent-sdk wheel, 2.1.197 from npm), ``ccusage`` (npm),
+``git`` or ``postgres`` (a throwaway cluster, `tests/support/postgres.py`). A test that uses a fixture starting a real CLI (`CLI_FIXTURES`) is marked
 ``claude`` here even if its author forgot, so ``-m "not claude"`` leaves out all of them.
 
 On a machine without a tool such tests skip with the reason (an offline laptop). When
@@ -32,6 +32,7 @@ MARKERS = {
     "ccusage": "needs ccusage 20.0.24 (npm; tests/support/install_ccusage.sh)",
     "git": "needs git",
     "tmux": "needs tmux (Debian package tmux), to drive tt chat in a real terminal",
+    "postgres": "needs PostgreSQL's initdb/pg_ctl (Debian package postgresql; tests/support/postgres.py)",
 }
 #: Fixtures that run a real Claude Code CLI (tests/conftest.py and a few test modules).
 CLI_FIXTURES = frozenset(

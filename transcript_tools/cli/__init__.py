@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("bundle", "Pack a session into a portable archive."),
     "import": ("bundle", "Unpack a session archive into this machine's config dir."),
     "rewind": ("rewind", "Restore files (and optionally the conversation) to a message."),
+    "store": ("store", "Keep sessions in a database (SQLite, PostgreSQL): push, pull, log."),
 }
 
 

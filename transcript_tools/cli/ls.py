@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..catalog import list_sessions, project_dirs
@@ -18,6 +20,8 @@ from .common import console, emit_json, json_option, max_bytes_option
 @click.option("--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
 @max_bytes_option
+@click.option("--store", "store_url", metavar="URL", default=None,
+              help="List the sessions of a session store (sqlite:///PATH, postgresql://…) instead of the config dir.")
 @json_option
 def ls_command(
     project: str | None,
@@ -29,6 +33,7 @@ def ls_command(
     limit: int | None,
     max_bytes: int,
     as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """List sessions, newest first: id, title, modified, size, messages, compactions,
     subagents, model and health.
@@ -38,8 +43,11 @@ def ls_command(
     counts of larger files are lower bounds (N+) unless --check reads them whole;
     --check also gives each file's health and exits 1 when one has errors.
     """
-    dirs = project_dirs(project, all_=all_)
-    rows = list_sessions(dirs, check=check, cap=max_bytes)
+    if store_url is not None:
+        rows, dirs = _from_store(store_url, project, check), []
+    else:
+        dirs = project_dirs(project, all_=all_)
+        rows = list_sessions(dirs, check=check, cap=max_bytes)
     if tag is not None:
         rows = [r for r in rows if r.lite.tag == tag]
     if title is not None:
@@ -53,6 +61,23 @@ def ls_command(
     if as_json:
         emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
     else:
-        render_rows(console(), shown, hidden=left_out, show_project=all_ or len(dirs) > 1, checked=check)
+        render_rows(console(), shown, hidden=left_out, show_project=all_ or len(dirs) > 1 or store_url is not None, checked=check)
     # With --check, damage is a finding (exit 1), as for `tt validate`.
     return 1 if any(r.errors for r in shown) else 0
+
+
+def _from_store(url: str, project: str | None, check: bool) -> list[Any]:
+    """Rows of the stored sessions (`sessionstore.find.store_rows`); ``-p DIR`` picks the
+    project folder DIR's sessions were pushed from."""
+    from .. import store as cfg
+    from ..errors import UsageError
+    from ..listing import sort_rows
+    from ..sessionstore.find import store_rows
+    from ..sessionstore.url import open_store
+
+    if check:
+        raise UsageError("--check reads files; with --store, `tt store log` shows each version's diagnostics")
+    key = None
+    if project is not None:
+        key = project if "/" not in project else cfg.project_dir_name(cfg.canonical_cwd(project))
+    return sort_rows(store_rows(open_store(url, config=cfg.config_dir(), create=False), key))

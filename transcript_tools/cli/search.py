@@ -21,10 +21,12 @@ from .common import console, emit_json, json_option
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions (with hits).")
 @click.option("--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
 @click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
+@click.option("--store", "store_url", metavar="URL", default=None,
+              help="Search a session store (sqlite:///PATH, postgresql://…) through its index: whole words, no --regex.")
 @json_option
 def search_command(
     pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, limit: int | None,
-    per_session: int, no_subagents: bool, as_json: bool,
+    per_session: int, no_subagents: bool, as_json: bool, store_url: str | None = None,
 ) -> int:
     """Search the text of sessions, newest first: the session, its title, the time and
     the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).
@@ -35,7 +37,17 @@ def search_command(
         matcher = make_matcher(pattern, regex=regex, case=case or "smart")
     except ValueError as e:
         raise UsageError(str(e)) from e
-    found = search_files(project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents)
+    if store_url is not None:
+        if regex or project is not None or all_:
+            raise UsageError("--store searches the store's index: without --regex, -p or -a")
+        from .. import store as cfg
+        from ..sessionstore.find import search_store
+        from ..sessionstore.url import open_store
+
+        st = open_store(store_url, config=cfg.config_dir(), create=False)
+        found = search_store(st, pattern, matcher, per_session=per_session, subagents=not no_subagents)
+    else:
+        found = search_files(project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents)
     sessions = []
     con = console()
     hits = 0

@@ -1,0 +1,95 @@
+"""How fast `tt store` pushes, searches and lists the set `bench_ls.py` builds, and how big the
+store gets (the issue's targets: a first push within 3x `tt validate --all`, a second push
+under 2 s, PostgreSQL within 2x SQLite, `tt store search WORD` under 100 ms median,
+`tt store ls` under 0.5 s, the store at most a third of the JSONL bytes).
+
+Every time is a whole `tt` process, as a user runs it. `tt validate --all` is timed on the
+same set first, as the yardstick. PostgreSQL is measured when its initdb/pg_ctl are
+installed (a throwaway cluster from tests/support/postgres.py, unix socket, fsync off:
+the SQLite store runs with synchronous=NORMAL in WAL mode, so neither syncs per commit).
+
+    python benchmarks/bench_store.py [--sessions 2000] [--runs 5] [--no-postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_ls import build  # noqa: E402
+
+
+def tt(config: Path, *args: str) -> float:
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "NO_COLOR": "1"}
+    env.pop("TT_STORE", None)
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "transcript_tools", *args], env=env, capture_output=True, cwd=ROOT)
+    dt = time.perf_counter() - t0
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"tt {' '.join(args)} exited {r.returncode}: {r.stderr.decode()[-500:]}")
+    return dt
+
+
+def median(config: Path, runs: int, *args: str) -> float:
+    return statistics.median(tt(config, *args) for _ in range(runs))
+
+
+def store_bytes(db: Path) -> int:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-postgres", action="store_true")
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="tt-bench-store-"))
+    try:
+        cfg = tmp / "cfg"
+        total = build(cfg, a.sessions)
+        print(f"built {a.sessions} sessions, {total / 2**20:.0f} MiB")
+        v = tt(cfg, "validate", "--all", "--json")
+        print(f"tt validate --all: {v:.1f} s")
+        db = tmp / "store.sqlite3"
+        url = f"sqlite:///{db}"
+        first = tt(cfg, "store", "push", "--all", "--store", url)
+        print(f"tt store push --all (SQLite, first): {first:.1f} s = {first / v:.2f}x validate")
+        second = tt(cfg, "store", "push", "--all", "--store", url)
+        print(f"tt store push --all (SQLite, nothing new): {second:.2f} s")
+        size = store_bytes(db)
+        print(f"store {size / 2**20:.0f} MiB for {total / 2**20:.0f} MiB of JSONL: {size / total:.3f}")
+        s = median(cfg, a.runs, "store", "search", "README", "--store", url, "--json")
+        print(f"tt store search README: median {s * 1000:.0f} ms")
+        ls = median(cfg, a.runs, "store", "ls", "--store", url, "--json")
+        print(f"tt store ls: median {ls * 1000:.0f} ms")
+        if not a.no_postgres:
+            from tests.support import postgres as pg
+
+            if pg.find_bin() is None:
+                print("PostgreSQL not installed: not measured")
+            else:
+                with pg.cluster() as purl:
+                    pfirst = tt(cfg, "store", "push", "--all", "--store", purl)
+                    print(f"tt store push --all (PostgreSQL, first): {pfirst:.1f} s = {pfirst / first:.2f}x SQLite")
+                    psecond = tt(cfg, "store", "push", "--all", "--store", purl)
+                    print(f"tt store push --all (PostgreSQL, nothing new): {psecond:.2f} s")
+                    ps = median(cfg, a.runs, "store", "search", "README", "--store", purl, "--json")
+                    print(f"tt store search README (PostgreSQL): median {ps * 1000:.0f} ms")
+        print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

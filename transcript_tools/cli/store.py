@@ -1,0 +1,217 @@
+"""``tt store``: sessions in a database (SQLite by default, PostgreSQL for a team).
+
+``push`` sends sessions from the config dir (incremental; a rewritten file becomes a new
+version), ``pull`` writes one back (as of a version or a time, into another project
+folder with ``--cwd``; never over an existing file without ``--force``), ``log`` lists a
+session's versions with their diagnostics, ``ls`` the stored sessions, ``search`` their
+text through the engine's full-text index. The store is ``--store URL``, else
+``$TT_STORE``, else ``<config dir>/tt-store.sqlite3``; a URL's password is never shown.
+
+Exit codes as everywhere: 3 no such session, 4 a damaged or foreign SQLite file, 5 an
+unreachable PostgreSQL or refused credentials, 6 a file that cannot be written.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import store as cfg
+from ..errors import NotFound, UsageError
+from .common import console, emit_json, json_option
+
+
+def _store_option(f: Any) -> Any:
+    return click.option("--store", "store_url", metavar="URL", default=None,
+                        help="sqlite:///PATH or postgresql://… (default: $TT_STORE, else <config dir>/tt-store.sqlite3).")(f)
+
+
+def _open(url: str | None, *, create: bool = True) -> Any:
+    from ..sessionstore.url import open_store
+
+    return open_store(url, config=cfg.config_dir(), create=create)
+
+
+@click.group("store", invoke_without_command=False)
+@json_option
+def store_command(as_json: bool) -> None:
+    """Keep sessions in a database: push, pull, log, ls, search.
+
+    Each subcommand takes --store URL and --json.
+    """
+
+
+@store_command.command("push")
+@click.argument("session", required=False)
+@click.option("-a", "--all", "all_", is_flag=True, help="Push every session of every project.")
+@click.option("-p", "--project", metavar="DIR", default=None, help="Push every session of this project directory.")
+@click.option("--no-validate", is_flag=True, help="Do not run tt validate's checks (no diagnostics stored).")
+@_store_option
+@json_option
+def push(session: str | None, all_: bool, project: str | None, no_validate: bool, store_url: str | None, as_json: bool) -> None:
+    """Send sessions to the store: only what was appended since the last push."""
+    from ..sessionstore.files import push_many
+
+    if sum(x is not None and x is not False for x in (session, project, all_ or None)) != 1:
+        raise UsageError("name a SESSION, or give --all or --project DIR")
+    if all_:
+        paths = sorted(cfg.all_session_files())
+    elif project is not None:
+        paths = sorted(p for d in cfg.session_folders(project) for p in cfg.session_files(d))
+    else:
+        assert session is not None
+        paths = [cfg.resolve(session).path]
+    if not paths:
+        raise NotFound("no sessions to push")
+    from ..sessionstore.url import resolve_url
+
+    st = _open(store_url)  # the schema made here, before any worker opens the store
+    url = resolve_url(store_url, cfg.config_dir())
+    out = []
+    for r in push_many(st, url, paths, config=cfg.config_dir(), validate=not no_validate):
+        out.append({
+            "project": r.project_key, "session_id": r.session_id, "files": r.files,
+            "streams": [{"subpath": s.key.subpath, "version": s.version, "status": s.status, "lines": s.lines, "bytes": s.bytes} for s in r.streams],
+        })
+    if as_json:
+        emit_json({"store": _shown(st.url), "sessions": out})
+        return
+    c = console()
+    changed = 0
+    for o in out:
+        main = o["streams"][0]
+        if all(s["status"] == "unchanged" for s in o["streams"]) and not o["files"]:
+            continue
+        changed += 1
+        subs = len(o["streams"]) - 1
+        c.print(f"{o['session_id']}  v{main['version']} {main['status']}, +{main['lines']} lines"
+                + (f", {subs} subagents" if subs else "") + (f", {o['files']} files" if o["files"] else ""), highlight=False)
+    c.print(f"{changed} of {len(out)} sessions changed → {_shown(st.url)}", highlight=False)
+
+
+def _as_of(value: str | None) -> Any:
+    from ..sessionstore.files import AsOf
+
+    if value is None:
+        return AsOf()
+    if re.fullmatch(r"v?\d+", value):
+        return AsOf(version=int(value.lstrip("v")))
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise UsageError(f"--as-of {value!r}: give a version number or an ISO time (2026-12-01T04:00:00Z)") from e
+    if t.tzinfo is None:
+        t = t.astimezone()
+    return AsOf(time_ms=int(t.timestamp() * 1000))
+
+
+@store_command.command("pull")
+@click.argument("session")
+@click.option("--as-of", metavar="VERSION|TIME", default=None, help="A version number, or an ISO time: the session as it was stored then.")
+@click.option("--cwd", metavar="DIR", default=None, help="Put it in the project folder of DIR (default: the folder it was pushed from).")
+@click.option("--force", is_flag=True, help="Replace existing files (atomically, keeping a backup).")
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+@_store_option
+@json_option
+def pull(session: str, as_of: str | None, cwd: str | None, force: bool, dry_run: bool, store_url: str | None, as_json: bool) -> None:
+    """Write a stored session (subagents and file history included) into the config dir."""
+    from ..sessionstore.files import find_session, pull_session, session_arg, session_bytes
+
+    st = _open(store_url, create=False)
+    streams = find_session(st, session_arg(session))
+    when = _as_of(as_of)
+    if dry_run:
+        data = session_bytes(st, streams, when)
+        info = {"session_id": streams[0].key.session_id, "streams": {k or "main": len(v) for k, v in data.items()}, "written": []}
+        emit_json(info) if as_json else console().print(f"would write {len(data)} transcripts ({sum(len(v) for v in data.values())} bytes)", highlight=False)
+        return
+    written = pull_session(st, streams, config=cfg.config_dir(), cwd=cwd, as_of=when, force=force)
+    if as_json:
+        emit_json({"session_id": streams[0].key.session_id, "written": [str(p) for p in written]})
+        return
+    for p in written:
+        console().print(str(p), highlight=False, soft_wrap=True)
+
+
+@store_command.command("log")
+@click.argument("session")
+@_store_option
+@json_option
+def log(session: str, store_url: str | None, as_json: bool) -> None:
+    """List a stored session's versions, with the diagnostics stored with each."""
+    from ..sessionstore.files import find_session, session_arg
+
+    st = _open(store_url, create=False)
+    streams = find_session(st, session_arg(session))
+    rows = []
+    with st.read() as cur:
+        for s in streams:
+            for v in st.versions(cur, s.id):
+                diags = v.diagnostics or []
+                rows.append({
+                    "subpath": s.key.subpath, "version": v.version, "current": v.version == s.current_version,
+                    "created": _iso(v.created_ms), "updated": _iso(v.updated_ms), "reason": v.reason,
+                    "bytes": v.nbytes, "lines": v.nlines, "sha256": v.sha256,
+                    "errors": sum(1 for d in diags if d.get("severity") == "error"),
+                    "warnings": sum(1 for d in diags if d.get("severity") == "warning"),
+                    "diagnostics": diags,
+                })
+    if as_json:
+        emit_json({"project": streams[0].key.project_key, "session_id": streams[0].key.session_id, "versions": rows})
+        return
+    c = console()
+    for r in rows:
+        codes = sorted({d["code"] for d in r["diagnostics"]})
+        c.print(f"{r['subpath'] or 'main'}  v{r['version']}{' *' if r['current'] else ''}  {r['created']}  {r['reason']}  "
+                f"{r['lines']} lines {r['bytes']} bytes  {r['errors']} errors {r['warnings']} warnings"
+                + (f" ({', '.join(codes)})" if codes else ""), highlight=False, soft_wrap=True)
+
+
+@store_command.command("ls")
+@_store_option
+@json_option
+def ls(store_url: str | None, as_json: bool) -> None:
+    """List the stored sessions, newest first."""
+    st = _open(store_url, create=False)
+    with st.read() as cur:
+        rows = st.overview(cur)
+    out = [{"project": pk, "session_id": sid, "version": v, "updated": _iso(mtime), "lines": n, "bytes": b} for pk, sid, v, mtime, n, b in rows]
+    if as_json:
+        emit_json({"store": _shown(st.url), "sessions": out})
+        return
+    c = console()
+    for o in out:
+        c.print(f"{o['updated']}  {o['session_id']}  v{o['version']}  {o['lines']:>6} lines  {o['project']}", highlight=False, soft_wrap=True)
+
+
+@store_command.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many hits.")
+@_store_option
+@json_option
+def search(words: tuple[str, ...], limit: int, store_url: str | None, as_json: bool) -> None:
+    """Find stored lines holding all the WORDS (the engine's full-text index), newest pushed first."""
+    st = _open(store_url, create=False)
+    hits = st.search(" ".join(words), limit=limit)
+    out = [{"project": h.key.project_key, "session_id": h.key.session_id, "subpath": h.key.subpath, "version": h.version,
+            "line": h.seq + 1, "uuid": h.uuid} for h in hits]
+    if as_json:
+        emit_json({"query": " ".join(words), "hits": out})
+        return
+    c = console()
+    for o in out:
+        c.print(f"{o['session_id']}{'/' + o['subpath'] if o['subpath'] else ''}:{o['line']}  {o['uuid'] or ''}", highlight=False, soft_wrap=True)
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+def _shown(url: str) -> str:
+    from ..sessionstore.url import redacted
+
+    return redacted(url)
