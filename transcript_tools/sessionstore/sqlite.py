@@ -16,6 +16,7 @@ a file that cannot be created is `WriteFailed` (exit 6).
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -89,14 +90,32 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
         raise WriteFailed(f"{path}: cannot create the store ({e.strerror})") from e
     except sqlite3.Error as e:
         raise Unreadable(f"{url or path}: cannot open the store ({e})") from e
-    try:
-        conn.execute("PRAGMA busy_timeout = 60000")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        store = Store(conn, SQLiteDialect(), clock, url=url or f"sqlite:///{path}")
-        store.init_schema()
-    except sqlite3.DatabaseError as e:
-        conn.close()
-        raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
-    return store
+    deadline = time.monotonic() + 60.0
+    while True:
+        try:
+            conn.execute("PRAGMA busy_timeout = 60000")
+            # Switching to WAL takes an exclusive lock for a moment, and SQLite answers "locked"
+            # at once (no busy handler) while another process is creating or opening the same
+            # new store: wait for it, as for any other writer.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            store = Store(conn, SQLiteDialect(), clock, url=url or f"sqlite:///{path}")
+            store.init_schema()
+            return store
+        except sqlite3.OperationalError as e:
+            if _busy(e) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            conn.close()
+            if _busy(e):
+                raise WriteFailed(f"{url or path}: the store stayed locked by another writer for 60 s") from e
+            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+
+
+def _busy(e: sqlite3.OperationalError) -> bool:
+    text = str(e)
+    return "locked" in text or "busy" in text
