@@ -1,0 +1,30 @@
+"""Every test the README and CONTRIBUTING.md name as backing a claim exists: a renamed or
+deleted test must take the claim with it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ("README.md", "CONTRIBUTING.md")
+
+
+def _tests_source() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("*.py"))
+
+
+def test_every_named_test_file_exists() -> None:
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for f in set(re.findall(r"tests/(test_[a-z0-9_]+\.py)", text)):
+            assert (ROOT / "tests" / f).is_file(), f"{doc} names tests/{f}"
+
+
+def test_every_named_test_function_exists() -> None:
+    src = _tests_source()
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        names = {n for n in re.findall(r"\b(test_[a-z0-9_]+)\b", text) if not (ROOT / "tests" / f"{n}.py").exists()}
+        missing = sorted(n for n in names if f"def {n}(" not in src)
+        assert missing == [], f"{doc} names tests that do not exist: {missing}"
