@@ -606,19 +606,9 @@ class RecordResult:
 
 
 def _session_id(ref: SessionRef) -> str:
-    from .errors import UsageError
-    from .reader import iter_lines
+    from .store import session_id_of
 
-    if ref.session_id is not None:
-        return ref.session_id
-    for ln in iter_lines(ref.path):
-        for e in ln.entries:
-            sid = e.record.get("sessionId")
-            if isinstance(sid, str) and sid and not e.is_sidechain:
-                return sid
-        if ln.line > 200:
-            break
-    raise UsageError(f"{ref.path}: no session id in its name or its first records", hint="name the session by id")
+    return session_id_of(ref)
 
 
 def _append_record(session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool) -> RecordResult:

@@ -396,9 +396,11 @@ def call_as_text(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]"}
 
 
-def result_as_text(block: dict[str, Any], bits: int = 0) -> list[dict[str, Any]]:
-    """The result of a call kept as text, as text (images kept)."""
-    head = f"[tt: result of tool call {block.get('tool_use_id')}" + (" (an error)]" if block.get("is_error") is True else "]")
+def result_as_text(block: dict[str, Any], bits: int = 0, *, head: str | None = None) -> list[dict[str, Any]]:
+    """The result of a call kept as text, as text (images kept), under ``head`` (by
+    default: the result of a call the API could not take; repair's orphans name theirs)."""
+    if head is None:
+        head = f"[tt: result of tool call {block.get('tool_use_id')}" + (" (an error)]" if block.get("is_error") is True else "]")
     inner = block.get("content")
     texts = [head]
     images: list[dict[str, Any]] = []

@@ -278,3 +278,21 @@ def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = F
             hint="name the file by its path",
         )
     return SessionRef(found[0], session_id_from_name(found[0].name))
+
+
+def session_id_of(ref: SessionRef) -> str:
+    """The session's id: its file name, else the first main-chain ``sessionId`` inside
+    (read from at most the first 200 lines); `UsageError` when neither has one."""
+    from .errors import UsageError
+    from .reader import iter_lines
+
+    if ref.session_id is not None:
+        return ref.session_id
+    for ln in iter_lines(ref.path):
+        for e in ln.entries:
+            sid = e.record.get("sessionId")
+            if isinstance(sid, str) and sid and not e.is_sidechain:
+                return sid
+        if ln.line > 200:
+            break
+    raise UsageError(f"{ref.path}: no session id in its name or its first records", hint="name the session by id")

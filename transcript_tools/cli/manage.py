@@ -28,17 +28,7 @@ from .common import console, emit_json, json_option, require_transcript
 
 
 def _session_id(ref: store.SessionRef) -> str:
-    """The session's id: its file name, else the first main-chain ``sessionId`` inside."""
-    if ref.session_id is not None:
-        return ref.session_id
-    for ln in iter_lines(ref.path):
-        for e in ln.entries:
-            sid = e.record.get("sessionId")
-            if isinstance(sid, str) and sid and not e.is_sidechain:
-                return sid
-        if ln.line > 200:
-            break
-    raise UsageError(f"{ref.path}: no session id in its name or its first records", hint="name the session by id")
+    return store.session_id_of(ref)
 
 
 def _append(ref: store.SessionRef, line: bytes) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from ..api_rules import NUL_CHAR, fix_content, fix_string, rename_ids
+from ..api_rules import NUL_CHAR, fix_content, fix_string, rename_ids, result_as_text
 from ..writer import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING, image_bytes
@@ -123,20 +123,7 @@ def orphan_as_text(block: dict[str, Any]) -> list[dict[str, Any]]:
     """A tool_result whose call was lost, as plain content: a text block (and any images)."""
     head = f"[tt repair: result of tool call {block.get('tool_use_id')}, whose tool_use was lost"
     head += " (it reported an error)]" if block.get("is_error") is True else "]"
-    inner = block.get("content")
-    if isinstance(inner, str):
-        return [{"type": "text", "text": f"{head}\n{inner}" if inner else head}]
-    texts: list[str] = [head]
-    images: list[dict[str, Any]] = []
-    if isinstance(inner, list):
-        for x in inner:
-            if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str):
-                texts.append(x["text"])
-            elif isinstance(x, dict) and x.get("type") == "image":
-                images.append(x)
-            else:
-                texts.append(json.dumps(x, ensure_ascii=False, separators=(",", ":")))
-    return [{"type": "text", "text": "\n".join(texts)}, *images]
+    return result_as_text(block, head=head)
 
 
 def shrink_images(content: list[Any], limit: int) -> list[Any]:
