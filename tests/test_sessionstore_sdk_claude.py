@@ -42,8 +42,11 @@ def test_claude_code_mirrors_into_the_store_and_resumes_from_it(tmp_path: Path, 
     if cli is None:
         pytest.skip("Claude Code 2.1.332 not found: install claude-agent-sdk==0.2.189")
     for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "CLAUDE")):
-            monkeypatch.delenv(name)  # the SDK passes its own environment on: only the sandbox's
+        # The SDK passes its own environment on: only the sandbox's. libfaketime's variables
+        # too (a suite run under a shifted clock): the CLI's clock is pinned by clock_env, and
+        # an inherited FAKETIME_SHARED names a shared-memory clock the CLI cannot open.
+        if name.startswith(("ANTHROPIC_", "CLAUDE", "FAKETIME")) or name == "LD_PRELOAD":
+            monkeypatch.delenv(name)
     sandbox = Sandbox.create(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
