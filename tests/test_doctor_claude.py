@@ -77,6 +77,26 @@ def relocated(raw: bytes, sid: str) -> bytes:
     return raw + _dump({"type": "relocated", "sessionId": sid, "relocatedCwd": "/srv/elsewhere/demo-app"})
 
 
+def sidechain_first(raw: bytes, sid: str) -> bytes:
+    recs = _records(raw)
+    recs[0]["isSidechain"] = True
+    return b"".join(_dump(r) for r in recs)
+
+
+def no_title(raw: bytes, sid: str) -> bytes:
+    # Every prompt a title could come from is gone: no last-prompt record, and each
+    # typed prompt is command output, which the SDK skips when it looks for a title.
+    out = []
+    for r in _records(raw):
+        if r.get("type") == "last-prompt":
+            continue
+        m = r.get("message")
+        if r.get("type") == "user" and isinstance(m, dict) and isinstance(m.get("content"), str):
+            m["content"] = f"<local-command-stdout>{m['content']}</local-command-stdout>"
+        out.append(_dump(r))
+    return b"".join(out)
+
+
 def intact(raw: bytes, sid: str) -> bytes:
     return raw
 
@@ -89,6 +109,8 @@ CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, boo
     "metadata-only": (metadata_only, ("metadata-only",), True, False),
     "nul-file": (nuls, ("nul-file",), False, False),
     "all-sidechain": (all_sidechain, ("all-sidechain",), True, False),
+    "sidechain-first": (sidechain_first, ("sidechain-first",), False, True),
+    "no-title": (no_title, ("no-title",), False, True),
 }
 
 
