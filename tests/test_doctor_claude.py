@@ -97,6 +97,10 @@ def no_title(raw: bytes, sid: str) -> bytes:
     return b"".join(out)
 
 
+def empty(raw: bytes, sid: str) -> bytes:
+    return b""
+
+
 def intact(raw: bytes, sid: str) -> bytes:
     return raw
 
@@ -110,6 +114,7 @@ CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, boo
     "nul-file": (nuls, ("nul-file",), False, False),
     "all-sidechain": (all_sidechain, ("all-sidechain",), True, False),
     "sidechain-first": (sidechain_first, ("sidechain-first",), False, True),
+    "empty": (empty, ("empty",), False, False),
     "no-title": (no_title, ("no-title",), False, True),
 }
 

@@ -15,24 +15,25 @@ Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``) and the
 ``list_sessions`` on damaged copies of a freshly generated session
 (tests/test_doctor_claude.py):
 
-=================  ======================  ==========================  ================
-code               SDK ``list_sessions``   2.1.332 ``--resume``        fix
-=================  ======================  ==========================  ================
-``nul-file``       not listed              "No conversation found"     restore a backup
-``metadata-only``  listed (has a title)    "No conversation found"     ``tt delete``
-``all-sidechain``  listed unless line 1    "No conversation found"     ``tt delete``
-                   is a sidechain
-``no-title``       not listed              loads                       ``tt rename``
-``empty``          not listed              "No conversation found"     ``tt delete``
-=================  ======================  ==========================  ================
+===================  ======================  ==========================  =================
+code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
+===================  ======================  ==========================  =================
+``nul-file``         not listed              "No conversation found"     restore a backup
+``empty``            not listed              "No conversation found"     ``tt delete``
+``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
+``all-sidechain``    listed                  "No conversation found"     ``tt delete``
+``sidechain-first``  not listed              loads                       resume by id
+``no-title``         not listed              loads                       ``tt rename``
+===================  ======================  ==========================  =================
 
 Seen and *not* reasons (tests/test_doctor_claude.py): a file whose records have no
 ``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
 and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
 "relocatedCwd"}``, 2.1.332 binary) does not stop ``claude -p --resume`` from the
-original directory nor the SDK's listing. The picker's project match reads
-``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which the -p CLI and the SDK
-cannot show, so doctor does not report it.
+original directory nor the SDK's listing. The interactive picker's project match
+reads ``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which neither the -p CLI
+nor the SDK shows, so doctor does not report it (unconfirmed). Nor the size: 2.1.332's
+binary refuses a *paged* transcript past 256 MiB (``EFBIG``), not run here on a plain file.
 
 No fix of these is one ``tt repair`` applies: each finding says so (``repair: false``),
 because none can be fixed without inventing a conversation or deleting a file, which
