@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -23,11 +22,11 @@ from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
 from tests.support.policy import last_user, prompt_text
 from tests.support.sessions import GeneratedSession, generate_session, stage_config
 from tests.support.standin import StandIn
-from transcript_tools.doctor import doctor_file
+from transcript_tools.doctor_files import doctor_file
 
 pytestmark = pytest.mark.claude
 
-CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 PROBE = "probe now"
 PROMPTS = ("Project kickoff: we work on app.py", "Plain question about the design?")
 

@@ -41,24 +41,16 @@ repair never does.
 
 Invariants:
 - `diagnose` is pure: bytes and a `Scan` in, findings out; no I/O, no clock.
-- `scan_file` and `doctor_path` only read (never write, never open anything but the
-  transcripts named or listed).
+- The file side is `doctor_files` (it only reads).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .listing import LITE_READ_BYTES, parse_lite
-from .session import session_id_from_name
-
-#: Records a metadata-only stub holds (2.1.x writes them apart from the conversation).
-METADATA_TYPES = frozenset(
-    {"summary", "custom-title", "ai-title", "tag", "last-prompt", "agent-name", "agent-color", "relocated", "mode"}
-)
+from .listing import parse_lite
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,46 +155,3 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
             f"`claude --resume {sid or '<id>'}` still loads it",
         ))
     return Diagnosis(path, session_id, tuple(out))
-
-
-# --- the file side ------------------------------------------------------------------
-
-
-def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
-    """Read ``path`` once: its head and tail (as the SDK does) and a full scan."""
-    from .reader import iter_lines, read_head_tail
-
-    head, tail, st = read_head_tail(path, LITE_READ_BYTES)
-    size = st.st_size
-    nul_only = size > 0
-
-    def entries() -> Iterator[dict[str, Any]]:
-        nonlocal nul_only
-        for line in iter_lines(path):
-            if nul_only and line.data.strip(b"\0\r\n"):
-                nul_only = False
-            for e in line.entries or ():
-                yield e.record
-
-    scan = scan_records(entries())
-    return head, tail, size, Scan(scan.records, scan.main_messages, scan.sidechain_messages, scan.other_types, nul_only)
-
-
-def doctor_file(path: Path) -> Diagnosis:
-    head, tail, size, scan = scan_file(path)
-    return diagnose(str(path), session_id_from_name(path.name), head, tail, size, scan)
-
-
-def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
-    """A session (path, id or prefix: `store.resolve`), or a directory: a project's folder,
-    or a working directory whose sessions (with its worktrees') are diagnosed."""
-    from . import store
-
-    p = Path(spec).expanduser()
-    if p.is_dir():
-        files = store.session_files(p)
-        if not files:
-            files = [f for d in store.session_folders(p, root) for f in store.session_files(d)]
-        return [doctor_file(f) for f in files]
-    ref = store.resolve(spec, root=root)
-    return [doctor_file(ref.path)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from ..doctor import doctor_path
+from ..doctor_files import doctor_path
 from ..errors import NotFound
 from ..views.doctor import render
 from .common import console, emit_json, json_option
