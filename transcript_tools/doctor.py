@@ -19,7 +19,7 @@ Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``) and the
 code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ===================  ======================  ==========================  =================
 ``nul-file``         not listed              "No conversation found"     restore a backup
-``empty``            not listed              "No conversation found"     ``tt delete``
+``empty``            not listed              "No conversation found"     remove the file
 ``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
 ``all-sidechain``    listed                  "No conversation found"     ``tt delete``
 ``sidechain-first``  not listed              loads                       resume by id
@@ -122,12 +122,12 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
         out.append(Finding(
             "nul-file", listed, False,
             f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
-            "nothing in it can be recovered: restore the file from a backup, or `tt delete` it",
+            "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
         ))
     elif size == 0 or scan.records == 0:
         out.append(Finding(
             "empty", listed, False, "the file holds no record",
-            "nothing to resume: `tt delete` it",
+            "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
         ))
     elif not loads and scan.sidechain_messages:
         out.append(Finding(
