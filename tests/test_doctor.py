@@ -68,3 +68,18 @@ def test_a_stub_with_a_title_is_listed_but_does_not_load() -> None:
     head = b'{"type":"custom-title","customTitle":"my work","sessionId":"s"}\n'
     d = diagnose("s.jsonl", "s", head, head, len(head), Scan(1, 0, 0, frozenset({"custom-title"})))
     assert [(f.code, f.listed, f.loads) for f in d.findings] == [("metadata-only", True, False)]
+
+
+def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) -> None:
+    # The folder name is written out here by Claude Code's rule (every character outside
+    # [A-Za-z0-9] becomes '-'), not computed by tt.
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    project = tmp_path / "config" / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    project.mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 10)
+    r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
+    assert r.returncode == 1, r.stderr
+    found = {f["session_id"]: [x["code"] for x in f["findings"]] for f in json.loads(r.stdout)["files"]}
+    assert found == {SID: [], NUL_SID: ["nul-file"]}

@@ -33,7 +33,9 @@ and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
 original directory nor the SDK's listing. The interactive picker's project match
 reads ``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which neither the -p CLI
 nor the SDK shows, so doctor does not report it (unconfirmed). Nor the size: 2.1.332's
-binary refuses a *paged* transcript past 256 MiB (``EFBIG``), not run here on a plain file.
+binary refuses a *paged* transcript past 256 MiB (``EFBIG``), but a plain 283 MB file (the
+session and 270 lines of 1 MiB of an unknown record type) loaded in 0.9 s and was sent whole
+(seen once, not re-run by a test: too large for the suite).
 
 No fix of these is one ``tt repair`` applies: each finding says so (``repair: false``),
 because none can be fixed without inventing a conversation or deleting a file, which
