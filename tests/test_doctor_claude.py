@@ -175,3 +175,37 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
     else:
         assert run.returncode != 0 and not sent
         assert f"No conversation found with session ID: {g.session_id}" in run.stdout + run.stderr
+
+
+def test_a_session_moved_to_another_project_folder_still_loads_by_id(
+    small_session: GeneratedSession, claude_332: ClaudeCLI, faketime: None,
+    tmp_path: Path, sdk_config: Callable[[Path], None],
+) -> None:
+    """Worktree relocation: the file moves to the new directory's project folder with a
+    ``relocated`` record. The SDK lists it under the new directory only; 2.1.332's
+    ``--resume <id>`` loads it from the old one too; so doctor reports nothing."""
+    from claude_agent_sdk import list_sessions
+
+    g = small_session
+    elsewhere = (tmp_path / "elsewhere").resolve()
+    elsewhere.mkdir()
+    config = stage_config(g.config_dir, tmp_path / "config")
+    old = config / "projects" / g.project_dir.name / g.transcript.name
+    moved_dir = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(elsewhere))
+    moved_dir.mkdir()
+    moved = moved_dir / old.name
+    moved.write_bytes(relocated(old.read_bytes(), g.session_id).replace(b"/srv/elsewhere/demo-app", str(elsewhere).encode()))
+    old.unlink()
+
+    assert doctor_file(moved).findings == ()
+    sdk_config(config)
+    assert g.session_id not in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+    assert g.session_id in {s.session_id for s in list_sessions(directory=str(elsewhere))}
+
+    sandbox = Sandbox.create(tmp_path, config_dir=config)
+    with StandIn() as api:
+        run = run_claude(claude_332, PROBE, sandbox=sandbox, cwd=g.cwd, base_url=api.base_url,
+                         resume=g.session_id, check=False, clock=CLOCK, timeout=90)
+        sent = [r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE]
+    assert run.returncode == 0, run.stderr
+    assert sent and PROMPTS[0] in json.dumps(sent[0].messages)

@@ -30,7 +30,9 @@ Seen and *not* reasons (tests/test_doctor_claude.py): a file whose records have 
 ``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
 and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
 "relocatedCwd"}``, 2.1.332 binary) does not stop ``claude -p --resume`` from the
-original directory nor the SDK's listing. The interactive picker's project match
+original directory nor the SDK's listing; a file moved to the new directory's project
+folder is listed (by the SDK) under the new directory only, and ``--resume <id>`` loads it
+from either. The interactive picker's project match
 reads ``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which neither the -p CLI
 nor the SDK shows, so doctor does not report it (unconfirmed). Nor the size: 2.1.332's
 binary refuses a *paged* transcript past 256 MiB (``EFBIG``), but a plain 283 MB file (the
