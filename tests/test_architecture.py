@@ -19,7 +19,7 @@ PKG = Path(transcript_tools.__file__).parent
 
 CORE = [
     "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
-    "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules",
+    "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules", "doctor",
     "redact", "bundle", "rewind", "request", "display_items", "render_text", "subagents", "render",
     "sessionstore/layers", "sessionstore/records", "sessionstore/schema", "sessionstore/prepare", "sessionstore/model",
 ]

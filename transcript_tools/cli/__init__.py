@@ -27,6 +27,7 @@ from ..errors import TTError
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "Check transcripts: schema, chain and what the API rejects."),
     "repair": ("repair", "Recover a crash-damaged transcript, losing nothing."),
+    "doctor": ("doctor", "Why a session is missing from /resume, and the fix."),
     "compact": ("compact", "Summarise and truncate a session to a token budget."),
     "fork": ("fork", "Branch a session, optionally at a message, with fresh ids."),
     "resume": ("resume", "Continue a session headlessly through the Anthropic API."),

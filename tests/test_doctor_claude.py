@@ -1,0 +1,211 @@
+"""`tt doctor` against the real client: each reason a session is missing from /resume,
+on damaged copies of one session generated here with Claude Code 2.1.332, with the CLI's
+verdict (``claude -p --resume <id>`` at a pinned clock: did it send the conversation or
+say "No conversation found") and the Agent SDK's (``list_sessions(directory=cwd)``)
+asserted next to tt's.
+
+The expected verdicts are the table in `transcript_tools.doctor` (and the README),
+written down from these runs, not computed by tt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
+from tests.support.policy import last_user, prompt_text
+from tests.support.sessions import GeneratedSession, generate_session, stage_config
+from tests.support.standin import StandIn
+from transcript_tools.doctor_files import doctor_file
+
+pytestmark = pytest.mark.claude
+
+CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+PROBE = "probe now"
+PROMPTS = ("Project kickoff: we work on app.py", "Plain question about the design?")
+
+
+def _dump(rec: dict) -> bytes:
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _records(raw: bytes) -> list[dict]:
+    return [json.loads(ln) for ln in raw.splitlines() if ln.strip()]
+
+
+def no_cwd(raw: bytes, sid: str) -> bytes:
+    out = []
+    for r in _records(raw):
+        r.pop("cwd", None)
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+def metadata_only(raw: bytes, sid: str) -> bytes:
+    # The stub shape of the threads: a summary and a title, the conversation elsewhere.
+    last = [r for r in _records(raw) if r.get("uuid")][-1]["uuid"]
+    return b"".join(_dump(r) for r in (
+        {"type": "summary", "summary": "Earlier work on app.py", "leafUuid": last},
+        {"type": "custom-title", "customTitle": "my work", "sessionId": sid},
+        {"type": "tag", "tag": "wip", "sessionId": sid},
+    ))
+
+
+def nuls(raw: bytes, sid: str) -> bytes:
+    return b"\0" * len(raw)
+
+
+def all_sidechain(raw: bytes, sid: str) -> bytes:
+    out = []
+    for r in _records(raw):
+        if r.get("type") in ("user", "assistant"):
+            r["isSidechain"] = True
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+def relocated(raw: bytes, sid: str) -> bytes:
+    # The record 2.1.332 writes when a session's directory moves (its binary:
+    # {type:"relocated",sessionId,relocatedCwd}).
+    return raw + _dump({"type": "relocated", "sessionId": sid, "relocatedCwd": "/srv/elsewhere/demo-app"})
+
+
+def sidechain_first(raw: bytes, sid: str) -> bytes:
+    recs = _records(raw)
+    recs[0]["isSidechain"] = True
+    return b"".join(_dump(r) for r in recs)
+
+
+def no_title(raw: bytes, sid: str) -> bytes:
+    # Every prompt a title could come from is gone: no last-prompt record, and each
+    # typed prompt is command output, which the SDK skips when it looks for a title.
+    out = []
+    for r in _records(raw):
+        if r.get("type") == "last-prompt":
+            continue
+        m = r.get("message")
+        if r.get("type") == "user" and isinstance(m, dict) and isinstance(m.get("content"), str):
+            m["content"] = f"<local-command-stdout>{m['content']}</local-command-stdout>"
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+def empty(raw: bytes, sid: str) -> bytes:
+    return b""
+
+
+def intact(raw: bytes, sid: str) -> bytes:
+    return raw
+
+
+#: damage -> (tt's finding codes, SDK lists it, 2.1.332 loads it)
+CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, bool]] = {
+    "intact": (intact, (), True, True),
+    "no-cwd": (no_cwd, (), True, True),
+    "relocated": (relocated, (), True, True),
+    "metadata-only": (metadata_only, ("metadata-only",), True, False),
+    "nul-file": (nuls, ("nul-file",), False, False),
+    "all-sidechain": (all_sidechain, ("all-sidechain",), True, False),
+    "sidechain-first": (sidechain_first, ("sidechain-first",), False, True),
+    "empty": (empty, ("empty",), False, False),
+    "no-title": (no_title, ("no-title",), False, True),
+}
+
+
+@pytest.fixture(scope="module")
+def small_session(claude_332: ClaudeCLI, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
+    return generate_session(claude_332, tmp_path_factory.mktemp("doctor-gen"), prompts=PROMPTS)
+
+
+@pytest.fixture
+def sdk_config() -> Iterator[Callable[[Path], None]]:
+    old = os.environ.get("CLAUDE_CONFIG_DIR")
+
+    def point(config: Path) -> None:
+        os.environ["CLAUDE_CONFIG_DIR"] = str(config)
+
+    yield point
+    if old is None:
+        os.environ.pop("CLAUDE_CONFIG_DIR", None)
+    else:
+        os.environ["CLAUDE_CONFIG_DIR"] = old
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_doctor_agrees_with_the_cli_and_the_sdk(
+    case: str, small_session: GeneratedSession, claude_332: ClaudeCLI, faketime: None,
+    tmp_path: Path, sdk_config: Callable[[Path], None],
+) -> None:
+    from claude_agent_sdk import list_sessions
+
+    damage, codes, sdk_lists, cli_loads = CASES[case]
+    g = small_session
+    config = stage_config(g.config_dir, tmp_path / "config")
+    transcript = config / "projects" / g.project_dir.name / g.transcript.name
+    before = transcript.read_bytes()
+    transcript.write_bytes(damage(before, g.session_id))
+    damaged = transcript.read_bytes()
+
+    diagnosis = doctor_file(transcript)
+    assert transcript.read_bytes() == damaged  # doctor only reads
+    assert tuple(f.code for f in diagnosis.findings) == codes
+    for f in diagnosis.findings:
+        assert (f.listed, f.loads) == (sdk_lists, cli_loads)
+        assert f.fix and f.repair is False
+
+    sdk_config(config)
+    listed = g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+    assert listed is sdk_lists
+
+    sandbox = Sandbox.create(tmp_path, config_dir=config)
+    with StandIn() as api:
+        run = run_claude(claude_332, PROBE, sandbox=sandbox, cwd=g.cwd, base_url=api.base_url,
+                         resume=g.session_id, check=False, clock=CLOCK, timeout=90)
+        sent = [r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE]
+    if cli_loads:
+        assert run.returncode == 0, run.stderr
+        # The probe came after the earlier conversation: its first prompt was sent too.
+        assert sent and PROMPTS[0] in json.dumps(sent[0].messages)
+    else:
+        assert run.returncode != 0 and not sent
+        assert f"No conversation found with session ID: {g.session_id}" in run.stdout + run.stderr
+
+
+def test_a_session_moved_to_another_project_folder_still_loads_by_id(
+    small_session: GeneratedSession, claude_332: ClaudeCLI, faketime: None,
+    tmp_path: Path, sdk_config: Callable[[Path], None],
+) -> None:
+    """Worktree relocation: the file moves to the new directory's project folder with a
+    ``relocated`` record. The SDK lists it under the new directory only; 2.1.332's
+    ``--resume <id>`` loads it from the old one too; so doctor reports nothing."""
+    from claude_agent_sdk import list_sessions
+
+    g = small_session
+    elsewhere = (tmp_path / "elsewhere").resolve()
+    elsewhere.mkdir()
+    config = stage_config(g.config_dir, tmp_path / "config")
+    old = config / "projects" / g.project_dir.name / g.transcript.name
+    moved_dir = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(elsewhere))
+    moved_dir.mkdir()
+    moved = moved_dir / old.name
+    moved.write_bytes(relocated(old.read_bytes(), g.session_id).replace(b"/srv/elsewhere/demo-app", str(elsewhere).encode()))
+    old.unlink()
+
+    assert doctor_file(moved).findings == ()
+    sdk_config(config)
+    assert g.session_id not in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+    assert g.session_id in {s.session_id for s in list_sessions(directory=str(elsewhere))}
+
+    sandbox = Sandbox.create(tmp_path, config_dir=config)
+    with StandIn() as api:
+        run = run_claude(claude_332, PROBE, sandbox=sandbox, cwd=g.cwd, base_url=api.base_url,
+                         resume=g.session_id, check=False, clock=CLOCK, timeout=90)
+        sent = [r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE]
+    assert run.returncode == 0, run.stderr
+    assert sent and PROMPTS[0] in json.dumps(sent[0].messages)
