@@ -1,0 +1,149 @@
+"""``--store URL`` on show, stats, validate and resume: each answers from the store exactly
+as it answers from the original file (its path read as ``<project>/<id>.jsonl``), with the
+store's exit codes; ``resume`` lands its turn in the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from transcript_tools.sessionstore.files import AsOf, find_session, session_bytes
+from transcript_tools.sessionstore.sqlite import open_sqlite
+
+REAL = Path(__file__).parent.parent / "fixtures" / "real"
+CONFIG = REAL / "claude-config-2.1.197"  # a real session with subagents and file-history
+SID = "8c2f9135-4610-4218-97b1-bc3e03643255"
+PK = "-home-dev-demo-app"
+DAMAGED_SID = str(uuid.UUID(int=11))
+
+#: Each command, as run on the file (path) and from the store (id).
+COMMANDS = [
+    ("show", "--no-pager"),
+    ("show", "--json"),
+    ("show", "--tree"),
+    ("show", "--tree", "--json"),
+    ("show", "--markdown"),
+    ("show", "--full", "-v", "--no-pager"),
+    ("stats",),
+    ("stats", "--json"),
+    ("stats", "--no-subagents", "--json"),
+    ("validate",),
+    ("validate", "--json"),
+]
+
+
+def _env(cfg: Path) -> dict[str, str]:
+    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg), "TT_WIDTH": "200", "TT_NOW": "2026-11-29T12:00:00Z"}
+    env.pop("TT_STORE", None)
+    return env
+
+
+def run(cfg: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    p = subprocess.run([sys.executable, "-m", "transcript_tools", *args], env={**_env(cfg), **(env or {})},
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def pushed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A config dir with the real session and a damaged one, both pushed to an SQLite store."""
+    root = tmp_path_factory.mktemp("storeflag")
+    cfg = root / "cfg"
+    shutil.copytree(CONFIG, cfg)
+    (cfg / "projects" / PK / f"{DAMAGED_SID}.jsonl").write_bytes((REAL / "handwritten-edge-cases-not-object-lines.jsonl").read_bytes())
+    url = f"sqlite:///{root / 's.db'}"
+    for sid in (SID, DAMAGED_SID):
+        code, _, err = run(cfg, "store", "push", sid, "--store", url)
+        assert code == 0, err
+    return cfg, url
+
+
+def _as_named(text: str, cfg: Path) -> str:
+    """The file's output with its folder left out: the store names it <project>/<id>.jsonl
+    (a table's padding follows the name's length, so runs of spaces count as one)."""
+    return re.sub(" +", " ", text.replace(str(cfg / "projects") + "/", ""))
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _fresh_ids_masked(text: str, source: bytes) -> str:
+    """The in-memory repair of a damaged file gives the lines it makes fresh random uuids
+    (`loader`), different on every run of the same command on the same file: those, and
+    only those (uuids not in the file), are masked."""
+    return UUID.sub(lambda m: m[0] if m[0].encode() in source else "<fresh uuid>", text)
+
+
+@pytest.mark.parametrize("sid", [SID, DAMAGED_SID])
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_a_command_with_store_prints_what_it_prints_for_the_file(pushed: tuple[Path, str], sid: str, args: tuple[str, ...]) -> None:
+    cfg, url = pushed
+    path = cfg / "projects" / PK / f"{sid}.jsonl"
+    want = run(cfg, args[0], str(path), *args[1:])
+    got = run(cfg, args[0], sid[:13], *args[1:], "--store", url)
+    assert got[0] == want[0], (got, want)
+    src = path.read_bytes()
+    assert _fresh_ids_masked(_as_named(got[1], cfg), src) == _fresh_ids_masked(_as_named(want[1], cfg), src) and got[1].strip()
+    assert _fresh_ids_masked(_as_named(got[2], cfg), src) == _fresh_ids_masked(_as_named(want[2], cfg), src)
+
+
+def test_the_subagents_and_the_damage_come_from_the_store(pushed: tuple[Path, str]) -> None:
+    # Not only equal: the subagents are there (stats counts them) and the damage is seen.
+    cfg, url = pushed
+    code, out, _ = run(cfg, "stats", SID, "--store", url, "--json")
+    assert code == 0 and json.loads(out)["path"] == f"{PK}/{SID}.jsonl"
+    with_subs, without = json.loads(out), json.loads(run(cfg, "stats", SID, "--store", url, "--no-subagents", "--json")[1])
+    assert with_subs != without
+    code, out, _ = run(cfg, "validate", DAMAGED_SID, "--store", url, "--json")
+    assert code == 1 and json.loads(out)["errors"] > 0
+
+
+def test_exit_codes_with_store(pushed: tuple[Path, str], tmp_path: Path) -> None:
+    cfg, url = pushed
+    for cmd in ("show", "stats", "validate", "resume"):
+        code, out, err = run(cfg, cmd, "0000dead", "--store", url, *(["-p", "hi"] if cmd == "resume" else []))
+        assert code == 3 and err.startswith("tt: ") and "Traceback" not in err, (cmd, err)
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
+    for cmd in ("show", "stats", "validate"):
+        code, _, err = run(cfg, cmd, SID, "--store", f"sqlite:///{bad}")
+        assert code == 4 and err.startswith("tt: ") and "Traceback" not in err, (cmd, err)
+    assert run(cfg, "stats", "--all", "--store", url)[0] == 2
+    assert run(cfg, "validate", "--all", "--store", url)[0] == 2
+    assert run(cfg, "show", "-c", "--store", url)[0] == 2
+
+
+def test_the_temporary_copy_is_removed(pushed: tuple[Path, str], tmp_path: Path) -> None:
+    cfg, url = pushed
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    assert run(cfg, "show", SID, "--store", url, "--no-pager", env={"TMPDIR": str(tmp)})[0] == 0
+    assert list(tmp.iterdir()) == []
+
+
+def test_store_has_one_help_everywhere() -> None:
+    import click
+
+    from transcript_tools.cli import cli
+
+    ctx = click.Context(cli)
+    helps = {}
+    for name in ("ls", "search", "show", "stats", "validate", "resume"):
+        cmd = cli.get_command(ctx, name)
+        assert cmd is not None
+        (o,) = [p for p in cmd.params if "--store" in getattr(p, "opts", [])]
+        helps[name] = (o.help, o.metavar)
+    assert len(set(helps.values())) == 1, helps
+
+
+def _stored(db: Path, sid: str) -> bytes:
+    s = open_sqlite(db, lambda: 0)
+    return session_bytes(s, find_session(s, sid), AsOf())[""]
