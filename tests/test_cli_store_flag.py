@@ -12,6 +12,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,3 +148,36 @@ def test_store_has_one_help_everywhere() -> None:
 def _stored(db: Path, sid: str) -> bytes:
     s = open_sqlite(db, lambda: 0)
     return session_bytes(s, find_session(s, sid), AsOf())[""]
+
+
+# --- resume: the turn lands in the store ---------------------------------------------------
+
+from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
+from tests.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: E402,F401  (fixtures)
+
+
+def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:
+    path = transcript(config)
+    before = path.read_bytes()
+    db = tmp_path / "s.db"
+    url = f"sqlite:///{db}"
+    assert tt("store", "push", SID332, "--store", url).code == 0
+    standin.script(ToolUse("Read", {"file_path": "app.py"}), Text("It prints hello world."))
+    r = tt("resume", SID332[:8], "--store", url, "-p", "What does app.py print?", "--output-format", "json",
+           "--cwd", work_dir(config), env=api_env(standin))
+    assert r.code == 0, r.err
+    assert r.json()["result"] == "It prints hello world." and r.json()["session_id"] == SID332
+    assert standin.message_requests[0].messages[-1] == {"role": "user", "content": "What does app.py print?"}
+    assert path.read_bytes() == before  # the local file is not the one resumed
+    stored = _stored(db, SID332)
+    new = [json.loads(x) for x in stored[len(before):].splitlines()]
+    assert stored.startswith(before) and len(new) == 6  # prompt, call, result, answer, last-prompt, cost-state
+    assert new[0]["message"]["content"] == "What does app.py print?"
+    # One push extended the version the session was stored as (no rewrite).
+    log = tt("store", "log", SID332, "--store", url, "--json").json()
+    assert [v["version"] for v in log["versions"] if v["subpath"] == ""] == [1]
+    # And a second turn continues from the stored one.
+    standin.script(Text("Yes."))
+    assert tt("resume", SID332, "--store", url, "-p", "Sure?", "--cwd", work_dir(config), env=api_env(standin)).code == 0
+    assert "It prints hello world." in json.dumps(standin.message_requests[-1].messages)  # the stored turn was sent
+    assert _stored(db, SID332).startswith(stored) and len(_stored(db, SID332)) > len(stored)
