@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.standin import StandIn, Text, ToolUse
+from tests.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: F401  (the fixtures)
+from transcript_tools.errors import WriteFailed
 from transcript_tools.sessionstore.files import AsOf, find_session, session_bytes
 from transcript_tools.sessionstore.sqlite import open_sqlite
 
@@ -49,7 +52,7 @@ def _env(cfg: Path) -> dict[str, str]:
 
 def run(cfg: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     p = subprocess.run([sys.executable, "-m", "transcript_tools", *args], env={**_env(cfg), **(env or {})},
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -110,7 +113,7 @@ def test_the_subagents_and_the_damage_come_from_the_store(pushed: tuple[Path, st
 def test_exit_codes_with_store(pushed: tuple[Path, str], tmp_path: Path) -> None:
     cfg, url = pushed
     for cmd in ("show", "stats", "validate", "resume"):
-        code, out, err = run(cfg, cmd, "0000dead", "--store", url, *(["-p", "hi"] if cmd == "resume" else []))
+        code, _, err = run(cfg, cmd, "0000dead", "--store", url, *(["-p", "hi"] if cmd == "resume" else []))
         assert code == 3 and err.startswith("tt: ") and "Traceback" not in err, (cmd, err)
     bad = tmp_path / "bad.sqlite3"
     bad.write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
@@ -152,11 +155,8 @@ def _stored(db: Path, sid: str) -> bytes:
 
 # --- resume: the turn lands in the store ---------------------------------------------------
 
-from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
-from tests.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: E402,F401  (fixtures)
 
-
-def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:
+def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:  # noqa: F811
     path = transcript(config)
     before = path.read_bytes()
     db = tmp_path / "s.db"
@@ -181,3 +181,28 @@ def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(tt: Any, c
     assert tt("resume", SID332, "--store", url, "-p", "Sure?", "--cwd", work_dir(config), env=api_env(standin)).code == 0
     assert "It prints hello world." in json.dumps(standin.message_requests[-1].messages)  # the stored turn was sent
     assert _stored(db, SID332).startswith(stored) and len(_stored(db, SID332)) > len(stored)
+
+
+def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
+    tt: Any, config: Path, standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    import tempfile
+
+    from transcript_tools.sessionstore import files
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert tt("store", "push", SID332, "--store", url).code == 0
+    stored = _stored(tmp_path / "s.db", SID332)
+
+    def refuse(*a: Any, **k: Any) -> Any:
+        raise WriteFailed("the store refused the write")  # as a full disk or a lost server would
+
+    monkeypatch.setattr(files, "push_session", refuse)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    standin.script(Text("Kept."))
+    r = tt("resume", SID332, "--store", url, "-p", "hello", "--cwd", work_dir(config), env=api_env(standin))
+    assert r.code == 6 and r.err.count("tt: ") == 1 and "the new turn is not in the store" in r.err, r.err
+    kept = Path(r.err.split("it is kept in ")[1].split()[0])
+    assert kept.is_relative_to(tmp_path / "tmp") and kept.read_bytes().startswith(stored) and b"Kept." in kept.read_bytes()
+    assert _stored(tmp_path / "s.db", SID332) == stored

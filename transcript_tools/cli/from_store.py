@@ -92,8 +92,8 @@ def materialised(url: str, specs: list[str], *, chdir: bool = True) -> Iterator[
 
 
 def _push_back(m: Materialised) -> None:
-    """Push every transcript that grew or appeared (a resumed turn, a fork); on failure one
-    message names the kept file and the error goes on (its exit code)."""
+    """Push every transcript that grew or appeared (a resumed turn, a fork); on failure the
+    error (its exit code) names the kept file."""
     from ..sessionstore.files import push_session
 
     changed = sorted({_main_of(p, m.config) for p in (m.config / "projects").rglob("*.jsonl") if m.sizes.get(p) != p.stat().st_size})
@@ -101,8 +101,9 @@ def _push_back(m: Materialised) -> None:
         try:
             push_session(m.store, p, config=m.config)
         except TTError as e:
-            click.echo(f"tt: the new turn is not in the store ({e}); it is kept in {p}", err=True)
-            raise
+            # One message, the store's exit code (5 server, 6 write, …), and the copy named.
+            err = type(e)(f"the new turn is not in the store ({e.message}); it is kept in {p}", hint=e.hint)
+            raise err from e
 
 
 def _main_of(p: Path, config: Path) -> Path:
