@@ -206,3 +206,17 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
     kept = Path(r.err.split("it is kept in ")[1].split()[0])
     assert kept.is_relative_to(tmp_path / "tmp") and kept.read_bytes().startswith(stored) and b"Kept." in kept.read_bytes()
     assert _stored(tmp_path / "s.db", SID332) == stored
+
+
+def test_resume_fork_with_store_pushes_the_new_session_and_leaves_the_old(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:  # noqa: F811
+    db = tmp_path / "s.db"
+    url = f"sqlite:///{db}"
+    assert tt("store", "push", SID332, "--store", url).code == 0
+    stored = _stored(db, SID332)
+    standin.script(Text("Forked."))
+    r = tt("resume", SID332, "--store", url, "--fork", "-p", "hello", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    assert r.code == 0, r.err
+    new = r.json()["session_id"]
+    assert new != SID332 and _stored(db, SID332) == stored
+    forked = _stored(db, new)
+    assert b"Forked." in forked and all(json.loads(x).get("sessionId") in (new, None) for x in forked.splitlines())
