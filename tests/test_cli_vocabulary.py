@@ -27,7 +27,7 @@ SHORT = {
 EXCEPTIONS = {("resume", "-p"): "--prompt"}
 #: A long option is a flag everywhere, or takes a value everywhere (with the same metavar).
 FLAGS = {"--json", "--dry-run", "--in-place", "--force", "--no-backup", "--all", "--continue", "--yes", "--quiet", "--no-subagents"}
-VALUES = {"--output": None, "--project": "DIR", "--limit": None, "--at": "UUID|N", "--max-bytes": None, "--model": None}
+VALUES = {"--output": None, "--project": "DIR", "--limit": None, "--at": "UUID|N", "--max-bytes": None, "--model": None, "--store": "URL"}
 #: Commands that change or create files, and so have --dry-run.
 WRITERS = {"repair", "compact", "fork", "resume", "rename", "tag", "delete", "redact", "export", "import", "rewind"}
 

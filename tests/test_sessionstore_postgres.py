@@ -156,3 +156,30 @@ def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(t
     p = _tt(tmp_path, "store", "ls", "--store", f"postgresql:///postgres?host={host}", env={"PGUSER": pg.USER, "PGPASSWORD": pg.PASSWORD})
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
+
+
+def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for_the_file(tmp_path: Path, db: str) -> None:
+    import shutil
+
+    sid, pk = "8c2f9135-4610-4218-97b1-bc3e03643255", "-home-dev-demo-app"
+    cfg = tmp_path / "cfg"
+    shutil.copytree(REAL / "claude-config-2.1.197", cfg)  # a real session with subagents
+    path = cfg / "projects" / pk / f"{sid}.jsonl"
+
+    def tt(*args: str) -> tuple[int, str, str]:
+        p = _tt(cfg, *args, env={"TT_WIDTH": "200"})
+        out, err = p.communicate(timeout=300)
+        assert pg.PASSWORD.encode() not in out + err
+        return p.returncode, out.decode(), err.decode()
+
+    assert tt("store", "push", sid, "--store", db)[0] == 0
+    for args in (("show", "--json"), ("show", "--no-pager"), ("stats", "--json"), ("stats",), ("validate", "--json")):
+        want = tt(args[0], str(path), *args[1:])
+        got = tt(args[0], sid[:8], *args[1:], "--store", db)
+        assert got[0] == want[0] == 0, (args, got[2])
+        named = want[1].replace(str(cfg / "projects") + "/", "")
+        assert re.sub(" +", " ", got[1]) == re.sub(" +", " ", named) and got[1].strip(), args
+    assert tt("show", "0000dead", "--store", db)[0] == 3
+    wrong = db.replace(pg.PASSWORD, "not-the-Pa55word")
+    code, out, err = tt("stats", sid, "--store", wrong)
+    assert code == 5 and "not-the-Pa55word" not in out + err and err.startswith("tt: ")

@@ -9,6 +9,7 @@ import click
 from ..catalog import list_sessions, project_dirs
 from ..views.ls import render_rows
 from .common import console, emit_json, json_option, max_bytes_option
+from .from_store import store_option
 
 
 @click.command("ls")
@@ -20,8 +21,7 @@ from .common import console, emit_json, json_option, max_bytes_option
 @click.option("--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
 @max_bytes_option
-@click.option("--store", "store_url", metavar="URL", default=None,
-              help="List the sessions of a session store (sqlite:///PATH, postgresql://…) instead of the config dir.")
+@store_option
 @json_option
 def ls_command(
     project: str | None,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from ..resumable import ForResume
 if TYPE_CHECKING:
     from ..conversation import Conversation
 from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option
+from .from_store import store_option
 
 FORMATS = ("text", "json", "stream-json")
 
@@ -98,6 +100,7 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 @click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
 @click.option("--include-partial-messages", is_flag=True, help="stream-json: also print the raw stream events.")
 @max_bytes_option
+@store_option
 @json_option
 def resume_command(
     session: str | None,
@@ -121,6 +124,7 @@ def resume_command(
     include_partial_messages: bool,
     max_bytes: int,
     as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """Continue SESSION headlessly through the Anthropic API and append the turn to it.
 
@@ -128,6 +132,8 @@ def resume_command(
     The file is read through tt's in-memory repair, so a damaged session resumes; it is
     only ever appended to, in Claude Code's format, so `claude --resume` continues it.
     Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL is honoured) unless --dry-run.
+    With --store, SESSION is a stored session's id: the turn is appended to a private
+    copy and pushed to the store (the same version, extended; --fork: a new session).
     """
     from .. import conversation
     from ..request import DEFAULT_MAX_TOKENS, ModelRequest
@@ -147,57 +153,66 @@ def resume_command(
         text = _read_prompt(prompt, dry_run)
     registry = ToolRegistry(allowed, disallowed)  # bad rules are a usage error before anything else
     clock = system_clock()  # a bad TT_NOW too
-    ref = _pick(session, latest)
-    creds = None
-    if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
-        from ..client import credentials_from_env
+    with ExitStack() as stack:
+        if store_url is not None:
+            if latest or session is None:
+                raise UsageError("--store: name a stored session by its id (`tt ls --store URL` lists them)")
+            from .from_store import materialised
 
-        creds = credentials_from_env(os.environ)  # before anything is written
-    # The same assembly as query() and the streaming mode (`resume_setup`).
-    prep = prepare(
-        ref, clock=clock, env=os.environ, model=model, max_budget_usd=max_budget_usd, fork=fork_, cwd=cwd_opt,
-        system_prompt=system_prompt, append_system_prompt=append_system_prompt, max_bytes=max_bytes, dry_run=dry_run,
-    )
-    got, conv, path, cwd = prep.got, prep.conv, prep.path, prep.cwd
-    readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
-    for note in prep.state_notices if readable else prep.notices:  # the summary says the rest
-        click.echo(f"tt: {note}", err=True)
-    tokens = max_tokens or DEFAULT_MAX_TOKENS
-    if dry_run:
-        extra = [conversation.user_message(text)] if text is not None else []
-        req = ModelRequest(prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions())
-        body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
-        if as_json:
-            sys.stdout.buffer.write(body)
-            sys.stdout.flush()
-            _summary(got, conv, path)
+            # The turn is appended to a private copy, then pushed to the store (`from_store`).
+            ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
-            _render_dry_run(got, conv, path, req, len(body), cwd, prep.model_note, text)
-        leave_to_exit(got)
-        return 0
-    if as_json:
-        output_format = "json"
-    assert creds is not None and (text is not None or streaming)
-    if got.actions or got.mended or conv.mended:
-        _summary(got, conv, path)  # say what was mended in memory: damage is never silent
-    from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
+            ref = _pick(session, latest)
+        creds = None
+        if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
+            from ..client import credentials_from_env
 
-    client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
-    engine = prep.engine(
-        client, registry, max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=tokens,
-        include_partial_messages=include_partial_messages, add_dirs=add_dirs,
-    )
-    try:
-        with client:
-            if streaming:
-                from .stream_input import run_stream_input
+            creds = credentials_from_env(os.environ)  # before anything is written
+        # The same assembly as query() and the streaming mode (`resume_setup`).
+        prep = prepare(
+            ref, clock=clock, env=os.environ, model=model, max_budget_usd=max_budget_usd, fork=fork_, cwd=cwd_opt,
+            system_prompt=system_prompt, append_system_prompt=append_system_prompt, max_bytes=max_bytes, dry_run=dry_run,
+        )
+        got, conv, path, cwd = prep.got, prep.conv, prep.path, prep.cwd
+        readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
+        for note in prep.state_notices if readable else prep.notices:  # the summary says the rest
+            click.echo(f"tt: {note}", err=True)
+        tokens = max_tokens or DEFAULT_MAX_TOKENS
+        if dry_run:
+            extra = [conversation.user_message(text)] if text is not None else []
+            req = ModelRequest(prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions())
+            body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
+            if as_json:
+                sys.stdout.buffer.write(body)
+                sys.stdout.flush()
+                _summary(got, conv, path)
+            else:
+                _render_dry_run(got, conv, path, req, len(body), cwd, prep.model_note, text)
+            leave_to_exit(got)
+            return 0
+        if as_json:
+            output_format = "json"
+        assert creds is not None and (text is not None or streaming)
+        if got.actions or got.mended or conv.mended:
+            _summary(got, conv, path)  # say what was mended in memory: damage is never silent
+        from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
 
-                return run_stream_input(engine, sys.stdin.buffer, sys.stdout.buffer)
-            assert text is not None
-            return _emit(engine.submit_message(text), output_format)
-    finally:
-        for note in client.notices:
-            click.echo(f"tt: note: {note}", err=True)
+        client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
+        engine = prep.engine(
+            client, registry, max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=tokens,
+            include_partial_messages=include_partial_messages, add_dirs=add_dirs,
+        )
+        try:
+            with client:
+                if streaming:
+                    from .stream_input import run_stream_input
+
+                    return run_stream_input(engine, sys.stdin.buffer, sys.stdout.buffer)
+                assert text is not None
+                return _emit(engine.submit_message(text), output_format)
+        finally:
+            for note in client.notices:
+                click.echo(f"tt: note: {note}", err=True)
 
 
 def _render_dry_run(

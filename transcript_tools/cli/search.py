@@ -9,6 +9,7 @@ from ..errors import UsageError
 from ..search import make_matcher
 from ..views.search import render_session_hits
 from .common import console, emit_json, json_option
+from .from_store import store_option
 
 
 @click.command("search")
@@ -21,8 +22,7 @@ from .common import console, emit_json, json_option
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions (with hits).")
 @click.option("--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
 @click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
-@click.option("--store", "store_url", metavar="URL", default=None,
-              help="Search a session store (sqlite:///PATH, postgresql://…) through its index: whole words, no --regex.")
+@store_option
 @json_option
 def search_command(
     pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, limit: int | None,
@@ -31,6 +31,7 @@ def search_command(
     """Search the text of sessions, newest first: the session, its title, the time and
     the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).
 
+    With --store, the store's full-text index answers: whole words, no --regex, -p or -a.
     Exit 0 when something matched, 1 when nothing did.
     """
     try:

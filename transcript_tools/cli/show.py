@@ -15,6 +15,7 @@ from ..tree import build_forest, describe
 from ..viewing import Shown, load_for_show
 from ..views.show import page_or_print, render_items, render_tree
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
+from .from_store import materialised, no_local_scope, store_option
 
 
 @click.command("show")
@@ -28,22 +29,35 @@ from .common import console, continue_option, emit_json, json_option, max_bytes_
 @click.option("--no-subagents", is_flag=True, help="Do not show subagent conversations under their calls.")
 @click.option("--pager/--no-pager", default=None, help="Page the output (default: when it is taller than the terminal).")
 @max_bytes_option
+@store_option
 @json_option
 def show_command(
     session: str | None, latest: bool, tree: bool, full: bool, as_markdown: bool, fold_lines: int,
-    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool,
+    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool, store_url: str | None = None,
 ) -> int:
     """Show a session's conversation: SESSION is a path, an id or an id prefix (or -c).
 
     By default what a resume would send (from the last compaction on); --full goes
     back through every compaction. Damaged lines are repaired in memory, as a resume
-    would, and listed at the end; the file is not touched.
+    would, and listed at the end; the file is not touched. With --store, SESSION is a
+    stored session's id (or prefix), named <project>/<id>.jsonl.
     """
     if as_json and as_markdown:
         raise UsageError("give --json or --markdown, not both")
     if session is None and not latest:
         raise UsageError("name a session (a path, an id or an id prefix), or -c for the latest")
-    ref = store.resolve(session, latest=latest)
+    if store_url is not None:
+        no_local_scope(store_url, **{"-c": latest})
+        assert session is not None
+        with materialised(store_url, [session]) as m:
+            return _show(m.refs[0], tree, full, as_markdown, fold_lines, verbose, no_subagents, pager, max_bytes, as_json)
+    return _show(store.resolve(session, latest=latest), tree, full, as_markdown, fold_lines, verbose, no_subagents, pager, max_bytes, as_json)
+
+
+def _show(
+    ref: store.SessionRef, tree: bool, full: bool, as_markdown: bool, fold_lines: int,
+    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool,
+) -> int:
     require_transcript(ref.path)
     shown = load_for_show(ref.path, max_bytes=max_bytes, full=full or tree, subagents=not no_subagents and not tree)
     con = console()

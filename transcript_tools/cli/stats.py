@@ -12,6 +12,7 @@ from ..errors import NotFound, UsageError
 from ..usage import many_stats, session_stats
 from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
+from .from_store import materialised, no_local_scope, store_option
 
 
 @click.command("stats")
@@ -20,33 +21,46 @@ from .common import console, continue_option, emit_json, json_option, require_tr
 @click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory or its folder).")
 @click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option("--no-subagents", is_flag=True, help="Leave the subagent files out.")
+@store_option
 @json_option
-def stats_command(session: str | None, latest: bool, project: str | None, all_: bool, no_subagents: bool, as_json: bool) -> int:
+def stats_command(
+    session: str | None, latest: bool, project: str | None, all_: bool, no_subagents: bool, as_json: bool, store_url: str | None = None,
+) -> int:
     """Tokens by model, cost, turns, tool calls, errors, duration and compactions.
 
     SESSION is a path, a session id or an id prefix; without one, every session of the
     current directory's project (or --project, --all). Each API call is counted once
-    (split lines, subagent copies), as ccusage counts them.
+    (split lines, subagent copies), as ccusage counts them. With --store, SESSION is a
+    stored session's id (or prefix), named <project>/<id>.jsonl.
     """
+    if store_url is not None:
+        no_local_scope(store_url, **{"-c": latest, "-p": project, "-a": all_})
+        if session is None:
+            raise UsageError("--store: name a stored session (`tt ls --store URL` lists them)")
+        with materialised(store_url, [session]) as m:
+            return _one(m.refs[0], no_subagents, as_json)
     if session is not None or latest:
         if project is not None or all_:
             raise UsageError("give a session, or --project/--all, not both")
-        ref = store.resolve(session, latest=latest)
-        require_transcript(ref.path)
-        one = session_stats(ref.path, subagents=not no_subagents)
-        row = read_row(ref.path)
-        title = row.lite.title if row is not None else None
-        if as_json:
-            emit_json(one.to_dict() | {"path": str(ref.path), "title": title})
-        else:
-            render_one(console(), one, ref.path, title)
-        return 0
+        return _one(store.resolve(session, latest=latest), no_subagents, as_json)
     paths = _sessions(project_dirs(project, all_=all_))
     each, total = many_stats(paths, subagents=not no_subagents)
     if as_json:
         emit_json({"sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)], "total": total.to_dict()})
     else:
         render_many(console(), each, paths, total)
+    return 0
+
+
+def _one(ref: store.SessionRef, no_subagents: bool, as_json: bool) -> int:
+    require_transcript(ref.path)
+    one = session_stats(ref.path, subagents=not no_subagents)
+    row = read_row(ref.path)
+    title = row.lite.title if row is not None else None
+    if as_json:
+        emit_json(one.to_dict() | {"path": str(ref.path), "title": title})
+    else:
+        render_one(console(), one, ref.path, title)
     return 0
 
 

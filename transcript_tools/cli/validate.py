@@ -13,6 +13,7 @@ from ..validate import Report
 from ..writer import is_by_product
 from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
+from .from_store import materialised, no_local_scope, store_option
 
 
 def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
@@ -52,6 +53,7 @@ def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents:
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary line.")
 @click.option("--errors", "errors_only", is_flag=True, help="Only errors, and only the files that have some.")
 @max_bytes_option
+@store_option
 @json_option
 def validate_command(
     targets: tuple[str, ...],
@@ -63,16 +65,29 @@ def validate_command(
     errors_only: bool,
     max_bytes: int,
     as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """Check transcripts: TARGETS are files, session ids (or prefixes) or directories.
 
     Exit 0 when no errors (warnings allowed), 1 when errors were found. A file in which no
     line is a JSON object is not a transcript: named alone, exit 4; in a directory, counted
-    apart ("N not a transcript"), not as errors.
+    apart ("N not a transcript"), not as errors. With --store, TARGETS are stored sessions'
+    ids (or prefixes), named <project>/<id>.jsonl; the store's own stored diagnostics are
+    `tt store log`'s.
     """
+    if store_url is not None:
+        no_local_scope(store_url, **{"-p": project, "-a": all_})
+        if not targets:
+            raise click.UsageError("--store: name stored sessions by id (`tt ls --store URL` lists them)")
+        with materialised(store_url, list(targets)) as m:
+            paths = _targets(tuple(str(r.path) for r in m.refs), False, None, not no_subagents)
+            return _run(paths, no_schema, quiet, errors_only, max_bytes, as_json)
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
-    paths = _targets(targets, all_, project, not no_subagents)
+    return _run(_targets(targets, all_, project, not no_subagents), no_schema, quiet, errors_only, max_bytes, as_json)
+
+
+def _run(paths: list[Path], no_schema: bool, quiet: bool, errors_only: bool, max_bytes: int, as_json: bool) -> int:
     reports: list[Report] = []
     progress = len(paths) > 3 and not as_json
     if progress:
