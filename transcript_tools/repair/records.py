@@ -28,10 +28,10 @@ from typing import Any
 
 import orjson
 
-from ..api_rules import NUL_CHAR, fix_content, fix_string, rename_ids, result_as_text
+from ..api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
 from ..writer import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
-from .survey import THINKING, image_bytes
+from .survey import THINKING
 
 INTERRUPTED = "[Request interrupted by user for tool use]"
 

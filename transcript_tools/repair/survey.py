@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..active import MAX_IMAGE_BYTES, NodeFacts, facts_of
-from ..api_rules import LONG_TOOL_NAME, long_named_calls
+from ..api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls
 from ..chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
 from ..diagnostics import CODES
 from ..lines import DecodedLine
@@ -285,14 +285,6 @@ def iter_images(content: list[Any]) -> Iterable[dict[str, Any]]:
             for x in b["content"]:
                 if isinstance(x, dict) and x.get("type") == "image":
                     yield x
-
-
-def image_bytes(block: dict[str, Any]) -> int:
-    src = block.get("source")
-    if not isinstance(src, dict) or src.get("type") != "base64":
-        return 0
-    data = src.get("data")
-    return len(data) * 3 // 4 if isinstance(data, str) else 0
 
 
 def image_too_big(block: dict[str, Any], limit: int) -> bool:
