@@ -190,20 +190,9 @@ def repair_session(
 
 
 def _copy_sidecar(src: Path, out: Path) -> None:
-    """A subagent's ``agent-<id>.meta.json`` goes beside its copy, as beside the original
-    (Claude Code reads the agent's type and description there; docs/format.md §6)."""
-    from .errors import WriteFailed
-    from .fork_files import sidecar
-    from .writer import write_new
+    from .fork_files import copy_sidecar
 
-    meta = sidecar(src)
-    if not meta.is_file():
-        return
-    try:
-        data = meta.read_bytes()
-    except OSError as e:
-        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
-    write_new(sidecar(out), [data], exclusive=True)
+    copy_sidecar(src, out)
 
 
 def redact_session(

@@ -83,6 +83,20 @@ def sidecar(transcript: Path) -> Path:
     return transcript.with_name(transcript.name[: -len(".jsonl")] + ".meta.json")
 
 
+def copy_sidecar(src: Path, out: Path) -> None:
+    """A subagent's ``agent-<id>.meta.json`` goes beside its copy ``out``, as beside ``src``
+    (Claude Code reads the agent's type and description there; docs/format.md §6). Nothing
+    when ``src`` has none; never overwrites."""
+    meta = sidecar(src)
+    if not meta.is_file():
+        return
+    try:
+        data = meta.read_bytes()
+    except OSError as e:
+        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+    write_new(sidecar(out), [data], exclusive=True)
+
+
 def copy_paths(path: Path, subagents: list[SubagentCopy]) -> list[Path]:
     """Where `write_fork` puts each subagent transcript of a fork written at ``path``."""
     base = session_dir(path)

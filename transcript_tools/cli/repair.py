@@ -16,9 +16,9 @@ from .. import store
 from ..errors import NotFound, UsageError, WriteFailed
 from ..repair import RepairOptions
 from ..repair_files import FileReport, repair_file
-from ..fork_files import sidecar
+from ..fork_files import copy_sidecar
 from ..session_out import names_folder, session_dir, session_outputs
-from ..writer import is_by_product, write_new
+from ..writer import is_by_product
 from ..writer import iso_now
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
@@ -184,17 +184,10 @@ def _outputs(paths: list[Path], output: str) -> list[Path | None]:
 
 
 def _copy_sidecars(paths: list[Path], outs: list[Path | None]) -> None:
-    """A subagent's ``agent-<id>.meta.json`` goes beside its repaired copy, as it was beside
-    the original (Claude Code reads the agent's type and description there)."""
+    """Each subagent's ``.meta.json`` beside its repaired copy (`fork_files.copy_sidecar`)."""
     for p, out in zip(paths, outs):
-        meta = sidecar(p)
-        if out is None or not meta.is_file():
-            continue
-        try:
-            data = meta.read_bytes()
-        except OSError as e:
-            raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
-        write_new(sidecar(out), [data], exclusive=True)
+        if out is not None:
+            copy_sidecar(p, out)
 
 
 def _layout_note(outs: list[Path | None]) -> str:
