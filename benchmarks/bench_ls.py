@@ -90,7 +90,7 @@ def time_cli(config: Path, runs: int) -> tuple[list[float], int, int]:
 def time_library(config: Path, workers: int) -> tuple[float, float, int]:
     """Best wall and CPU time of three in-process runs with this many processes."""
     os.environ["CLAUDE_CONFIG_DIR"] = str(config)
-    from transcript_tools.catalog import list_sessions, project_dirs
+    from transcript_tools.catalog.files import list_sessions, project_dirs
 
     best = (1e9, 1e9)
     n = 0
@@ -103,7 +103,7 @@ def time_library(config: Path, workers: int) -> tuple[float, float, int]:
 
 def peak_memory(config: Path) -> int:
     """tracemalloc's peak for one single-process listing (tracemalloc slows it ~3x)."""
-    from transcript_tools.catalog import list_sessions, project_dirs
+    from transcript_tools.catalog.files import list_sessions, project_dirs
 
     tracemalloc.start()
     list_sessions(project_dirs(all_=True), workers=1)

@@ -29,7 +29,7 @@ from tests.damage import KINDS  # noqa: E402
 from tests.support.claude_cli import find_cli  # noqa: E402
 from tests.support.sessions import generate_session  # noqa: E402
 from tests.test_repair_claude import ON_SESSION, Row, damaged_cell, generate_thinking_session, repaired_cell, rows  # noqa: E402
-from transcript_tools.diagnostics import CODES  # noqa: E402
+from transcript_tools.model.diagnostics import CODES  # noqa: E402
 
 
 def table(results: dict[str, list[Row]]) -> str:

@@ -555,7 +555,7 @@ def normalise_text(s: str) -> str:
 
 def raw_lines(data: bytes) -> list[tuple[int, int, bytes, bytes, bool]]:
     """``(line, offset, data, terminator, is_last)`` as `reader.iter_raw` yields for a file."""
-    from transcript_tools.reader import split_terminator
+    from transcript_tools.edge.reader import split_terminator
 
     out: list[tuple[int, int, bytes, bytes, bool]] = []
     pos = 0
@@ -571,7 +571,7 @@ def raw_lines(data: bytes) -> list[tuple[int, int, bytes, bytes, bool]]:
 
 
 def decoded(data: bytes) -> list[Any]:
-    from transcript_tools.lines import decode_line
+    from transcript_tools.model.lines import decode_line
 
     return [decode_line(*r[:4], is_last=r[4]) for r in raw_lines(data)]
 
@@ -596,7 +596,8 @@ NOW = "2026-11-30T12:00:00.000Z"
 
 def repair_bytes(data: bytes, options: Any = None, *, seed: int = 0) -> Repaired:
     """The core's repair of ``data`` (what ``tt repair -o`` writes, without files)."""
-    from transcript_tools.repair import Out, RepairOptions, apply, plan_lines
+    from transcript_tools.repair.core import Out, RepairOptions, plan_lines
+    from transcript_tools.repair.core import apply
 
     opts = options or RepairOptions()
     plan = plan_lines(decoded(data), opts, new_id=id_source(seed))
@@ -615,7 +616,7 @@ def check_accounting(data: bytes, repaired: Repaired) -> None:
     its offset); nothing else is quarantined."""
     from collections import Counter
 
-    from transcript_tools.repair import original_bytes
+    from transcript_tools.repair.core import original_bytes
 
     q = {r["line"]: r for r in repaired.quarantine}
     assert len(q) == len(repaired.quarantine), "a line quarantined twice"
@@ -639,7 +640,7 @@ def check_accounting(data: bytes, repaired: Repaired) -> None:
 
 def validate_bytes(data: bytes, *, subagent: bool = False) -> Any:
     """``tt validate`` (without schemas) of ``data``: the report."""
-    from transcript_tools.validate import Validator
+    from transcript_tools.validate.core import Validator
 
     v = Validator("<bytes>", size=len(data), cap=max(len(data), 1), schema_check=None, expected_session=None, is_subagent=subagent)
     for ln in decoded(data):

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from transcript_tools.lines import Entry
+from transcript_tools.model.lines import Entry
 
 SESSION = "5e5510a0-0000-4000-8000-000000000001"
 MODEL = "claude-sonnet-4-5-20250929"

@@ -20,10 +20,10 @@ import pytest
 from tests.damage import API_KINDS, check_accounting, decoded, repair_bytes, validate_bytes
 from tests.support.oracle import conversation_blocks
 from tests.support.strict import refusal
-from transcript_tools import api_rules
-from transcript_tools.conversation import build
-from transcript_tools.resumable import load_for_resume
-from transcript_tools.session import Session
+from transcript_tools.model import api_rules
+from transcript_tools.model.conversation import build
+from transcript_tools.resume.files import load_for_resume
+from transcript_tools.model.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = next((ROOT / "fixtures/real/claude-config-2.1.332/projects").glob("*/*.jsonl"))

@@ -26,7 +26,7 @@ from tests.support.oracle import DEFAULT_PROBE, _is_probe_turn, conversation_blo
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, StandIn
 from tests.test_api_rules import tt_resume_strict
-from transcript_tools.repair_files import repair_file
+from transcript_tools.repair.files import repair_file
 
 pytestmark = pytest.mark.claude
 

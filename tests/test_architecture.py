@@ -18,10 +18,7 @@ import transcript_tools
 PKG = Path(transcript_tools.__file__).parent
 
 CORE = [
-    "active", "chain", "diagnostics", "errors", "lines", "pricing", "session", "validate",
-    "api_checks", "repair", "fork", "branch", "fork_subagents", "compact", "conversation", "stats", "listing", "manage", "redact_rules", "doctor",
-    "redact", "bundle", "rewind", "request", "display_items", "render_text", "subagents", "render",
-    "sessionstore/layers", "sessionstore/records", "sessionstore/schema", "sessionstore/prepare", "sessionstore/model",
+    "model/active", "model/chain", "model/diagnostics", "model/errors", "model/lines", "model/pricing", "model/session", "validate/core", "model/api_checks", "repair/core", "repair/plan", "repair/survey", "repair/apply", "repair/fixes", "repair/model", "repair/records", "fork/core", "fork/branch", "fork/subagents", "compact/plan", "model/conversation", "catalog/stats", "catalog/listing", "manage/core", "redact/rules", "doctor/core", "redact/core", "bundle/core", "rewind/core", "model/request", "show/items", "show/text", "show/subagents", "show/core", "store/layers", "store/records", "store/schema", "store/prepare", "store/model",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}
 

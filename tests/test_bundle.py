@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools import store
-from transcript_tools.bundle import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
-from transcript_tools.bundle_export import export_session
-from transcript_tools.bundle_import import import_bundle, read_manifest
-from transcript_tools.check import validate_path
-from transcript_tools.errors import NotFound, Unreadable, UsageError, WriteFailed
-from transcript_tools.loader import load_session
+from transcript_tools.edge import claude_dir as store
+from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
+from transcript_tools.bundle.files_export import export_session
+from transcript_tools.bundle.files_import import import_bundle, read_manifest
+from transcript_tools.validate.files import validate_path
+from transcript_tools.model.errors import NotFound, Unreadable, UsageError, WriteFailed
+from transcript_tools.edge.loader import load_session
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.trees import writable_copy
-from transcript_tools.writer import backup_path, by_product, is_by_product
+from transcript_tools.edge.writer import backup_path, by_product, is_by_product
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"

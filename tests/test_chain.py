@@ -5,7 +5,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.chain import ASSISTANT, BOUNDARY, META, SIDECHAIN, USER, ChainIndex, key_uuid, uuid_key
+from transcript_tools.model.chain import (
+    ASSISTANT,
+    BOUNDARY,
+    META,
+    SIDECHAIN,
+    USER,
+    ChainIndex,
+    key_uuid,
+    uuid_key,
+)
 
 
 def u(n: int) -> str:

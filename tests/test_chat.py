@@ -24,8 +24,8 @@ from tests.resume_helpers import check_api_shape, text
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
-from transcript_tools import turns
-from transcript_tools.resumable import load_for_resume
+from transcript_tools.resume import turns
+from transcript_tools.resume.files import load_for_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,7 +192,7 @@ def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any,
 
 
 def test_the_registry_asks_for_a_tool_no_rule_allows_and_remembers_always(tmp_path: Path) -> None:
-    from transcript_tools.tools import ToolContext, ToolRegistry
+    from transcript_tools.resume.tools.registry import ToolContext, ToolRegistry
 
     (tmp_path / "f.txt").write_text("one\n")
     asked: list[str] = []
@@ -221,13 +221,13 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     """`chat.Chat` without a terminal: what each command appends or shows."""
     import json
 
-    from transcript_tools.chat import Chat, ListView
-    from transcript_tools.client import AnthropicClient, Credentials
-    from transcript_tools.clock import system_clock
-    from transcript_tools.resume_setup import prepare
-    from transcript_tools.store import SessionRef
-    from transcript_tools.tools import ToolRegistry
-    from transcript_tools.writer import append_records
+    from transcript_tools.resume.chat import Chat, ListView
+    from transcript_tools.edge.client import AnthropicClient, Credentials
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.resume.tools.registry import ToolRegistry
+    from transcript_tools.edge.writer import append_records
 
     path = transcript(config)
     env = {**api_env(standin), "CLAUDE_CONFIG_DIR": str(config)}
@@ -243,7 +243,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     def reload(m: str) -> list[dict[str, Any]]:
         return list(load_for_resume(chat.engine.transcript.path).conversation.for_model(m).messages)
 
-    from transcript_tools.resume_setup import switch_model
+    from transcript_tools.resume.setup import switch_model
 
     chat = Chat(
         prep.engine(client, reg), view, reload=reload, append_record=lambda r: append_records(chat.engine.transcript.path, [r]), fork=fork,
@@ -270,7 +270,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     assert any(r.get("message", {}).get("content") == "hello fork" for r in forked)
     assert chat.handle("/nope") and view.lines[-1] == "unknown command /nope (/help lists them)"
     # /rewind 3: the conversation up to the 3rd message from the end, in a fork of the fork
-    from transcript_tools.resume_setup import fork_at
+    from transcript_tools.resume.setup import fork_at
 
     def rewind(cur: Any, at: str) -> tuple[Any, list[str]]:
         out, line = fork_at(cur.transcript.path, cur.session_id, at, 50 << 20)
@@ -291,12 +291,12 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
 
 
 def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(config: Path, standin: StandIn) -> None:
-    from transcript_tools.chat import Chat, ListView
-    from transcript_tools.client import AnthropicClient, Credentials
-    from transcript_tools.clock import system_clock
-    from transcript_tools.resume_setup import prepare
-    from transcript_tools.store import SessionRef
-    from transcript_tools.tools import ToolRegistry
+    from transcript_tools.resume.chat import Chat, ListView
+    from transcript_tools.edge.client import AnthropicClient, Credentials
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.resume.tools.registry import ToolRegistry
 
     path = transcript(config)
     prep = prepare(SessionRef(path, SID332), clock=system_clock(), env={}, model="claude-sonnet-4-6", cwd=Path(work_dir(config)))
@@ -314,14 +314,14 @@ def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(conf
 
 def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compacted_history(tmp_path: Path, standin: StandIn, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.resume_helpers import SESSION, Builder
-    from transcript_tools.chat import Chat, ListView
-    from transcript_tools.check import validate_path
+    from transcript_tools.resume.chat import Chat, ListView
+    from transcript_tools.validate.files import validate_path
     from transcript_tools.cli.chat import compact_in_place
-    from transcript_tools.client import AnthropicClient, Credentials
-    from transcript_tools.clock import system_clock
-    from transcript_tools.resume_setup import prepare
-    from transcript_tools.store import SessionRef
-    from transcript_tools.tools import ToolRegistry
+    from transcript_tools.edge.client import AnthropicClient, Credentials
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.resume.tools.registry import ToolRegistry
 
     b = Builder(cwd=str(tmp_path))
     for k in range(40):

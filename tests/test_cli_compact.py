@@ -19,8 +19,8 @@ from tests.support.oracle import conversation_blocks, resume_request, resume_wit
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
 from tests.support.trees import digest, writable_copy
-from transcript_tools.check import validate_path
-from transcript_tools.tokens import MARGIN, TokenCounter
+from transcript_tools.validate.files import validate_path
+from transcript_tools.edge.tokenizer import MARGIN, TokenCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
@@ -154,7 +154,7 @@ def test_drop_history_leaves_the_compaction_alone_and_the_history_in_the_backup(
     assert {r["sessionId"] for r in recs if "sessionId" in r} == {SID}  # the same session
     # The session's labels stay as they were (the last of each kind; no "(compacted)" title:
     # it is the same session), and so does what the listing shows.
-    from transcript_tools.skeleton import METADATA_TYPES
+    from transcript_tools.compact.skeleton import METADATA_TYPES
 
     def labels(rs: list[dict[str, Any]]) -> dict[str, Any]:
         return {r["type"]: {k: v for k, v in r.items() if k != "uuid"} for r in rs if r.get("type") in METADATA_TYPES}
@@ -461,8 +461,8 @@ def test_progress_lines_go_first_when_nothing_is_worth_summarising(config: Path,
     assert sum(1 for x in records if x.get("parentUuid") is None and x.get("type") in ("user", "assistant")) == 1  # one chain
     assert validate_path(made).errors == 0
     # The same conversation as before, by tt's rebuild (the real CLI's: the claude test below).
-    from transcript_tools import conversation
-    from transcript_tools.loader import load_session
+    from transcript_tools.model import conversation
+    from transcript_tools.edge.loader import load_session
 
     before = conversation.build(load_session(src).session).messages
     after = conversation.build(load_session(made).session).messages

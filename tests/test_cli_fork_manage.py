@@ -313,7 +313,7 @@ def test_real_cli_2_1_197_resumes_a_fork_with_the_same_conversation(claude_197: 
 def test_uuid_source_gives_distinct_version_4_uuids() -> None:
     import uuid
 
-    from transcript_tools.fork_files import UuidSource
+    from transcript_tools.fork.files import UuidSource
 
     ids = UuidSource()
     got = [ids() for _ in range(10_000)]

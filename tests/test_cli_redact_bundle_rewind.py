@@ -255,8 +255,8 @@ def test_real_cli_resumes_a_session_exported_and_imported_under_another_cwd(clau
     imported = resume_with_cli(claude_332, other, SID, work)
     assert compare_histories(original, imported, labels=("original", "imported")) == ""
     # tt's loader reads it too: the same messages as the original.
-    from transcript_tools.loader import load_session
-    from transcript_tools.store import project_dir_name
+    from transcript_tools.edge.loader import load_session
+    from transcript_tools.edge.claude_dir import project_dir_name
 
     a = load_session(main_file(config)).session.messages()
     b = load_session(other / "projects" / project_dir_name(str(work)) / f"{SID}.jsonl").session.messages()
@@ -308,8 +308,8 @@ def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(
     # and the tool_result's tool_use_id (so it is an id, not a secret); tt redact finds
     # nothing in the file and leaves it byte for byte (line by line, the quote alone
     # would have been redacted: the inconsistency the issue saw).
-    from transcript_tools.reader import iter_lines
-    from transcript_tools.redact import redact_lines
+    from transcript_tools.edge.reader import iter_lines
+    from transcript_tools.redact.core import redact_lines
 
     odd = "Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0"
     f = main_file(config)

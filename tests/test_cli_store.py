@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.sessionstore.engine import StreamKey
-from transcript_tools.sessionstore.files import AsOf, find_session, session_bytes
-from transcript_tools.sessionstore.sqlite import open_sqlite
+from transcript_tools.store.engine import StreamKey
+from transcript_tools.store.files import AsOf, find_session, session_bytes
+from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 SID = str(uuid.UUID(int=7))

@@ -18,9 +18,9 @@ import pytest
 
 from tests.support.standin import StandIn, Text, ToolUse
 from tests.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: F401  (the fixtures)
-from transcript_tools.errors import WriteFailed
-from transcript_tools.sessionstore.files import AsOf, find_session, session_bytes
-from transcript_tools.sessionstore.sqlite import open_sqlite
+from transcript_tools.model.errors import WriteFailed
+from transcript_tools.store.files import AsOf, find_session, session_bytes
+from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 CONFIG = REAL / "claude-config-2.1.197"  # a real session with subagents and file-history
@@ -188,7 +188,7 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
 ) -> None:
     import tempfile
 
-    from transcript_tools.sessionstore import files
+    from transcript_tools.store import files
 
     url = f"sqlite:///{tmp_path / 's.db'}"
     assert tt("store", "push", SID332, "--store", url).code == 0

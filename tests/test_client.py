@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.standin import ApiError as Scripted
 from tests.support.standin import Blocks, StandIn, Text, ToolUse, closed_port
-from transcript_tools.client import (
+from transcript_tools.edge.client import (
     AnthropicClient,
     Credentials,
     ModelRequest,
@@ -18,7 +18,7 @@ from transcript_tools.client import (
     credentials_from_env,
     retry_after,
 )
-from transcript_tools.errors import ApiError, CredentialsError
+from transcript_tools.model.errors import ApiError, CredentialsError
 
 MODEL = "claude-standin-1"
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.compact import (
+from transcript_tools.compact.plan import (
     DEFAULT_KEEP_TOKENS,
     PLACEHOLDER_TOKENS,
     NodeInfo,
@@ -21,7 +21,7 @@ from transcript_tools.compact import (
     plan,
     prunes_for,
 )
-from transcript_tools.costs import BlockCost, RecordCost
+from transcript_tools.model.costs import BlockCost, RecordCost
 
 
 def user(tokens: int = 10) -> NodeInfo:

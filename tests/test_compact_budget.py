@@ -59,8 +59,8 @@ def test_the_grown_session_is_mostly_records_that_are_not_sent(grown: tuple[Path
 
 
 def test_kept_tokens_counts_the_kept_messages_only() -> None:
-    from transcript_tools.costs import MESSAGE_OVERHEAD
-    from transcript_tools.tokens import TokenCounter
+    from transcript_tools.model.costs import MESSAGE_OVERHEAD
+    from transcript_tools.edge.tokenizer import TokenCounter
 
     c = TokenCounter()
     messages = [

@@ -7,9 +7,9 @@ import copy
 import itertools
 from typing import Any
 
-from transcript_tools.compact import Prune
-from transcript_tools.compact_form import SUMMARY_PREAMBLE, compaction_records, summary_content
-from transcript_tools.writer import dumps
+from transcript_tools.compact.plan import Prune
+from transcript_tools.compact.form import SUMMARY_PREAMBLE, compaction_records, summary_content
+from transcript_tools.edge.writer import dumps
 
 NOW = "2026-11-30T12:00:00.000Z"
 ENV = {"cwd": "/w", "version": "2.1.332", "gitBranch": "main", "userType": "external", "entrypoint": "cli", "slug": "a-b-c", "sessionId": "old"}

@@ -21,17 +21,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.damage import KINDS
-from transcript_tools.check import validate_path
-from transcript_tools.compact import PlanOptions
-from transcript_tools.compactor import Target, compact_file, exact_after
-from transcript_tools.conversation import api_messages, build
-from transcript_tools.errors import FileChanged, NotFound, UsageError
-from transcript_tools.lines import Entry
-from transcript_tools.loader import load_session
-from transcript_tools.session import Session
-from transcript_tools.skeleton import Skeleton
-from transcript_tools.summarizers import Extractive, Material
-from transcript_tools.writer import dumps
+from transcript_tools.validate.files import validate_path
+from transcript_tools.compact.plan import PlanOptions
+from transcript_tools.compact.files import Target, compact_file, exact_after
+from transcript_tools.model.conversation import api_messages, build
+from transcript_tools.model.errors import FileChanged, NotFound, UsageError
+from transcript_tools.model.lines import Entry
+from transcript_tools.edge.loader import load_session
+from transcript_tools.model.session import Session
+from transcript_tools.compact.skeleton import Skeleton
+from transcript_tools.compact.summarizers import Extractive, Material
+from transcript_tools.edge.writer import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
@@ -163,7 +163,7 @@ def test_in_place_appends_atomically_with_a_backup(tmp_path: Path) -> None:
     assert report.errors == 0, [d.code for d in report.diagnostics]
     # The copies, not the originals, are what a resume continues from.
     sk = Skeleton()
-    from transcript_tools.reader import iter_lines
+    from transcript_tools.edge.reader import iter_lines
 
     for ln in iter_lines(src):
         sk.feed_line(ln)
@@ -286,7 +286,7 @@ def test_prune_reports_what_each_kind_saved(tmp_path: Path) -> None:
 
 
 def test_exact_count_through_the_api(standin: Any, tmp_path: Path) -> None:
-    from transcript_tools.client import AnthropicClient, Credentials
+    from transcript_tools.edge.client import AnthropicClient, Credentials
 
     r = run(CLEAN_332, mode="dry-run")
     with AnthropicClient(Credentials("k", None, standin.base_url), max_retries=0) as client:
@@ -324,9 +324,9 @@ def _grow(src: Path, out: Path, mb: int) -> None:
 _MEASURE = """
 import json, resource, sys
 from pathlib import Path
-from transcript_tools.compact import PlanOptions
-from transcript_tools.compactor import Target, compact_file
-from transcript_tools.summarizers import Extractive
+from transcript_tools.compact.plan import PlanOptions
+from transcript_tools.compact.files import Target, compact_file
+from transcript_tools.compact.summarizers import Extractive
 r = compact_file(Path(sys.argv[1]), Extractive(), Target("new", Path(sys.argv[2])), PlanOptions())
 # The peak of this process's own memory: VmHWM starts anew at exec, while ru_maxrss keeps the
 # peak of the forked parent (a test run hundreds of MB large) on Linux.
@@ -364,7 +364,7 @@ def test_a_file_past_the_cap_compacts_in_bounded_memory(tmp_path: Path) -> None:
 
 
 def test_a_title_from_the_first_request_ends_on_a_whole_word() -> None:
-    from transcript_tools.compactor import title_words
+    from transcript_tools.compact.files import title_words
 
     text = "Please refactor the parser module so that it handles every edge case in this file properly"
     assert title_words(text, 80) == "Please refactor the parser module so that it handles every edge case in this…"

@@ -32,13 +32,18 @@ from tests.resume_helpers import (
     thinking,
     tool_use,
 )
-from transcript_tools import conversation, lifecycle
-from transcript_tools.conversation import INTERRUPTED_TOOL_RESULT, NO_CONTENT, NO_RESPONSE_REQUESTED, api_messages
-from transcript_tools.loader import load_session
-from transcript_tools.quickchain import Outside, quick_conversation
-from transcript_tools.reader import load
-from transcript_tools.resumable import load_for_resume, resume_start
-from transcript_tools.session import Session
+from transcript_tools.model import conversation, lifecycle
+from transcript_tools.model.conversation import (
+    INTERRUPTED_TOOL_RESULT,
+    NO_CONTENT,
+    NO_RESPONSE_REQUESTED,
+    api_messages,
+)
+from transcript_tools.edge.loader import load_session
+from transcript_tools.resume.quickchain import Outside, quick_conversation
+from transcript_tools.edge.reader import load
+from transcript_tools.resume.files import load_for_resume, resume_start
+from transcript_tools.model.session import Session
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("TT_HYPOTHESIS_EXAMPLES", "150")),

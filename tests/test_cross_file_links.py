@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from tests.test_validate import CLEAN as VALIDATE_CLEAN
-from transcript_tools.check import validate_path
-from transcript_tools.diagnostics import CODES
-from transcript_tools.loader import load_session
-from transcript_tools.repair import RepairOptions
-from transcript_tools.repair_files import repair_file
-from transcript_tools.siblings import session_files
+from transcript_tools.validate.files import validate_path
+from transcript_tools.model.diagnostics import CODES
+from transcript_tools.edge.loader import load_session
+from transcript_tools.repair.core import RepairOptions
+from transcript_tools.repair.files import repair_file
+from transcript_tools.edge.siblings import session_files
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 ACOMPACT_PROJECT = REAL / "handwritten-2.1.39-acompact-subagent" / "-home-USER-projects-spotter-worktrees-spotter-dov"

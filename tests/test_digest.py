@@ -10,7 +10,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.digest import (
+from transcript_tools.compact.digest import (
     MAX_COMMANDS,
     MAX_ERRORS,
     MAX_FILES,

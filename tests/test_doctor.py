@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from transcript_tools.doctor import Scan, diagnose, scan_records
+from transcript_tools.doctor.core import Scan, diagnose, scan_records
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "claude-config-2.1.332"
 PROJECT = REAL / "projects" / "-home-dev-demo-app"

@@ -4,7 +4,7 @@ verdict (``claude -p --resume <id>`` at a pinned clock: did it send the conversa
 say "No conversation found") and the Agent SDK's (``list_sessions(directory=cwd)``)
 asserted next to tt's.
 
-The expected verdicts are the table in `transcript_tools.doctor` (and the README),
+The expected verdicts are the table in `transcript_tools.doctor.core` (and the README),
 written down from these runs, not computed by tt.
 """
 
@@ -22,7 +22,7 @@ from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
 from tests.support.policy import last_user, prompt_text
 from tests.support.sessions import GeneratedSession, generate_session, stage_config
 from tests.support.standin import StandIn
-from transcript_tools.doctor_files import doctor_file
+from transcript_tools.doctor.files import doctor_file
 
 pytestmark = pytest.mark.claude
 

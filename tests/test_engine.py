@@ -13,14 +13,14 @@ import pytest
 from tests.resume_helpers import SESSION, Builder, check_api_shape, read_records, text
 from tests.support.standin import ApiError as Scripted
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
-from transcript_tools import turns
-from transcript_tools.check import validate_path
-from transcript_tools.client import AnthropicClient, Credentials, Event, ModelRequest, ModelResponse
-from transcript_tools.engine import FileTranscript, QueryEngine
-from transcript_tools.errors import ApiError, UsageError
-from transcript_tools.pricing import Tokens, cost_usd
-from transcript_tools.resumable import load_for_resume
-from transcript_tools.tools import ToolContext, ToolOutcome, ToolRegistry
+from transcript_tools.resume import turns
+from transcript_tools.validate.files import validate_path
+from transcript_tools.edge.client import AnthropicClient, Credentials, Event, ModelRequest, ModelResponse
+from transcript_tools.resume.engine import FileTranscript, QueryEngine
+from transcript_tools.model.errors import ApiError, UsageError
+from transcript_tools.model.pricing import Tokens, cost_usd
+from transcript_tools.resume.files import load_for_resume
+from transcript_tools.resume.tools.registry import ToolContext, ToolOutcome, ToolRegistry
 
 PRICED = "claude-sonnet-4-6"
 

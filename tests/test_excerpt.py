@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcript_tools.excerpt import Excerpt, render
+from transcript_tools.compact.excerpt import Excerpt, render
 
 
 def u(content: Any) -> dict[str, Any]:

@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.active import conversation_nodes
-from transcript_tools.check import validate_path
-from transcript_tools.errors import NotFound, UsageError
-from transcript_tools.branch import message_units, resolve_at
-from transcript_tools.fork import DROPPED_FIELDS, Fork, derive_title, fork
-from transcript_tools.fork_subagents import fork_subagent, remap_meta, subagent_wanted
-from transcript_tools.lines import decode_line
-from transcript_tools.reader import load
-from transcript_tools.session import Session
+from transcript_tools.model.active import conversation_nodes
+from transcript_tools.validate.files import validate_path
+from transcript_tools.model.errors import NotFound, UsageError
+from transcript_tools.fork.branch import message_units, resolve_at
+from transcript_tools.fork.core import DROPPED_FIELDS, Fork, derive_title, fork
+from transcript_tools.fork.subagents import fork_subagent, remap_meta, subagent_wanted
+from transcript_tools.model.lines import decode_line
+from transcript_tools.edge.reader import load
+from transcript_tools.model.session import Session
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
@@ -524,7 +524,7 @@ DAMAGED = REAL.parent / "damaged"
 
 @pytest.mark.parametrize("path", sorted(DAMAGED.glob("*.jsonl")), ids=lambda p: p.stem)
 def test_fork_of_a_damaged_session_validates_clean(path: Path, tmp_path: Path) -> None:
-    from transcript_tools.loader import load_session
+    from transcript_tools.edge.loader import load_session
 
     before = path.read_bytes()
     loaded = load_session(path)

@@ -14,12 +14,20 @@ from pathlib import Path
 import pytest
 
 from tests.support.trees import digest, writable_copy
-from transcript_tools.errors import WriteFailed
-from transcript_tools.fork import Fork, fork
-from transcript_tools.fork_files import SubagentCopy, UuidSource, copy_paths, plan_subagents, session_dir, sidecar, write_fork
-from transcript_tools.loader import load_session
-from transcript_tools.reader import MAX_TRANSCRIPT_READ_BYTES
-from transcript_tools.session import Session
+from transcript_tools.model.errors import WriteFailed
+from transcript_tools.fork.core import Fork, fork
+from transcript_tools.fork.files import (
+    SubagentCopy,
+    UuidSource,
+    copy_paths,
+    plan_subagents,
+    session_dir,
+    sidecar,
+    write_fork,
+)
+from transcript_tools.edge.loader import load_session
+from transcript_tools.edge.reader import MAX_TRANSCRIPT_READ_BYTES
+from transcript_tools.model.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_332 = ROOT / "fixtures/real/claude-config-2.1.332/projects/-home-dev-demo-app"
@@ -102,10 +110,10 @@ _CHILD = textwrap.dedent(
     """
     import resource, signal, sys
     from pathlib import Path
-    from transcript_tools.errors import WriteFailed
-    from transcript_tools.fork import fork
-    from transcript_tools.fork_files import SubagentCopy, UuidSource, write_fork
-    from transcript_tools.loader import load_session
+    from transcript_tools.model.errors import WriteFailed
+    from transcript_tools.fork.core import fork
+    from transcript_tools.fork.files import SubagentCopy, UuidSource, write_fork
+    from transcript_tools.edge.loader import load_session
 
     project, sid = Path(sys.argv[1]), sys.argv[2]
     f = fork(load_session(project / f"{sid}.jsonl").session, source_session_id=sid, now="2026-12-01T00:00:00.000Z", new_id=UuidSource())

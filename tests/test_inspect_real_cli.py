@@ -19,11 +19,11 @@ from tests.support.claude_cli import Sandbox, run_claude
 from tests.support.policy import TOOL_LINE
 from tests.support.standin import StandIn
 from tests.test_stats import run_ccusage
-from transcript_tools.catalog import list_sessions as tt_list
-from transcript_tools.reader import load
-from transcript_tools.session import Session
-from transcript_tools.tree import dead_branches
-from transcript_tools.usage import session_stats
+from transcript_tools.catalog.files import list_sessions as tt_list
+from transcript_tools.edge.reader import load
+from transcript_tools.model.session import Session
+from transcript_tools.show.tree import dead_branches
+from transcript_tools.catalog.files_usage import session_stats
 
 pytestmark = pytest.mark.claude
 

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from tests.resume_helpers import SESSION, Builder, text, thinking, tool_use
-from transcript_tools import conversation, lifecycle
-from transcript_tools.lifecycle import CLAUDE_CODE_2_1_197 as T197
-from transcript_tools.lifecycle import CLAUDE_CODE_2_1_332 as T332
-from transcript_tools.lifecycle import Clock, canonical, resume_model, sends_thinking
-from transcript_tools.session import Session
+from transcript_tools.model import conversation, lifecycle
+from transcript_tools.model.lifecycle import CLAUDE_CODE_2_1_197 as T197
+from transcript_tools.model.lifecycle import CLAUDE_CODE_2_1_332 as T332
+from transcript_tools.model.lifecycle import Clock, canonical, resume_model, sends_thinking
+from transcript_tools.model.session import Session
 
 S45 = "claude-sonnet-4-5-20250929"
 O45 = "claude-opus-4-5-20251101"

@@ -6,7 +6,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.lines import decode_line, looks_like
+from transcript_tools.model.lines import decode_line, looks_like
 
 REC = b'{"type":"user","uuid":"11111111-1111-4111-8111-111111111111","sessionId":"s","message":{"role":"user","content":"hi"}}'
 REC2 = b'{"type":"assistant","uuid":"22222222-2222-4222-8222-222222222222","parentUuid":"11111111-1111-4111-8111-111111111111","sessionId":"s","message":{"role":"assistant","content":[{"type":"text","text":"yo"}]}}'

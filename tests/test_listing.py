@@ -17,10 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import damage
-from transcript_tools.check import validate_path
-from transcript_tools.listing import LITE_READ_BYTES, count_entries, created_at_ms, health_of, parse_lite, sort_rows
-from transcript_tools.reader import iter_lines, read_head_tail
-from transcript_tools.titles import first_prompt, first_string_field, last_string_field, last_titles
+from transcript_tools.validate.files import validate_path
+from transcript_tools.catalog.listing import (
+    LITE_READ_BYTES,
+    count_entries,
+    created_at_ms,
+    health_of,
+    parse_lite,
+    sort_rows,
+)
+from transcript_tools.edge.reader import iter_lines, read_head_tail
+from transcript_tools.model.titles import first_prompt, first_string_field, last_string_field, last_titles
 
 sdk_sessions = pytest.importorskip("claude_agent_sdk._internal.sessions", reason="claude-agent-sdk is a test dependency")
 
@@ -76,7 +83,7 @@ def test_titles_match_the_sdk_list_sessions(config: tuple[Path, dict[str, Path]]
 def test_catalog_lists_what_the_sdk_lists_newest_first(config: tuple[Path, dict[str, Path]]) -> None:
     from claude_agent_sdk import list_sessions
 
-    from transcript_tools.catalog import list_sessions as tt_list
+    from transcript_tools.catalog.files import list_sessions as tt_list
 
     proj, _ = config
     rows = [r for r in tt_list([proj]) if r.lite.hidden is None]
@@ -225,7 +232,7 @@ def out_has_empty(out: list[bytes]) -> bool:
 
 
 def test_sort_rows_keeps_the_newest_row_of_a_session() -> None:
-    from transcript_tools.listing import Lite, Row
+    from transcript_tools.catalog.listing import Lite, Row
 
     rows = [Row("a", "p1", 5, 1, Lite("s1", "t", None)), Row("b", "p2", 9, 1, Lite("s1", "u", None)), Row("c", "p1", 7, 1, Lite("s2", "v", None))]
     assert [(r.session_id, r.path) for r in sort_rows(rows)] == [("s1", "b"), ("s2", "c")]

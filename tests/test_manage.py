@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.errors import UsageError
-from transcript_tools.manage import Found, plan_delete, rename_line, sanitize_unicode, tag_line
+from transcript_tools.model.errors import UsageError
+from transcript_tools.manage.core import Found, plan_delete, rename_line, sanitize_unicode, tag_line
 
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 SEED = b'{"type":"user","uuid":"u","parentUuid":null,"sessionId":"' + SID.encode() + b'","message":{"role":"user","content":"hi"}}\n'

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.bash_tool import WITHHELD_ENV, bash_env
-from transcript_tools.permissions import (
+from transcript_tools.resume.tools.bash import WITHHELD_ENV, bash_env
+from transcript_tools.resume.tools.permissions import (
     PathCheck,
     anchor,
     bash_outside_paths,
@@ -22,7 +22,7 @@ from transcript_tools.permissions import (
     is_sensitive,
     path_matches,
 )
-from transcript_tools.tools import ToolContext, ToolRegistry
+from transcript_tools.resume.tools.registry import ToolContext, ToolRegistry
 
 MARK = "MARKER-OUTSIDE-4b1e"
 DIRS = ("/w/proj",)
@@ -232,7 +232,7 @@ def test_bash_output_is_bounded_in_memory(tree: tuple[ToolContext, Path]) -> Non
 
 
 def test_grep_skips_a_file_past_its_size_cap(tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from transcript_tools import search_tools
+    from transcript_tools.resume.tools import search as search_tools
 
     ctx, _ = tree
     (ctx.cwd / "big.txt").write_text("INSIDE-OK\n" * 100)

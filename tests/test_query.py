@@ -21,9 +21,9 @@ import pytest
 from tests.resume_helpers import check_api_shape, read_records, text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
-from transcript_tools import turns
-from transcript_tools.errors import UsageError
-from transcript_tools.agent_query import (
+from transcript_tools.resume import turns
+from transcript_tools.model.errors import UsageError
+from transcript_tools.resume.query import (
     AssistantMessage,
     QueryOptions,
     ResultMessage,
@@ -34,7 +34,7 @@ from transcript_tools.agent_query import (
     UserMessage,
     query,
 )
-from transcript_tools.resumable import load_for_resume
+from transcript_tools.resume.files import load_for_resume
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The date real-CLI runs are pinned to (a test gives the same verdict on any day).
@@ -154,7 +154,7 @@ def test_messages_queued_while_a_turn_runs_are_one_turn_as_claude_code_joins_the
 
 
 def test_merge_prompts_joins_strings_and_blocks_as_2_1_332() -> None:
-    from transcript_tools.agent_query import merge_prompts
+    from transcript_tools.resume.query import merge_prompts
 
     # what the real CLI wrote (probed with the stand-in): see merge_prompts' docstring
     assert merge_prompts(["queued-a", "two"]) == "queued-a\ntwo"
@@ -286,7 +286,7 @@ def test_both_clis_resume_a_query_interrupted_mid_request(generated_session: Any
 
 def test_an_unreachable_api_yields_the_error_result_then_raises(config: Path) -> None:
     from tests.support.standin import closed_port
-    from transcript_tools.errors import ApiError
+    from transcript_tools.model.errors import ApiError
 
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed_port()}", "CLAUDE_CONFIG_DIR": str(config)}
     seen: list[Any] = []

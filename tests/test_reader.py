@@ -9,8 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.errors import NotFound, TranscriptTooLarge, Unreadable
-from transcript_tools.reader import MAX_TRANSCRIPT_READ_BYTES, find_last_boundary_offset, iter_lines, iter_raw, load, preserved_start, read_head_tail
+from transcript_tools.model.errors import NotFound, TranscriptTooLarge, Unreadable
+from transcript_tools.edge.reader import (
+    MAX_TRANSCRIPT_READ_BYTES,
+    find_last_boundary_offset,
+    iter_lines,
+    iter_raw,
+    load,
+    preserved_start,
+    read_head_tail,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 SESSION_332 = FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"

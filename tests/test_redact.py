@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.check import validate_path
-from transcript_tools.reader import iter_lines
-from transcript_tools.redact import SKIPPED_KEYS, redact_line, redact_lines, redact_record
-from transcript_tools.redact_files import scan_file
-from transcript_tools.redact_rules import KINDS, find_secrets, redact_text, secret_key, shannon_entropy
+from transcript_tools.validate.files import validate_path
+from transcript_tools.edge.reader import iter_lines
+from transcript_tools.redact.core import SKIPPED_KEYS, redact_line, redact_lines, redact_record
+from transcript_tools.redact.files import scan_file
+from transcript_tools.redact.rules import KINDS, find_secrets, redact_text, secret_key, shannon_entropy
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

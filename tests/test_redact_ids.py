@@ -24,11 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_redact import DOTENV, DOTENV_SECRETS, PLANTED, S332, _plant
-from transcript_tools.check import validate_path
-from transcript_tools.reader import iter_lines
-from transcript_tools.redact import collect, redact_lines, redact_record
-from transcript_tools.redact_files import redact_to, scan_file
-from transcript_tools.redact_rules import ANTHROPIC_ID, Known, _high_entropy, find_secrets
+from transcript_tools.validate.files import validate_path
+from transcript_tools.edge.reader import iter_lines
+from transcript_tools.redact.core import collect, redact_lines, redact_record
+from transcript_tools.redact.files import redact_to, scan_file
+from transcript_tools.redact.rules import ANTHROPIC_ID, Known, _high_entropy, find_secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

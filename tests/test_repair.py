@@ -16,9 +16,9 @@ import pytest
 
 from tests import damage
 from tests.damage import KINDS, NOW, check_accounting, decoded, id_source, raw_lines, repair_bytes, validate_bytes
-from transcript_tools.diagnostics import CODES
-from transcript_tools.loader import load_session
-from transcript_tools.repair import RepairOptions, original_bytes, repaired_entries
+from transcript_tools.model.diagnostics import CODES
+from transcript_tools.edge.loader import load_session
+from transcript_tools.repair.core import RepairOptions, original_bytes, repaired_entries
 from transcript_tools.repair.records import INTERRUPTED
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"

@@ -38,8 +38,8 @@ from tests.support.oracle import Block, OracleError, conversation_blocks, resume
 from tests.support.policy import claude_code_policy, is_main_turn
 from tests.support.sessions import GeneratedSession
 from tests.support.standin import RecordedRequest, Reply, StandIn, Text
-from transcript_tools.repair_files import repair_file
-from transcript_tools.writer import iso_now
+from transcript_tools.repair.files import repair_file
+from transcript_tools.edge.writer import iso_now
 
 #: Damage kinds measured on the generated session; split-message needs responses of
 #: several lines, which a session answered with thinking + text has.

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from tests import damage
 from tests.damage import check_accounting, id_source, repair_bytes, validate_bytes
-from transcript_tools.errors import FileChanged, Unreadable
-from transcript_tools.repair import RepairOptions
+from transcript_tools.model.errors import FileChanged, Unreadable
+from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.apply import original_bytes
-from transcript_tools.repair_files import repair_file
+from transcript_tools.repair.files import repair_file
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

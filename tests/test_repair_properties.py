@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.damage import KINDS, check_accounting, repair_bytes, validate_bytes
-from transcript_tools.diagnostics import CODES
+from transcript_tools.model.diagnostics import CODES
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 ALL_REAL = sorted(REAL.rglob("*.jsonl"))

@@ -17,10 +17,10 @@ import pytest
 from tests.resume_helpers import SESSION, Builder, read_records, text, tool_use
 from tests.support.standin import StandIn, Text
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
-from transcript_tools import lifecycle
-from transcript_tools.pricing import Tokens, cost_usd
-from transcript_tools.agent_query import QueryOptions, ResultMessage, SystemMessage, query
-from transcript_tools.resume_state import expected_content, newer_version, read_tail_state
+from transcript_tools.model import lifecycle
+from transcript_tools.model.pricing import Tokens, cost_usd
+from transcript_tools.resume.query import QueryOptions, ResultMessage, SystemMessage, query
+from transcript_tools.resume.state import expected_content, newer_version, read_tail_state
 
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 PRICED = "claude-sonnet-4-6"
@@ -112,9 +112,9 @@ def _notices(path: Path, cwd: Path | None = None) -> list[str]:
     from tests.support.standin import StandIn as _S  # a prepared engine needs no request
 
     del _S
-    from transcript_tools.clock import system_clock
-    from transcript_tools.resume_setup import prepare
-    from transcript_tools.store import SessionRef
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.edge.claude_dir import SessionRef
 
     return prepare(SessionRef(path, SESSION), clock=system_clock(), env={}, model=PRICED, cwd=cwd).notices
 

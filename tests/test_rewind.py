@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.errors import UsageError
-from transcript_tools.loader import load_session
-from transcript_tools.rewind import (
+from transcript_tools.model.errors import UsageError
+from transcript_tools.edge.loader import load_session
+from transcript_tools.rewind.core import (
     CREATE,
     DELETE,
     NOT_CHECKPOINTED,
@@ -30,7 +30,7 @@ from transcript_tools.rewind import (
     snapshots_along,
     unified_diff,
 )
-from transcript_tools.rewind_files import FileReader, apply_plan
+from transcript_tools.rewind.files import FileReader, apply_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

@@ -1,4 +1,4 @@
-"""The JSON Schemas (`schemas/`) and their checker (`transcript_tools.schema`).
+"""The JSON Schemas (`schemas/`) and their checker (`transcript_tools.validate.schema`).
 
 What is pinned here:
 - every line of every real fixture fits the schemas; the only lines that do not are in the two
@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
 
-from transcript_tools import schema as schema_module
-from transcript_tools.schema import (
+from transcript_tools.validate import schema as schema_module
+from transcript_tools.validate.schema import (
     ENTRY_SCHEMA,
     MAX_PROBLEMS_PER_RECORD,
     SCHEMA_INVALID,

@@ -10,10 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import damage
-from transcript_tools.catalog import search_files
-from transcript_tools.reader import iter_lines, iter_raw
-from transcript_tools.search import Hit, SkippedLine, make_matcher, record_hits, search_lines, texts_of
-from transcript_tools.writer import dumps
+from transcript_tools.catalog.files import search_files
+from transcript_tools.edge.reader import iter_lines, iter_raw
+from transcript_tools.catalog.search import (
+    Hit,
+    SkippedLine,
+    make_matcher,
+    record_hits,
+    search_lines,
+    texts_of,
+)
+from transcript_tools.edge.writer import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

@@ -1,4 +1,4 @@
-"""One rule for ``-o`` wherever it takes a session (issue 13.4; `transcript_tools.session_out`):
+"""One rule for ``-o`` wherever it takes a session (issue 13.4; `transcript_tools.edge.session_out`):
 the main file at the path given, its subagent files beside it in Claude Code's own layout
 (``fixed.jsonl`` + ``fixed/subagents/…``), an existing folder (or ``PATH/``) holding the
 main file under its own name. Tested for repair, redact and fork, and with the real CLI:
@@ -21,7 +21,7 @@ from tests.support.oracle import Block, conversation_blocks
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
 from tests.support.trees import writable_copy
-from transcript_tools.session_out import main_output, names_folder, session_dir, session_outputs
+from transcript_tools.edge.session_out import main_output, names_folder, session_dir, session_outputs
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"

@@ -13,10 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.sessionstore import layers, records
-from transcript_tools.sessionstore.engine import StreamKey
-from transcript_tools.sessionstore.files import AsOf, find_session, pull_session, push_session, push_stream, session_bytes
-from transcript_tools.sessionstore.sqlite import open_sqlite
+from transcript_tools.store import layers, records
+from transcript_tools.store.engine import StreamKey
+from transcript_tools.store.files import (
+    AsOf,
+    find_session,
+    pull_session,
+    push_session,
+    push_stream,
+    session_bytes,
+)
+from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).parent.parent / "fixtures" / "real"
 REAL_FILES = sorted(REAL.rglob("*.jsonl"))
@@ -195,7 +202,7 @@ def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_pat
             orig = cfg / rel
         assert w.read_bytes() == orig.read_bytes(), rel
     assert (other / "projects" / "-home-someone-else" / main.name).exists()
-    from transcript_tools.errors import WriteFailed
+    from transcript_tools.model.errors import WriteFailed
 
     with pytest.raises(WriteFailed):
         pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else")
@@ -209,14 +216,14 @@ def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_pat
 def test_sqlite_store_passes_the_agent_sdk_conformance_suite(tmp_path: Path) -> None:
     from claude_agent_sdk.testing import run_session_store_conformance
 
-    from transcript_tools.sessionstore.sdk import TTSessionStore
+    from transcript_tools.store.sdk import TTSessionStore
 
     n = itertools.count()
     asyncio.run(run_session_store_conformance(lambda: TTSessionStore(open_sqlite(tmp_path / f"{next(n)}.db", Clock()))))
 
 
 def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path) -> None:
-    from transcript_tools.sessionstore.sdk import TTSessionStore
+    from transcript_tools.store.sdk import TTSessionStore
 
     store = TTSessionStore(_store(tmp_path))
     key = {"project_key": "p", "session_id": "s"}
@@ -232,9 +239,9 @@ def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path
 
 @pytest.mark.parametrize("word", ["Grep", "def", "app", "compact", "agent"])
 def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_path: Path, word: str) -> None:
-    from transcript_tools.catalog import search_files
-    from transcript_tools.search import make_matcher
-    from transcript_tools.sessionstore.find import search_store
+    from transcript_tools.catalog.files import search_files
+    from transcript_tools.catalog.search import make_matcher
+    from transcript_tools.store.find import search_store
 
     cfg = tmp_path / "cfg"
     shutil.copytree(REAL / "claude-config-2.1.332", cfg)
@@ -259,8 +266,8 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
 
 
 def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> None:
-    from transcript_tools.catalog import list_sessions
-    from transcript_tools.sessionstore.find import store_rows
+    from transcript_tools.catalog.files import list_sessions
+    from transcript_tools.store.find import store_rows
 
     cfg = tmp_path / "cfg"
     (cfg / "projects" / "p").mkdir(parents=True)

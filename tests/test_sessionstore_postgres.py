@@ -46,7 +46,7 @@ def _clock() -> int:
 
 
 def _open(url: str):
-    from transcript_tools.sessionstore.postgres import open_postgres
+    from transcript_tools.edge.store_postgres import open_postgres
 
     return open_postgres(url, _clock)
 
@@ -54,13 +54,13 @@ def _open(url: str):
 def test_postgres_store_passes_the_agent_sdk_conformance_suite(cluster: str) -> None:
     from claude_agent_sdk.testing import run_session_store_conformance
 
-    from transcript_tools.sessionstore.sdk import TTSessionStore
+    from transcript_tools.store.sdk import TTSessionStore
 
     asyncio.run(run_session_store_conformance(lambda: TTSessionStore(_open(pg.fresh_database(cluster, f"c{next(_n)}")))))
 
 
 def test_an_entry_with_a_nul_round_trips_where_jsonb_would_refuse_it(db: str) -> None:
-    from transcript_tools.sessionstore.sdk import TTSessionStore
+    from transcript_tools.store.sdk import TTSessionStore
 
     s = TTSessionStore(_open(db))
     key = {"project_key": "p", "session_id": "s"}
@@ -71,7 +71,7 @@ def test_an_entry_with_a_nul_round_trips_where_jsonb_would_refuse_it(db: str) ->
 
 @pytest.mark.parametrize("name", ["v2.1.29-user-image-partial-copy.jsonl", "handwritten-edge-cases-not-object-lines.jsonl", "v1.0.51-inline-sidechains-two-compactions.jsonl"])
 def test_real_and_damaged_sessions_pull_back_byte_identical(tmp_path: Path, db: str, name: str) -> None:
-    from transcript_tools.sessionstore.files import AsOf, find_session, push_session, session_bytes
+    from transcript_tools.store.files import AsOf, find_session, push_session, session_bytes
 
     data = (REAL / name).read_bytes() + b"\x00\x00\xff{\"type\":\"torn"
     d = tmp_path / "cfg" / "projects" / "p"
@@ -84,7 +84,7 @@ def test_real_and_damaged_sessions_pull_back_byte_identical(tmp_path: Path, db: 
 
 
 def test_one_schema_for_both_engines(tmp_path: Path, db: str) -> None:
-    from transcript_tools.sessionstore.sqlite import open_sqlite
+    from transcript_tools.edge.store_sqlite import open_sqlite
 
     lite = open_sqlite(tmp_path / "s.db", _clock)
     post = _open(db)
@@ -96,9 +96,9 @@ def test_one_schema_for_both_engines(tmp_path: Path, db: str) -> None:
 
 
 def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) -> None:
-    from transcript_tools.search import texts_of
-    from transcript_tools.sessionstore.files import push_session
-    from transcript_tools.sessionstore.sqlite import open_sqlite
+    from transcript_tools.catalog.search import texts_of
+    from transcript_tools.store.files import push_session
+    from transcript_tools.edge.store_sqlite import open_sqlite
 
     src = REAL / "v2.1.38-tool-heavy.jsonl"
     d = tmp_path / "cfg" / "projects" / "p"
@@ -121,7 +121,7 @@ def _tt(cfg: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.
 
 
 def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
-    from transcript_tools.sessionstore.files import AsOf, find_session, session_bytes
+    from transcript_tools.store.files import AsOf, find_session, session_bytes
 
     cfg = tmp_path / "cfg"
     d = cfg / "projects" / "p"

@@ -17,9 +17,9 @@ import pytest
 
 from tests.support.claude_cli import Sandbox, bundled_cli, clock_env
 from tests.support.standin import StandIn
-from transcript_tools.sessionstore.sdk import TTSessionStore
-from transcript_tools.sessionstore.sqlite import open_sqlite
-from transcript_tools.sessionstore.url import now_ms
+from transcript_tools.store.sdk import TTSessionStore
+from transcript_tools.edge.store_sqlite import open_sqlite
+from transcript_tools.edge.store_url import now_ms
 
 pytestmark = pytest.mark.claude
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests import damage
-from transcript_tools.active import conversation_nodes
-from transcript_tools.reader import load
-from transcript_tools.render import Marker, Message, build, history_segments
-from transcript_tools.render_text import fold, to_json, to_markdown
-from transcript_tools.session import Session
-from transcript_tools.prompts import is_prompt
-from transcript_tools.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
-from transcript_tools.viewing import load_for_show
+from transcript_tools.model.active import conversation_nodes
+from transcript_tools.edge.reader import load
+from transcript_tools.show.core import Marker, Message, build, history_segments
+from transcript_tools.show.text import fold, to_json, to_markdown
+from transcript_tools.model.session import Session
+from transcript_tools.model.prompts import is_prompt
+from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
+from transcript_tools.show.files import load_for_show
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.damage import KINDS
-from transcript_tools.reader import iter_lines, load
-from transcript_tools.session import Session
-from transcript_tools.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
+from transcript_tools.edge.reader import iter_lines, load
+from transcript_tools.model.session import Session
+from transcript_tools.compact.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

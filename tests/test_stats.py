@@ -19,12 +19,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from transcript_tools.lines import Entry
-from transcript_tools.pricing import Tokens, cost_usd
-from transcript_tools.reader import iter_lines
-from transcript_tools.prompts import is_prompt
-from transcript_tools.stats import Call, Collector, Ledger, combine
-from transcript_tools.usage import many_stats, session_stats
+from transcript_tools.model.lines import Entry
+from transcript_tools.model.pricing import Tokens, cost_usd
+from transcript_tools.edge.reader import iter_lines
+from transcript_tools.model.prompts import is_prompt
+from transcript_tools.catalog.stats import Call, Collector, Ledger, combine
+from transcript_tools.catalog.files_usage import many_stats, session_stats
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
@@ -225,7 +225,7 @@ def lay_out(src: Path, dest: Path) -> list[Path]:
     else:
         (projects / "-p").mkdir(parents=True)
         shutil.copy(src, projects / "-p" / f"{uuid.uuid5(uuid.NAMESPACE_URL, src.name)}.jsonl")
-    from transcript_tools import store
+    from transcript_tools.edge import claude_dir as store
 
     return [p for d in store.all_projects(projects) for p in store.session_files(d)]
 
@@ -328,9 +328,9 @@ def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None
 def _slow_session_stats(path: Path) -> dict:  # type: ignore[type-arg]
     """The statistics through the reader every command uses (`reader.iter_lines`, one
     `Entry` per record), as `usage` read before its fast path."""
-    from transcript_tools.catalog import agent_files
-    from transcript_tools.session import session_id_from_name
-    from transcript_tools.stats import SkippedLine
+    from transcript_tools.catalog.files import agent_files
+    from transcript_tools.model.session import session_id_from_name
+    from transcript_tools.catalog.stats import SkippedLine
 
     c = Collector(session_id_from_name(path.name) or path.name)
     for i, p in enumerate([path, *agent_files(path)]):

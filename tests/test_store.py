@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools import store
-from transcript_tools.errors import AmbiguousSession, NotFound, UsageError
+from transcript_tools.edge import claude_dir as store
+from transcript_tools.model.errors import AmbiguousSession, NotFound, UsageError
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 

@@ -23,8 +23,8 @@ from tests.resume_helpers import check_api_shape, text
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text
 from tests.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
-from transcript_tools import turns
-from transcript_tools.resumable import load_for_resume
+from transcript_tools.resume import turns
+from transcript_tools.resume.files import load_for_resume
 
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 
@@ -130,7 +130,7 @@ def test_an_interrupt_stops_the_turn_and_the_next_prompt_runs_on_a_file_that_res
     assert events[-1]["result"] == "re: next"
     check_api_shape(second)  # the closed turn, then the new prompt: what a resume sends
     check_api_shape(load_for_resume(path).conversation.messages)
-    from transcript_tools.check import validate_path
+    from transcript_tools.validate.files import validate_path
 
     assert validate_path(path).errors == 0  # queue-operations, cost-state and all
 

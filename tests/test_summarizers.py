@@ -12,11 +12,11 @@ import pytest
 
 from tests.support.standin import ApiError as ScriptedError
 from tests.support.standin import StandIn, Text
-from transcript_tools.client import AnthropicClient, Credentials
-from transcript_tools.digest import Digest
-from transcript_tools.excerpt import Excerpt
-from transcript_tools.errors import ApiError, CredentialsError
-from transcript_tools.summarizers import (
+from transcript_tools.edge.client import AnthropicClient, Credentials
+from transcript_tools.compact.digest import Digest
+from transcript_tools.compact.excerpt import Excerpt
+from transcript_tools.model.errors import ApiError, CredentialsError
+from transcript_tools.compact.summarizers import (
     MAX_SUMMARY_CHARS,
     RECIPE,
     AnthropicSummarizer,

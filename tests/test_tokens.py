@@ -17,13 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.resume_helpers import NOT_A_CHAIN, REAL_FILES, S332
-from transcript_tools import conversation, tokens
-from transcript_tools.lines import Entry
-from transcript_tools.reader import load
-from transcript_tools.session import Session
-from transcript_tools.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
-from transcript_tools.errors import ApiError
-from transcript_tools.tokens import SampledEstimate, TokenCounter, chars, count_exact
+from transcript_tools.model import conversation
+from transcript_tools.edge import tokenizer as tokens
+from transcript_tools.model.lines import Entry
+from transcript_tools.edge.reader import load
+from transcript_tools.model.session import Session
+from transcript_tools.model.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
+from transcript_tools.model.errors import ApiError
+from transcript_tools.edge.tokenizer import SampledEstimate, TokenCounter, chars, count_exact
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
@@ -75,7 +76,7 @@ def test_counting_works_offline_with_an_empty_cache(tmp_path: Path) -> None:
         "    raise OSError('network access attempted')\n"
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
-        "from transcript_tools.tokens import TokenCounter\n"
+        "from transcript_tools.edge.tokenizer import TokenCounter\n"
         "print(TokenCounter().text('hello world, offline'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -84,7 +85,7 @@ def test_counting_works_offline_with_an_empty_cache(tmp_path: Path) -> None:
 
 
 def test_tiktoken_is_imported_lazily() -> None:
-    code = "import sys, transcript_tools.tokens, transcript_tools.compactor; print('tiktoken' in sys.modules)"
+    code = "import sys, transcript_tools.edge.tokenizer, transcript_tools.compact.files; print('tiktoken' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -310,7 +311,7 @@ def test_chars_and_tokens_walk_the_same_blocks(text: str) -> None:
 
 
 def _client(base_url: str):  # type: ignore[no-untyped-def]
-    from transcript_tools.client import AnthropicClient, Credentials
+    from transcript_tools.edge.client import AnthropicClient, Credentials
 
     return AnthropicClient(Credentials("test-key", None, base_url), max_retries=1, base_delay=0.0, sleep=lambda s: None)
 

@@ -11,10 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.builtin_tools import structured_patch
-from transcript_tools.search_tools import GLOB_LIMIT
-from transcript_tools.errors import UsageError
-from transcript_tools.tools import DEFAULT_ALLOWED, Rule, ToolContext, ToolRegistry, parse_rules
+from transcript_tools.resume.tools.builtin import structured_patch
+from transcript_tools.resume.tools.search import GLOB_LIMIT
+from transcript_tools.model.errors import UsageError
+from transcript_tools.resume.tools.registry import (
+    DEFAULT_ALLOWED,
+    Rule,
+    ToolContext,
+    ToolRegistry,
+    parse_rules,
+)
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.active import NodeFacts
-from transcript_tools.chain import ASSISTANT, USER, ChainIndex
-from transcript_tools.check import validate_path
-from transcript_tools.diagnostics import CODES
-from transcript_tools.api_checks import api_findings
+from transcript_tools.model.active import NodeFacts
+from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
+from transcript_tools.validate.files import validate_path
+from transcript_tools.model.diagnostics import CODES
+from transcript_tools.model.api_checks import api_findings
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 REAL = ROOT / "real"
@@ -165,8 +165,8 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     # Issue 18: a 59 MB session (past the 50 MiB cap, no boundary to load from) validated
     # with 0 errors though its request is over the API's limit; only --max-bytes told.
     # The same, scaled down: a 3.4 MB real session, a 1 MiB cap and a 1 MB request limit.
-    import transcript_tools.api_checks as api_checks
-    import transcript_tools.validate as validate
+    import transcript_tools.model.api_checks as api_checks
+    import transcript_tools.validate.core as validate
 
     path = REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"
     monkeypatch.setattr(api_checks, "MAX_REQUEST_BYTES", 1_000_000)

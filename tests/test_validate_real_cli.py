@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from transcript_tools import store
-from transcript_tools.check import validate_path
-from transcript_tools.session import Session
-from transcript_tools.reader import load
+from transcript_tools.edge import claude_dir as store
+from transcript_tools.validate.files import validate_path
+from transcript_tools.model.session import Session
+from transcript_tools.edge.reader import load
 
 pytestmark = pytest.mark.claude
 

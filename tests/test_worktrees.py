@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools import store, worktrees
-from transcript_tools.catalog import list_sessions, project_dirs
-from transcript_tools.errors import NotFound
+from transcript_tools.edge import claude_dir as store, worktrees
+from transcript_tools.catalog.files import list_sessions, project_dirs
+from transcript_tools.model.errors import NotFound
 
 pytestmark = [pytest.mark.git, pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read")]
 

@@ -28,26 +28,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .reader import MAX_TRANSCRIPT_READ_BYTES
+from .edge.reader import MAX_TRANSCRIPT_READ_BYTES
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from .bundle import Manifest
-    from .bundle_import import Imported
-    from .catalog import Row, SessionHits
-    from .compact_report import Result as CompactResult
-    from .fork import Fork
-    from .manage import DeletePlan
-    from .redact_files import FileResult as RedactResult
-    from .repair_files import FileReport
-    from .request import ModelRequest
-    from .rewind import RewindPlan
-    from .rewind_files import FileResult as RewindFileResult
-    from .stats import Stats
-    from .store import SessionRef
-    from .summarizers import Summarizer
-    from .validate import Report
+    from .bundle.core import Manifest
+    from .bundle.files_import import Imported
+    from .catalog.files import Row, SessionHits
+    from .compact.report import Result as CompactResult
+    from .fork.core import Fork
+    from .manage.core import DeletePlan
+    from .redact.files import FileResult as RedactResult
+    from .repair.files import FileReport
+    from .model.request import ModelRequest
+    from .rewind.core import RewindPlan
+    from .rewind.files import FileResult as RewindFileResult
+    from .catalog.stats import Stats
+    from .edge.claude_dir import SessionRef
+    from .compact.summarizers import Summarizer
+    from .validate.core import Report
 
 __all__ = [
     "ExportResult",
@@ -76,13 +76,13 @@ __all__ = [
 def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
     """The session named: a path as it is; an id or prefix under the config dir, and with
     ``directory`` only among that project's folders (its git worktrees' included)."""
-    from . import store
+    from .edge import claude_dir as store
 
     ref = store.resolve(str(session))
     if directory is None or Path(str(session)).expanduser().is_file():
         return ref
-    from .catalog import project_dirs
-    from .errors import NotFound
+    from .catalog.files import project_dirs
+    from .model.errors import NotFound
 
     folders = {d.resolve() for d in project_dirs(str(directory))}
     if ref.path.parent.resolve() not in folders:
@@ -91,7 +91,7 @@ def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
 
 
 def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
-    from . import store
+    from .edge import claude_dir as store
 
     paths = [ref.path]
     if subagents and ref.session_id is not None:
@@ -100,7 +100,7 @@ def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
 
 
 def _mkdir(d: Path) -> None:
-    from .errors import WriteFailed
+    from .model.errors import WriteFailed
 
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -109,7 +109,7 @@ def _mkdir(d: Path) -> None:
 
 
 def _not_the_input(src: Path, out: Path) -> None:
-    from .errors import UsageError
+    from .model.errors import UsageError
 
     try:
         same = src.resolve() == out.resolve() or (out.exists() and src.samefile(out))
@@ -121,14 +121,14 @@ def _not_the_input(src: Path, out: Path) -> None:
 
 def _one_output(output: str | Path | None, in_place: bool) -> None:
     if output is not None and in_place:
-        from .errors import UsageError
+        from .model.errors import UsageError
 
         raise UsageError("give output or in_place, not both")
 
 
 def _iso(now: datetime | None) -> str:
     """Claude Code's timestamp form (`writer.iso_now`), of ``now`` or of the clock."""
-    from .writer import iso, iso_now
+    from .edge.writer import iso, iso_now
 
     return iso_now() if now is None else iso(now)
 
@@ -145,7 +145,7 @@ def validate_session(
 
     A report's ``errors`` and ``warnings`` count its diagnostics; ``not_transcript`` says
     why a file is no transcript at all. Reads only."""
-    from .check import validate_path
+    from .validate.files import validate_path
 
     ref = _ref(session, directory)
     return [validate_path(p, cap=max_bytes, schema=schema) for p in _session_paths(ref, subagents)]
@@ -164,9 +164,9 @@ def repair_session(
     ``output`` names the repaired copy (its subagents go to ``<output stem>/subagents/``,
     Claude Code's layout); ``in_place`` replaces the files atomically, keeping a ``.bak``
     unless ``backup=False``. What a repair removes always goes to a quarantine file."""
-    from .repair import RepairOptions
-    from .repair_files import repair_file
-    from .session_out import session_outputs
+    from .repair.core import RepairOptions
+    from .repair.files import repair_file
+    from .edge.session_out import session_outputs
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
@@ -190,7 +190,7 @@ def repair_session(
 
 
 def _copy_sidecar(src: Path, out: Path) -> None:
-    from .fork_files import copy_sidecar
+    from .fork.files import copy_sidecar
 
     copy_sidecar(src, out)
 
@@ -205,8 +205,8 @@ def redact_session(
     Without ``output`` or ``in_place`` it only reports. ``output`` writes a redacted copy
     (subagents beside it, as `repair_session`); ``in_place`` replaces the files atomically.
     A path names just that file; a session id, the session and its subagent files."""
-    from .redact_files import redact_in_place, redact_to, scan_file
-    from .session_out import session_outputs
+    from .redact.files import redact_in_place, redact_to, scan_file
+    from .edge.session_out import session_outputs
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
@@ -248,11 +248,11 @@ def compact_session(
     ``prune`` shrinks inside the kept messages first (``tool-output``, ``thinking``,
     ``images``); ``drop_unsent`` (``--prune progress``) writes the whole conversation without
     the records a resume never sends when nothing is worth summarising."""
-    from .compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
-    from .errors import UsageError
-    from .compactor import Target, compact_file
-    from .summarizers import Extractive
-    from .tokens import TokenCounter
+    from .compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
+    from .model.errors import UsageError
+    from .compact.files import Target, compact_file
+    from .compact.summarizers import Extractive
+    from .edge.tokenizer import TokenCounter
 
     _one_output(output, in_place)
     unknown = set(prune) - set(PRUNE_KINDS)
@@ -271,8 +271,8 @@ def compact_session(
 
 
 def _clock(now: datetime | None) -> Any:
-    from .clock import system_clock
-    from .lifecycle import Clock
+    from .edge.clock import system_clock
+    from .model.lifecycle import Clock
 
     clock = system_clock()
     return clock if now is None else Clock(now, clock.local_midnight)
@@ -281,8 +281,8 @@ def _clock(now: datetime | None) -> Any:
 def _resumes_on(path: Path, now: datetime | None) -> str | None:
     """The model a resume of ``path`` continues on at ``now``: the session's last model (from
     the file's tail, `catalog.read_row`) unless Claude Code retires or remaps it (`lifecycle`)."""
-    from . import lifecycle
-    from .catalog import read_row
+    from .model import lifecycle
+    from .catalog.files import read_row
 
     row = read_row(path)
     session_model = row.lite.model if row is not None else None
@@ -331,13 +331,13 @@ def fork_session(
     ``claude --resume`` lists it, or to ``output``; its title defaults to the original's
     plus " (fork)". The original is only read; a cut that would part a tool call from its
     result moves, and ``result.fork.cut.moved`` says so."""
-    from .branch import resolve_at
-    from .fork import fork
-    from .fork_files import UuidSource, copy_paths, plan_subagents, write_fork
-    from .loader import load_session
+    from .fork.branch import resolve_at
+    from .fork.core import fork
+    from .fork.files import UuidSource, copy_paths, plan_subagents, write_fork
+    from .edge.loader import load_session
 
     if title is not None and not title.strip():
-        from .errors import UsageError
+        from .model.errors import UsageError
 
         raise UsageError("the title is empty")
     ref = _ref(session, directory)
@@ -349,7 +349,7 @@ def fork_session(
     if output is None:
         path = ref.project_dir / f"{f.session_id}.jsonl"
     else:
-        from .session_out import main_output
+        from .edge.session_out import main_output
 
         path = main_output(str(output), f"{f.session_id}.jsonl")
     subs = plan_subagents(ref.path, f, s, max_bytes)
@@ -382,11 +382,11 @@ def rewind_session(
     only plans; ``backup`` keeps each file's current content as ``<file>.tt-rewind.bak``.
     Files outside ``cwd`` (default: the session's own) are left alone unless
     ``allow_outside``. To branch the conversation there instead, use `fork_session`."""
-    from . import store
-    from .errors import UsageError
-    from .loader import load_session
-    from .rewind import plan_rewind, resolve_target
-    from .rewind_files import FileReader, apply_plan
+    from .edge import claude_dir as store
+    from .model.errors import UsageError
+    from .edge.loader import load_session
+    from .rewind.core import plan_rewind, resolve_target
+    from .rewind.files import FileReader, apply_plan
 
     ref = _ref(session, directory)
     s = load_session(ref.path, max_bytes=max_bytes).session
@@ -438,11 +438,11 @@ def resume_request(
     it (from the last compact boundary, damage mended in memory); the model is the
     session's unless ``model`` is given or Claude Code would switch at ``now`` (default:
     the clock) because the session's model is retired or remapped."""
-    from . import conversation, lifecycle
-    from .errors import Unreadable, UsageError
-    from .request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
-    from .resumable import load_for_resume
-    from .tools import ToolRegistry
+    from .model import conversation, lifecycle
+    from .model.errors import Unreadable, UsageError
+    from .model.request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
+    from .resume.files import load_for_resume
+    from .resume.tools.registry import ToolRegistry
 
     registry = ToolRegistry(allowed_tools, disallowed_tools)
     clock = _clock(now)
@@ -488,7 +488,7 @@ def export_session(
     ``redact=False``. ``output`` defaults to ``<session id>.zip`` in the current directory;
     an existing bundle is never overwritten. A dry run builds the bundle in a temporary
     folder, reports it and throws it away (``path`` is where it would have gone)."""
-    from .bundle_export import export_session as _export
+    from .bundle.files_export import export_session as _export
 
     ref = _ref(session, directory)
     out = Path(output).expanduser() if output is not None else Path(f"{ref.path.stem}.zip")
@@ -512,7 +512,7 @@ def import_session(archive: str | Path, *, cwd: str | Path | None = None, dry_ru
     `bundle.Manifest`, extracting nothing. Unsafe or damaged archives are refused."""
     import os
 
-    from .bundle_import import import_bundle, read_manifest
+    from .bundle.files_import import import_bundle, read_manifest
 
     if dry_run:
         return read_manifest(Path(archive))
@@ -523,7 +523,7 @@ def import_session(archive: str | Path, *, cwd: str | Path | None = None, dry_ru
 
 
 def _dirs(directory: str | Path | None) -> list[Path]:
-    from .catalog import project_dirs
+    from .catalog.files import project_dirs
 
     return project_dirs(None, all_=True) if directory is None else project_dirs(str(directory))
 
@@ -541,7 +541,7 @@ def list_sessions(
     last 64 KiB of the file. ``check=True`` reads each file whole (exact counts, health).
     Sessions the picker hides (sidechain-only, no title) are left out unless
     ``include_hidden``; a damaged one is always listed."""
-    from .catalog import list_sessions as _list
+    from .catalog.files import list_sessions as _list
 
     rows = _list(_dirs(directory), check=check, cap=max_bytes)
     if tag is not None:
@@ -561,9 +561,9 @@ def search_sessions(
     `list_sessions`."""
     from itertools import islice
 
-    from .catalog import search_files
-    from .errors import UsageError
-    from .search import make_matcher
+    from .catalog.files import search_files
+    from .model.errors import UsageError
+    from .catalog.search import make_matcher
 
     try:
         matcher = make_matcher(pattern, regex=regex, case=case)
@@ -576,7 +576,7 @@ def get_session_stats(session: str | Path, *, directory: str | Path | None = Non
     """Tokens by model, cost, turns, tool calls, errors, duration and compactions of one
     session (``tt stats``), each API call counted once as ccusage counts them (split
     lines and subagent copies deduplicated). ``stats.to_dict()`` is ``tt stats --json``."""
-    from .usage import session_stats
+    from .catalog.files_usage import session_stats
 
     return session_stats(_ref(session, directory).path, subagents=subagents)
 
@@ -595,15 +595,15 @@ class RecordResult:
 
 
 def _session_id(ref: SessionRef) -> str:
-    from .store import session_id_of
+    from .edge.claude_dir import session_id_of
 
     return session_id_of(ref)
 
 
 def _append_record(session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool) -> RecordResult:
-    from .errors import Unreadable
-    from .reader import file_size
-    from .writer import append_records
+    from .model.errors import Unreadable
+    from .edge.reader import file_size
+    from .edge.writer import append_records
 
     ref = _ref(session, directory)
     sid = _session_id(ref)
@@ -618,7 +618,7 @@ def _append_record(session: str | Path, directory: str | Path | None, make: Any,
 def rename_session(session: str | Path, title: str, *, directory: str | Path | None = None, dry_run: bool = False) -> RecordResult:
     """Set a session's title (``tt rename``; the SDK's ``rename_session``): appends the
     ``custom-title`` record the ``/resume`` picker and the SDK's ``list_sessions`` read."""
-    from .manage import rename_line
+    from .manage.core import rename_line
 
     return _append_record(session, directory, rename_line, title, dry_run)
 
@@ -626,7 +626,7 @@ def rename_session(session: str | Path, title: str, *, directory: str | Path | N
 def tag_session(session: str | Path, tag: str | None, *, directory: str | Path | None = None, dry_run: bool = False) -> RecordResult:
     """Tag a session (``tt tag``; the SDK's ``tag_session``): appends a ``tag`` record;
     ``None`` or ``""`` clears the tag."""
-    from .manage import tag_line
+    from .manage.core import tag_line
 
     return _append_record(session, directory, tag_line, tag or "", dry_run)
 

@@ -37,8 +37,8 @@ import orjson
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import resume_request
 from tests.support.sessions import generate_session, project_folder_name
-from transcript_tools.costs import MESSAGE_OVERHEAD
-from transcript_tools.tokens import TokenCounter
+from transcript_tools.model.costs import MESSAGE_OVERHEAD
+from transcript_tools.edge.tokenizer import TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Tool outputs from ~300 to ~2,500 tokens, so the cut can land near any budget.

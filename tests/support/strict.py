@@ -107,7 +107,7 @@ def _image(where: str, b: dict[str, Any]) -> ApiError | None:
 
 def _dimensions(msgs: list[Any]) -> ApiError | None:
     """8000 px a side; 2000 px when the request holds more than 20 images."""
-    from transcript_tools.api_rules import image_size
+    from transcript_tools.model.api_rules import image_size
 
     found: list[tuple[str, int]] = []
     for i, m in enumerate(msgs):

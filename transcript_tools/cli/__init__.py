@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ..errors import TTError
+from ..model.errors import TTError
 
 #: command name -> "module:attribute" (relative to this package)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -19,10 +19,10 @@ from typing import Any
 
 import click
 
-from .. import store
-from ..bundle import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
-from ..bundle_export import Exported, export_session
-from ..bundle_import import Imported, import_bundle, read_manifest
+from ..edge import claude_dir as store
+from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
+from ..bundle.files_export import Exported, export_session
+from ..bundle.files_import import Imported, import_bundle, read_manifest
 from .common import console, emit_json, json_option
 
 

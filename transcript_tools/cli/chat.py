@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
+from ..model.errors import UsageError
 from .common import continue_option, json_option, max_bytes_option
 
 
@@ -69,13 +69,13 @@ def chat_command(
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
-    from ..chat import Chat
-    from ..client import AnthropicClient, credentials_from_env
-    from ..clock import system_clock
-    from ..resume_setup import prepare
-    from ..resumable import load_for_resume
-    from ..tools import ToolRegistry
-    from ..writer import append_records
+    from ..resume.chat import Chat
+    from ..edge.client import AnthropicClient, credentials_from_env
+    from ..edge.clock import system_clock
+    from ..resume.setup import prepare
+    from ..resume.files import load_for_resume
+    from ..resume.tools.registry import ToolRegistry
+    from ..edge.writer import append_records
     from .resume import _pick
 
     if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -111,7 +111,7 @@ def chat_command(
         return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
 
     def fork(current: object) -> tuple[object, list[str]]:
-        from ..store import SessionRef
+        from ..edge.claude_dir import SessionRef
 
         cur = current  # a QueryEngine
         p = prepare(
@@ -121,8 +121,8 @@ def chat_command(
         return p.engine(client, registry, add_dirs=add_dirs), p.notices
 
     def rewind(current: object, at: str) -> tuple[object, list[str]]:
-        from ..resume_setup import fork_at
-        from ..store import SessionRef
+        from ..resume.setup import fork_at
+        from ..edge.claude_dir import SessionRef
 
         cur = current  # a QueryEngine
         out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
@@ -130,7 +130,7 @@ def chat_command(
         return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:
-        from ..resume_setup import switch_model
+        from ..resume.setup import switch_model
 
         return switch_model(asked, clock, os.environ)
 
@@ -147,8 +147,8 @@ def compact_in_place(engine: Any, max_bytes: int) -> list[str]:
     """/compact: ``tt compact --in-place`` on the engine's file (its plan, summary and
     safety checks, as Claude Code's /compact appends a compaction), then the engine goes
     on from the compacted conversation."""
-    from ..errors import TTError
-    from ..resumable import load_for_resume
+    from ..model.errors import TTError
+    from ..resume.files import load_for_resume
     from .compact import compact_command
 
     path = engine.transcript.path
@@ -165,7 +165,7 @@ def _ask(name: str, tool_input: object) -> str:
     """Ask the person about a tool call no rule allows (remembered with "always")."""
     from prompt_toolkit import prompt
 
-    from ..chat import tool_line
+    from ..resume.chat import tool_line
 
     shown = tool_line({"name": name, "input": tool_input}).removeprefix("⏺ ")
     sys.stdout.write("\n")

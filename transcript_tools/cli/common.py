@@ -9,7 +9,7 @@ from typing import Any
 import click
 import orjson
 
-from ..reader import MAX_TRANSCRIPT_READ_BYTES
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 
 #: Set by `cli.run` (the console script), which ends the process without freeing memory.
 quick_exit = False
@@ -90,9 +90,9 @@ def require_transcript(path: Any) -> None:
 
     One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
     """
-    from ..errors import Unreadable
-    from ..lines import decode_line, looks_like
-    from ..reader import read_head_tail
+    from ..model.errors import Unreadable
+    from ..model.lines import decode_line, looks_like
+    from ..edge.reader import read_head_tail
 
     head, tail, st = read_head_tail(path)
     objects = False

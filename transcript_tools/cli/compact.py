@@ -14,11 +14,19 @@ from typing import Any
 
 import click
 
-from .. import store
-from ..compact import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
-from ..errors import UsageError
-from ..session_out import names_folder
-from .common import console, continue_option, emit_json, json_option, max_bytes_option, one_output, require_transcript
+from ..edge import claude_dir as store
+from ..compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
+from ..model.errors import UsageError
+from ..edge.session_out import names_folder
+from .common import (
+    console,
+    continue_option,
+    emit_json,
+    json_option,
+    max_bytes_option,
+    one_output,
+    require_transcript,
+)
 
 #: The --prune name for the records a resume never sends (the name a user tries first: issue 18).
 UNSENT = "progress"
@@ -98,8 +106,8 @@ def compact_command(
     the original is not changed. Token counts are estimates (tiktoken, offline) of Claude's
     tokenizer; --exact asks the API.
     """
-    from ..compactor import Target, compact_file
-    from ..tokens import TokenCounter
+    from ..compact.files import Target, compact_file
+    from ..edge.tokenizer import TokenCounter
 
     one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
     if (force or no_backup) and not in_place:
@@ -159,7 +167,7 @@ def compact_command(
             counter=TokenCounter(model=resumes_on),
         )
         if exact and not result.nothing_to_do and not result.grows and not result.slim:
-            from ..compactor import exact_after
+            from ..compact.files import exact_after
 
             result.tokens_after_exact = exact_after(result, client, model)
     finally:
@@ -181,7 +189,7 @@ def compact_command(
 
 
 def _mkdir(d: Path) -> None:
-    from ..errors import WriteFailed
+    from ..model.errors import WriteFailed
 
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -190,13 +198,13 @@ def _mkdir(d: Path) -> None:
 
 
 def _client() -> Any:
-    from ..client import AnthropicClient, credentials_from_env
+    from ..edge.client import AnthropicClient, credentials_from_env
 
     return AnthropicClient(credentials_from_env(os.environ))
 
 
 def _summarizer(name: str, client: Any, model: str | None, instructions: str | None, path: Path, max_bytes: int) -> Any:
-    from ..summarizers import AnthropicSummarizer, Extractive
+    from ..compact.summarizers import AnthropicSummarizer, Extractive
 
     if name == "extractive":
         return Extractive()
@@ -204,8 +212,8 @@ def _summarizer(name: str, client: Any, model: str | None, instructions: str | N
 
 
 def _resumes_on(session_model: str) -> str:
-    from .. import lifecycle
-    from ..clock import system_clock
+    from ..model import lifecycle
+    from ..edge.clock import system_clock
 
     choice = lifecycle.resume_model(lifecycle.CURRENT, session_model, None, system_clock())
     return choice.model or session_model
@@ -215,7 +223,7 @@ def _session_model(path: Path) -> str:
     """The model of the session's last real answer, from the file's last 1 MiB."""
     import orjson
 
-    from ..summarizers import FALLBACK_MODEL
+    from ..compact.summarizers import FALLBACK_MODEL
 
     size = path.stat().st_size
     with open(path, "rb") as f:

@@ -1,4 +1,4 @@
-"""``tt doctor``: why a session is missing from /resume (`transcript_tools.doctor`).
+"""``tt doctor``: why a session is missing from /resume (`transcript_tools.doctor.core`).
 
 Exit codes: 0 nothing wrong, 1 findings, 3 not found, 4 unreadable.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import click
 
-from ..doctor_files import doctor_path
-from ..errors import NotFound
+from ..doctor.files import doctor_path
+from ..model.errors import NotFound
 from ..views.doctor import render
 from .common import console, emit_json, json_option
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import click
 
-from .. import store
-from ..branch import resolve_at
-from ..errors import UsageError, WriteFailed
-from ..fork import Fork, fork
-from ..fork_files import UuidSource, copy_paths, plan_subagents, write_fork
-from ..loader import Loaded, load_session
-from ..session import Session
-from ..session_out import main_output, names_folder
-from ..writer import iso_now
+from ..edge import claude_dir as store
+from ..fork.branch import resolve_at
+from ..model.errors import UsageError, WriteFailed
+from ..fork.core import Fork, fork
+from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
+from ..edge.loader import Loaded, load_session
+from ..model.session import Session
+from ..edge.session_out import main_output, names_folder
+from ..edge.writer import iso_now
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 

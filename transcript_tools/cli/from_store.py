@@ -31,8 +31,8 @@ from typing import Any
 
 import click
 
-from .. import store as cfg
-from ..errors import TTError, UsageError
+from ..edge import claude_dir as cfg
+from ..model.errors import TTError, UsageError
 
 STORE_HELP = "Work from a session store (sqlite:///PATH or postgresql://…) instead of the config dir."
 
@@ -55,8 +55,8 @@ def materialised(url: str, specs: list[str], *, chdir: bool = True) -> Iterator[
     """The stored sessions ``specs`` (ids or unique prefixes), current versions, written under
     a temporary config dir; with ``chdir`` the working directory is its ``projects`` folder
     for the duration and the refs are relative (``<project>/<id>.jsonl``)."""
-    from ..sessionstore.files import find_session, pull_session, session_arg
-    from ..sessionstore.url import open_store
+    from ..store.files import find_session, pull_session, session_arg
+    from ..edge.store_url import open_store
 
     st = open_store(url, config=cfg.config_dir(), create=False)
     found = [find_session(st, session_arg(s)) for s in specs]
@@ -94,7 +94,7 @@ def materialised(url: str, specs: list[str], *, chdir: bool = True) -> Iterator[
 def _push_back(m: Materialised) -> None:
     """Push every transcript that grew or appeared (a resumed turn, a fork); on failure the
     error (its exit code) names the kept file."""
-    from ..sessionstore.files import push_session
+    from ..store.files import push_session
 
     changed = sorted({_main_of(p, m.config) for p in (m.config / "projects").rglob("*.jsonl") if m.sizes.get(p) != p.stat().st_size})
     for p in changed:

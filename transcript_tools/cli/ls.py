@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..catalog import list_sessions, project_dirs
+from ..catalog.files import list_sessions, project_dirs
 from ..views.ls import render_rows
 from .common import console, emit_json, json_option, max_bytes_option
 from .from_store import store_option
@@ -69,11 +69,11 @@ def ls_command(
 def _from_store(url: str, project: str | None, check: bool) -> list[Any]:
     """Rows of the stored sessions (`sessionstore.find.store_rows`); ``-p DIR`` picks the
     project folder DIR's sessions were pushed from."""
-    from .. import store as cfg
-    from ..errors import UsageError
-    from ..listing import sort_rows
-    from ..sessionstore.find import store_rows
-    from ..sessionstore.url import open_store
+    from ..edge import claude_dir as cfg
+    from ..model.errors import UsageError
+    from ..catalog.listing import sort_rows
+    from ..store.find import store_rows
+    from ..edge.store_url import open_store
 
     if check:
         raise UsageError("--check reads files; with --store, `tt store log` shows each version's diagnostics")

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..errors import NotFound, Unreadable, UsageError, WriteFailed
-from ..manage import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
-from ..reader import file_size, iter_lines
-from ..writer import append_records
+from ..edge import claude_dir as store
+from ..model.errors import NotFound, Unreadable, UsageError, WriteFailed
+from ..manage.core import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
+from ..edge.reader import file_size, iter_lines
+from ..edge.writer import append_records
 from .common import console, emit_json, json_option, require_transcript
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..errors import UsageError, WriteFailed
-from ..redact_files import FileResult, redact_in_place, redact_to, scan_file
-from ..session_out import session_outputs
+from ..edge import claude_dir as store
+from ..model.errors import UsageError, WriteFailed
+from ..redact.files import FileResult, redact_in_place, redact_to, scan_file
+from ..edge.session_out import session_outputs
 from .common import console, emit_json, json_option, one_output
 
 

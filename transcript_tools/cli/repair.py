@@ -12,14 +12,14 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..errors import NotFound, UsageError, WriteFailed
-from ..repair import RepairOptions
-from ..repair_files import FileReport, repair_file
-from ..fork_files import copy_sidecar
-from ..session_out import names_folder, session_dir, session_outputs
-from ..writer import is_by_product
-from ..writer import iso_now
+from ..edge import claude_dir as store
+from ..model.errors import NotFound, UsageError, WriteFailed
+from ..repair.core import RepairOptions
+from ..repair.files import FileReport, repair_file
+from ..fork.files import copy_sidecar
+from ..edge.session_out import names_folder, session_dir, session_outputs
+from ..edge.writer import is_by_product
+from ..edge.writer import iso_now
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
@@ -140,7 +140,7 @@ def _sessions(targets: tuple[str, ...], all_: bool, project: str | None) -> list
     refs: list[store.SessionRef] = []
     specs = list(targets)
     if all_ or project is not None:
-        from ..catalog import project_dirs
+        from ..catalog.files import project_dirs
 
         specs += [str(d) for d in project_dirs(project, all_=all_)]
     for spec in specs:

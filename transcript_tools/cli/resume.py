@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from .. import store
-from ..errors import UsageError
-from ..resumable import ForResume
+from ..edge import claude_dir as store
+from ..model.errors import UsageError
+from ..resume.files import ForResume
 
 if TYPE_CHECKING:
-    from ..conversation import Conversation
+    from ..model.conversation import Conversation
 from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option
 from .from_store import store_option
 
@@ -135,12 +135,12 @@ def resume_command(
     With --store, SESSION is a stored session's id: the turn is appended to a private
     copy and pushed to the store (the same version, extended; --fork: a new session).
     """
-    from .. import conversation
-    from ..request import DEFAULT_MAX_TOKENS, ModelRequest
-    from ..resume_setup import prepare
-    from ..tools import ToolRegistry
+    from ..model import conversation
+    from ..model.request import DEFAULT_MAX_TOKENS, ModelRequest
+    from ..resume.setup import prepare
+    from ..resume.tools.registry import ToolRegistry
 
-    from ..clock import system_clock
+    from ..edge.clock import system_clock
 
     streaming = input_format == "stream-json"
     if streaming:
@@ -165,7 +165,7 @@ def resume_command(
             ref = _pick(session, latest)
         creds = None
         if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
-            from ..client import credentials_from_env
+            from ..edge.client import credentials_from_env
 
             creds = credentials_from_env(os.environ)  # before anything is written
         # The same assembly as query() and the streaming mode (`resume_setup`).
@@ -195,7 +195,7 @@ def resume_command(
         assert creds is not None and (text is not None or streaming)
         if got.actions or got.mended or conv.mended:
             _summary(got, conv, path)  # say what was mended in memory: damage is never silent
-        from ..client import DEFAULT_MAX_RETRIES, AnthropicClient
+        from ..edge.client import DEFAULT_MAX_RETRIES, AnthropicClient
 
         client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
         engine = prep.engine(

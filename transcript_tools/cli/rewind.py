@@ -21,11 +21,11 @@ from typing import Any
 
 import click
 
-from .. import store
-from ..errors import UsageError
-from ..loader import load_session
-from ..rewind import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
-from ..rewind_files import FileReader, FileResult, apply_plan
+from ..edge import claude_dir as store
+from ..model.errors import UsageError
+from ..edge.loader import load_session
+from ..rewind.core import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
+from ..rewind.files import FileReader, FileResult, apply_plan
 from .common import console, continue_option, emit_json, json_option, max_bytes_option
 
 
@@ -157,9 +157,9 @@ def _backups_dir(path: Path, sid: str) -> Path:
 
 def _fork_at(ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int) -> dict[str, Any]:
     # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
-    from ..fork import fork
-    from ..writer import iso_now
-    from ..fork_files import UuidSource, copy_paths, plan_subagents, write_fork
+    from ..fork.core import fork
+    from ..edge.writer import iso_now
+    from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
     from .fork import _first_cwd, _in_projects, _info, _target
 
     s = loaded.session

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ..catalog import project_dirs, search_files
-from ..errors import UsageError
-from ..search import make_matcher
+from ..catalog.files import project_dirs, search_files
+from ..model.errors import UsageError
+from ..catalog.search import make_matcher
 from ..views.search import render_session_hits
 from .common import console, emit_json, json_option
 from .from_store import store_option
@@ -41,9 +41,9 @@ def search_command(
     if store_url is not None:
         if regex or project is not None or all_:
             raise UsageError("--store searches the store's index: without --regex, -p or -a")
-        from .. import store as cfg
-        from ..sessionstore.find import search_store
-        from ..sessionstore.url import open_store
+        from ..edge import claude_dir as cfg
+        from ..store.find import search_store
+        from ..edge.store_url import open_store
 
         st = open_store(store_url, config=cfg.config_dir(), create=False)
         found = search_store(st, pattern, matcher, per_session=per_session, subagents=not no_subagents)

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from .. import store
-from ..errors import UsageError
-from ..render import build
-from ..render_text import to_json, to_markdown
-from ..tree import build_forest, describe
-from ..viewing import Shown, load_for_show
+from ..edge import claude_dir as store
+from ..model.errors import UsageError
+from ..show.core import build
+from ..show.text import to_json, to_markdown
+from ..show.tree import build_forest, describe
+from ..show.files import Shown, load_for_show
 from ..views.show import page_or_print, render_items, render_tree
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 from .from_store import materialised, no_local_scope, store_option
@@ -169,8 +169,8 @@ def _tree_json(shown: Shown, forest: Any) -> dict[str, Any]:
 
 
 def _title(ref: store.SessionRef) -> str:
-    from ..listing import parse_lite
-    from ..reader import read_head_tail
+    from ..catalog.listing import parse_lite
+    from ..edge.reader import read_head_tail
 
     head, tail, st = read_head_tail(ref.path)
     name = ref.path.name.removesuffix(".jsonl")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..catalog import project_dirs, read_row
-from ..errors import NotFound, UsageError
-from ..usage import many_stats, session_stats
+from ..edge import claude_dir as store
+from ..catalog.files import project_dirs, read_row
+from ..model.errors import NotFound, UsageError
+from ..catalog.files_usage import many_stats, session_stats
 from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import materialised, no_local_scope, store_option

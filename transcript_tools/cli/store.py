@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
-from .. import store as cfg
-from ..errors import NotFound, UsageError
+from ..edge import claude_dir as cfg
+from ..model.errors import NotFound, UsageError
 from .common import console, emit_json, json_option
 
 
@@ -31,7 +31,7 @@ def _store_option(f: Any) -> Any:
 
 
 def _open(url: str | None, *, create: bool = True) -> Any:
-    from ..sessionstore.url import open_store
+    from ..edge.store_url import open_store
 
     return open_store(url, config=cfg.config_dir(), create=create)
 
@@ -54,7 +54,7 @@ def store_command(as_json: bool) -> None:
 @json_option
 def push(session: str | None, all_: bool, project: str | None, no_validate: bool, store_url: str | None, as_json: bool) -> None:
     """Send sessions to the store: only what was appended since the last push."""
-    from ..sessionstore.files import push_many
+    from ..store.files import push_many
 
     if sum(x is not None and x is not False for x in (session, project, all_ or None)) != 1:
         raise UsageError("name a SESSION, or give --all or --project DIR")
@@ -67,7 +67,7 @@ def push(session: str | None, all_: bool, project: str | None, no_validate: bool
         paths = [cfg.resolve(session).path]
     if not paths:
         raise NotFound("no sessions to push")
-    from ..sessionstore.url import resolve_url
+    from ..edge.store_url import resolve_url
 
     st = _open(store_url)  # the schema made here, before any worker opens the store
     url = resolve_url(store_url, cfg.config_dir())
@@ -94,7 +94,7 @@ def push(session: str | None, all_: bool, project: str | None, no_validate: bool
 
 
 def _as_of(value: str | None) -> Any:
-    from ..sessionstore.files import AsOf
+    from ..store.files import AsOf
 
     if value is None:
         return AsOf()
@@ -119,7 +119,7 @@ def _as_of(value: str | None) -> Any:
 @json_option
 def pull(session: str, as_of: str | None, cwd: str | None, force: bool, dry_run: bool, store_url: str | None, as_json: bool) -> None:
     """Write a stored session (subagents and file history included) into the config dir."""
-    from ..sessionstore.files import find_session, pull_session, session_arg, session_bytes
+    from ..store.files import find_session, pull_session, session_arg, session_bytes
 
     st = _open(store_url, create=False)
     streams = find_session(st, session_arg(session))
@@ -143,7 +143,7 @@ def pull(session: str, as_of: str | None, cwd: str | None, force: bool, dry_run:
 @json_option
 def log(session: str, store_url: str | None, as_json: bool) -> None:
     """List a stored session's versions, with the diagnostics stored with each."""
-    from ..sessionstore.files import find_session, session_arg
+    from ..store.files import find_session, session_arg
 
     st = _open(store_url, create=False)
     streams = find_session(st, session_arg(session))
@@ -212,6 +212,6 @@ def _iso(ms: int) -> str:
 
 
 def _shown(url: str) -> str:
-    from ..sessionstore.url import redacted
+    from ..edge.store_url import redacted
 
     return redacted(url)

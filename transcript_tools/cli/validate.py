@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..check import validate_path
-from ..errors import NotFound, Unreadable
-from ..validate import Report
-from ..writer import is_by_product
+from ..edge import claude_dir as store
+from ..validate.files import validate_path
+from ..model.errors import NotFound, Unreadable
+from ..validate.core import Report
+from ..edge.writer import is_by_product
 from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
 from .from_store import materialised, no_local_scope, store_option
@@ -19,7 +19,7 @@ from .from_store import materialised, no_local_scope, store_option
 def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
     out: list[Path] = []
     if all_ or project is not None:
-        from ..catalog import project_dirs
+        from ..catalog.files import project_dirs
 
         if all_ and not store.projects_dir().is_dir():
             raise NotFound(f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR")
@@ -129,6 +129,6 @@ def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
 def _errors_only(r: Report) -> Report:
     from dataclasses import replace
 
-    from ..diagnostics import Severity
+    from ..model.diagnostics import Severity
 
     return replace(r, diagnostics=[d for d in r.diagnostics if d.severity is Severity.ERROR])

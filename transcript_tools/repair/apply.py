@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..lines import DecodedLine, Entry, decode_line
+from ..model.lines import DecodedLine, Entry, decode_line
 from .plan import Plan
 from .records import dumps, edit_record, interrupted_result
 from .survey import Reason

@@ -46,8 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..active import NodeFacts, conversation_nodes
-from ..api_rules import (
+from ..model.active import NodeFacts, conversation_nodes
+from ..model.api_rules import (
     ALL_GONE,
     BIG_IMAGE,
     BLANK_TEXT,
@@ -64,8 +64,8 @@ from ..api_rules import (
     UNSIGNED_THINKING,
     renamed_id,
 )
-from ..chain import ASSISTANT, SIDECHAIN, USER
-from ..api_checks import api_findings
+from ..model.chain import ASSISTANT, SIDECHAIN, USER
+from ..model.api_checks import api_findings
 from .model import ROOT, Action, Model, View
 
 Attempted = set[tuple[str, str]]

@@ -24,8 +24,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..active import NodeFacts
-from ..chain import NO_PARENT, SIDECHAIN, UNRESOLVED, USER, ChainIndex, uuid_key
+from ..model.active import NodeFacts
+from ..model.chain import NO_PARENT, SIDECHAIN, UNRESOLVED, USER, ChainIndex, uuid_key
 from .survey import Key, Survey
 
 ROOT = -1  # "no parent" as an edit target

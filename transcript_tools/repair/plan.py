@@ -23,10 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
-from ..diagnostics import Diagnostic, Severity
-from ..reader import MAX_TRANSCRIPT_READ_BYTES
-from .fixes import Attempted, ChainFindings, Finding, api_fixes, chain_findings, chain_fixes, conversation_findings
+from ..model.api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
+from ..model.diagnostics import Diagnostic, Severity
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
+from .fixes import (
+    Attempted,
+    ChainFindings,
+    Finding,
+    api_fixes,
+    chain_findings,
+    chain_fixes,
+    conversation_findings,
+)
 from .model import ROOT, Action, Model, View
 from .survey import Key, Reason, Survey, reason
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import orjson
 
-from ..api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
-from ..writer import dumps as _cc_dumps
+from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
+from ..edge.writer import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
 

@@ -28,11 +28,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..active import MAX_IMAGE_BYTES, NodeFacts, facts_of
-from ..api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls
-from ..chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
-from ..diagnostics import CODES
-from ..lines import DecodedLine
+from ..model.active import MAX_IMAGE_BYTES, NodeFacts, facts_of
+from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls
+from ..model.chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
+from ..model.diagnostics import CODES
+from ..model.lines import DecodedLine
 
 Key = tuple[int, int]  # (line, index of the entry within the line)
 

@@ -8,8 +8,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..diagnostics import Severity
-from ..validate import Report
+from ..model.diagnostics import Severity
+from ..validate.core import Report
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 

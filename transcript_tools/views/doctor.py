@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..doctor import Diagnosis
+from ..doctor.core import Diagnosis
 
 
 def render(con: Any, diagnoses: list[Diagnosis]) -> None:

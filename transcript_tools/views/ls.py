@@ -9,7 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..listing import Row
+from ..catalog.listing import Row
 
 HEALTH_STYLE = {"clean": "green", "repairable": "yellow", "damaged": "bold red", "past-cap": "magenta"}
 _DATE_SUFFIX = re.compile(r"-\d{8}$")

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..manage import DeletePlan
+from ..manage.core import DeletePlan
 
 
 def _size(n: int) -> str:

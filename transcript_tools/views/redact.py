@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..redact_files import FileResult
+from ..redact.files import FileResult
 
 
 def render_redact(con: Any, results: list[FileResult], *, written: bool) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..diagnostics import Severity
-from ..repair_files import FileReport
+from ..model.diagnostics import Severity
+from ..repair.files import FileReport
 
 #: How many actions of one fix to list per file before folding the rest.
 FOLD = 8

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import click
 
-from .. import store
-from ..errors import NotFound
-from ..listing import parse_lite
-from ..reader import read_head_tail
+from ..edge import claude_dir as store
+from ..model.errors import NotFound
+from ..catalog.listing import parse_lite
+from ..edge.reader import read_head_tail
 
 MAX_ROWS = 20
 

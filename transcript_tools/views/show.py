@@ -21,9 +21,9 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
-from ..display_items import Block, Item, Marker
-from ..render_text import fold, tool_input_text
-from ..tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
+from ..show.items import Block, Item, Marker
+from ..show.text import fold, tool_input_text
+from ..show.tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
 
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold magenta"}
 STATUS_STYLE = {ACTIVE: "green", HISTORY: "default", DEAD: "red", DETACHED: "yellow"}

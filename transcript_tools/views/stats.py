@@ -9,8 +9,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..pricing import PRICES_READ_ON
-from ..stats import Stats
+from ..model.pricing import PRICES_READ_ON
+from ..catalog.stats import Stats
 from .ls import short_model
 
 BAR = "█"

@@ -1,0 +1,283 @@
+"""The disk side of `tt ls` and `tt search`: which sessions, and reading them.
+
+`project_dirs` turns the scope the user gave (this directory's project, ``--project``,
+``--all``) into project folders; a working directory's project spans the folders of
+every git worktree of its repository (`store.session_folders`), as in the Agent SDK's
+``list_sessions(directory=...)`` and the /resume picker. `list_sessions` reads each
+session file's 64 KiB head and tail (`reader.read_head_tail`) and parses them with
+`listing.parse_lite`, or, with ``check=True``, streams the whole file through the
+validator for exact counts and health.
+
+Invariants:
+- Without ``check`` a session file is never read past its first and last 64 KiB (the
+  ``tt ls`` speed promise: 2,000 sessions in about a second); subagent files are only
+  counted (a directory listing), 2.0.x ``agent-*.jsonl`` beside them read for 4 KiB.
+- A file that vanishes while listing is left out; one that cannot be read is a row with
+  ``unreadable`` set. Damage never raises: it is reported in ``Row.skipped``.
+- One row per session id, however many folders hold a copy: the newest of the copies
+  the SDK lists, else the newest copy (what the SDK lists is what `tt ls` shows).
+- `search_files` streams: a file is read in 1 MiB chunks for the raw-bytes prefilter, and
+  only the lines that pass it are parsed (`search.search_lines`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..edge import claude_dir as store
+from ..model.errors import NotFound, Unreadable, UsageError
+from ..model.lines import Entry
+from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
+from .search import Hit, Matcher, search_lines
+from .search import SkippedLine as SearchSkipped
+from ..model.titles import first_string_field
+from ..model.session import session_id_from_name
+from ..edge.siblings import found_elsewhere
+from ..validate.core import Validator
+
+
+def project_dirs(
+    project: str | None = None, *, all_: bool = False, cwd: str | Path | None = None, root: Path | None = None, worktrees: bool = True
+) -> list[Path]:
+    """The project folders in scope: every one (``all_``), the one named by ``project``
+    (a folder under ``projects/``, or its name), or those of a working directory
+    (``project``, else the current one). A working directory's are its own folder and,
+    with ``worktrees``, the folders of the other git worktrees of its repository
+    (`store.session_folders`)."""
+    root = store.projects_dir() if root is None else root
+    if all_:
+        if project is not None:
+            raise UsageError("give --project or --all, not both")
+        if not root.is_dir():
+            raise NotFound(f"no Claude projects folder at {root}", hint="set CLAUDE_CONFIG_DIR")
+        return store.all_projects(root)
+    if project is not None:
+        p = Path(project).expanduser()
+        if p.is_dir() and (p.parent.resolve() == root.resolve() or store.session_files(p)):
+            return [p]  # a project folder itself
+        named = root / project
+        if "/" not in project and named.is_dir():
+            return [named]
+        if p.is_dir():
+            return _working_dir_folders(p, root, worktrees)
+        raise NotFound(f"{project}: neither a project folder under {root} nor a directory")
+    return _working_dir_folders(cwd or os.getcwd(), root, worktrees)
+
+
+def _working_dir_folders(directory: str | Path, root: Path, worktrees: bool) -> list[Path]:
+    found = store.session_folders(directory, root, worktrees=worktrees)
+    if not found:
+        raise NotFound(f"no sessions for {store.canonical_cwd(directory)} under {root}", hint="`tt ls --all` lists every project")
+    return found
+
+
+#: From how many files on a listing is spread over processes (forking costs ~20 ms).
+PARALLEL_FROM = 400
+
+
+def list_sessions(
+    dirs: Iterable[Path], *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_BYTES, workers: int | None = None
+) -> list[Row]:
+    """Rows for the sessions of these project folders, newest first, including those
+    the Agent SDK does not list (``row.lite.hidden`` says why).
+
+    ``workers``: processes to read with; by default one per CPU (up to 4) from
+    `PARALLEL_FROM` files on, else this process. The work is bytes searching, which
+    holds the GIL, so threads would not help.
+    """
+    jobs: list[tuple[Path, Counter[str]]] = []
+    for d in dirs:
+        legacy = _legacy_agents(d)
+        jobs.extend((path, legacy) for path in store.session_files(d))
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_FROM else 1
+    if workers <= 1:
+        rows = [read_row(p, check=check, cap=cap, legacy_agents=lg) for p, lg in jobs]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        from functools import partial
+
+        read = partial(_read_job, check=check, cap=cap)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            rows = list(pool.map(read, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+    return sort_rows(_listed_copies_first([r for r in rows if r is not None]))
+
+
+def _listed_copies_first(rows: list[Row]) -> list[Row]:
+    """Leave out the hidden copies of a session that has a copy the SDK lists.
+
+    The SDK drops hidden files before it keeps the newest copy of each session id, so a
+    newer copy that it hides (an empty or title-less file beside a worktree's transcript)
+    must not win over the older copy it shows (`listing.sort_rows` keeps the newest).
+    """
+    listed = {r.session_id for r in rows if r.lite.hidden is None}
+    return [r for r in rows if r.lite.hidden is None or r.session_id not in listed]
+
+
+def _read_job(job: tuple[Path, Counter[str]], *, check: bool, cap: int) -> Row | None:
+    return read_row(job[0], check=check, cap=cap, legacy_agents=job[1])
+
+
+def read_row(path: Path, *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_BYTES, legacy_agents: Counter[str] | None = None) -> Row | None:
+    """One row; None when the file vanished meanwhile."""
+    sid = path.name[:-6] if path.name.endswith(".jsonl") else path.name
+    try:
+        head, tail, st = read_head_tail(path)
+    except NotFound:
+        return None
+    except Unreadable as e:
+        return Row(str(path), path.parent.name, 0, 0, Lite(sid, None, None, hidden="unreadable"), unreadable=e.message)
+    lite = parse_lite(sid, head, tail, st.st_size)
+    subagents = len(store.subagent_files(path)) + (legacy_agents or Counter()).get(sid, 0)
+    mtime_ms = int(st.st_mtime * 1000)
+    if not check:
+        return Row(
+            str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, lite.counts,
+            health="past-cap" if st.st_size > cap else None, skipped=lite.skipped,
+        )
+    counts, report_row = _full_check(path, st.st_size, cap)
+    return Row(str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, counts, **report_row)
+
+
+def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:  # type: ignore[type-arg]
+    """One streaming pass: the validator (line, chain and API families; schemas are
+    `tt validate`'s job) and exact counts."""
+    v = Validator(str(path), size=size, cap=cap, schema_check=None, expected_session=session_id_from_name(path.name))
+    skipped: list[Skipped] = []
+
+    def entries() -> Iterator[Entry]:
+        for ln in iter_lines(path):
+            v.feed(ln)
+            skipped.extend(Skipped(ln.line, ln.offset + p.start, p.code) for p in ln.pieces if p.code != "blank-line")
+            yield from ln.entries
+
+    counts = count_entries(entries())
+    start = v.need_second_pass()
+    if start is not None:
+        v.feed_facts(iter_lines(path, start))
+    report = v.finish(lambda keys: found_elsewhere(path, keys))
+    codes = tuple(dict.fromkeys(d.code for d in report.diagnostics if d.severity.value == "error"))
+    return counts, {
+        "health": health_of(report),
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "codes": codes,
+        "skipped": tuple(skipped),
+    }
+
+
+def _legacy_agents(project: Path) -> Counter[str]:
+    """2.0.x subagent files beside the sessions, counted by the session they name."""
+    return Counter({sid: len(paths) for sid, paths in legacy_agent_paths(project).items()})
+
+
+def legacy_agent_paths(project: Path) -> dict[str, list[Path]]:
+    """2.0.x ``agent-*.jsonl`` files beside the sessions, by the session id inside them
+    (their names do not say: docs/format.md §6)."""
+    out: dict[str, list[Path]] = {}
+    for p in sorted(store.legacy_agent_files(project)):
+        try:
+            with open(p, "rb") as f:
+                head = f.read(4096)
+        except OSError:
+            continue  # an unreadable agent file is left out of counts; `tt validate` says why
+        sid = first_string_field(head, "sessionId")
+        if sid:
+            out.setdefault(sid, []).append(p)
+    return out
+
+
+def agent_files(path: Path, legacy: dict[str, list[Path]] | None = None) -> list[Path]:
+    """Every subagent file of a session: ``<id>/subagents/**`` (2.1.x) and the 2.0.x
+    ``agent-*.jsonl`` beside it that name it (``legacy``: `legacy_agent_paths` of its
+    project, when the caller goes through many sessions of one project)."""
+    sid = session_id_from_name(path.name)
+    if legacy is None:
+        legacy = legacy_agent_paths(path.parent)
+    return store.subagent_files(path) + (legacy.get(sid, []) if sid else [])
+
+
+class LegacyAgents:
+    """`legacy_agent_paths` per project folder, read once."""
+
+    def __init__(self) -> None:
+        self._by_project: dict[Path, dict[str, list[Path]]] = {}
+
+    def __call__(self, session: Path) -> list[Path]:
+        project = session.parent
+        if project not in self._by_project:
+            self._by_project[project] = legacy_agent_paths(project)
+        return agent_files(session, self._by_project[project])
+
+
+# --- tt search ------------------------------------------------------------------------------
+
+#: Bytes read at a time by the whole-file prefilter of `search_files`.
+_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class SessionHits:
+    path: Path
+    title: str | None
+    mtime_ms: int
+    hits: list[tuple[str | None, Hit]] = field(default_factory=list)  # (subagent file stem, hit)
+    more: int = 0  # hits past the per-session limit
+    skipped: list[tuple[str, SearchSkipped]] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.path.name[:-6] if self.path.name.endswith(".jsonl") else self.path.name
+
+
+def search_files(dirs: Iterable[Path], matcher: Matcher, *, per_session: int = 5, subagents: bool = True) -> Iterator[SessionHits]:
+    """Sessions with hits, newest first, as they are found (a generator: the CLI prints
+    while it searches). Files are read in 1 MiB chunks for the prefilter and parsed
+    line by line only where it matched."""
+    files = [p for d in dirs for p in store.session_files(d)]
+    stamped = []
+    for p in files:
+        try:
+            stamped.append((p.stat().st_mtime, p))
+        except FileNotFoundError:
+            continue
+    agents = LegacyAgents()
+    for mtime, path in sorted(stamped, reverse=True):
+        found = SessionHits(path, None, int(mtime * 1000))
+        for f, agent in [(path, None)] + ([(a, a.stem) for a in agents(path)] if subagents else []):
+            if not _file_may_match(f, matcher):
+                continue
+            for got in search_lines(iter_raw(f), matcher):
+                if isinstance(got, SearchSkipped):
+                    found.skipped.append((str(f), got))
+                elif len(found.hits) < per_session:
+                    found.hits.append((agent, got))
+                else:
+                    found.more += 1
+        if found.hits or found.skipped:
+            row = read_row(path)
+            found.title = row.lite.title if row is not None else None
+            yield found
+
+
+def _file_may_match(path: Path, matcher: Matcher) -> bool:
+    if matcher.needle is None:
+        return True
+    keep = 6 * len(matcher.pattern) + 16  # overlap: longer than the escaped pattern can be
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while chunk := f.read(_CHUNK):
+                if matcher.needle.search(tail + chunk):
+                    return True
+                tail = chunk[-keep:]
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    return False

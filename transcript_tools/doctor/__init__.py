@@ -1,0 +1,2 @@
+"""`tt doctor`: why a session is missing from /resume (`core`), read from disk by `files`.
+"""

@@ -1,0 +1,161 @@
+"""Why a session is missing from /resume: ``tt doctor``.
+
+Two questions, answered from the same file:
+
+- **Does the picker list it?** The Agent SDK's ``list_sessions`` and the /resume picker
+  read a file's first and last 64 KiB; `listing.parse_lite` already decides as they do
+  and says why not in ``Lite.hidden`` ("empty", "sidechain", "no-title"). Doctor reuses
+  it, never a second copy of that logic.
+- **Does ``claude --resume <id>`` load it?** Claude Code 2.1.332 answers "No
+  conversation found with session ID" (exit 1, no request sent) when the file holds no
+  user or assistant record outside a sidechain. Doctor counts those records in a full
+  read (`Scan`).
+
+Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``) and the SDK's
+``list_sessions`` on damaged copies of a freshly generated session
+(tests/test_doctor_claude.py):
+
+===================  ======================  ==========================  =================
+code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
+===================  ======================  ==========================  =================
+``nul-file``         not listed              "No conversation found"     restore a backup
+``empty``            not listed              "No conversation found"     remove the file
+``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
+``all-sidechain``    listed                  "No conversation found"     ``tt delete``
+``sidechain-first``  not listed              loads                       resume by id
+``no-title``         not listed              loads                       ``tt rename``
+===================  ======================  ==========================  =================
+
+Seen and *not* reasons (tests/test_doctor_claude.py): a file whose records have no
+``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
+and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
+"relocatedCwd"}``, 2.1.332 binary) does not stop ``claude -p --resume`` from the
+original directory nor the SDK's listing; a file moved to the new directory's project
+folder is listed (by the SDK) under the new directory only, and ``--resume <id>`` loads it
+from either. The interactive picker's project match
+reads ``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which neither the -p CLI
+nor the SDK shows, so doctor does not report it (unconfirmed). Nor the size: 2.1.332's
+binary refuses a *paged* transcript past 256 MiB (``EFBIG``), but a plain 283 MB file (the
+session and 270 lines of 1 MiB of an unknown record type) loaded in 0.9 s and was sent whole
+(seen once, not re-run by a test: too large for the suite).
+
+No fix of these is one ``tt repair`` applies: each finding says so (``repair: false``),
+because none can be fixed without inventing a conversation or deleting a file, which
+repair never does.
+
+Invariants:
+- `diagnose` is pure: bytes and a `Scan` in, findings out; no I/O, no clock.
+- The file side is `doctor_files` (it only reads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog.listing import parse_lite
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a full read of the file found (`scan_records`)."""
+
+    records: int = 0  # whole records read
+    main_messages: int = 0  # user/assistant records outside a sidechain
+    sidechain_messages: int = 0
+    other_types: frozenset[str] = frozenset()  # types of the remaining records
+    nul_only: bool = False  # the file is nothing but NUL bytes (and line breaks)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    listed: bool  # does the SDK / picker list it
+    loads: bool  # does `claude --resume <id>` load it
+    message: str
+    fix: str
+    repair: bool = False  # does `tt repair` apply the fix
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "listed": self.listed,
+            "loads": self.loads,
+            "message": self.message,
+            "fix": self.fix,
+            "repair": self.repair,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    path: str
+    session_id: str | None
+    findings: tuple[Finding, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "session_id": self.session_id, "findings": [f.to_dict() for f in self.findings]}
+
+
+def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
+    """Count what a resume needs: main-conversation messages (pure)."""
+    n = main = side = 0
+    other: set[str] = set()
+    for rec in records:
+        n += 1
+        t = rec.get("type")
+        if t in ("user", "assistant"):
+            if rec.get("isSidechain") is True:
+                side += 1
+            else:
+                main += 1
+        else:
+            other.add(t if isinstance(t, str) else "?")
+    return Scan(n, main, side, frozenset(other), nul_only)
+
+
+def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: int, scan: Scan) -> Diagnosis:
+    """Every reason the picker leaves the session out or the CLI does not load it (pure)."""
+    sid = session_id or ""
+    lite = parse_lite(sid, head, tail, size)
+    listed = lite.hidden is None
+    loads = scan.main_messages > 0
+    out: list[Finding] = []
+    if scan.nul_only and size > 0:
+        out.append(Finding(
+            "nul-file", listed, False,
+            f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
+            "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
+        ))
+    elif size == 0 or scan.records == 0:
+        out.append(Finding(
+            "empty", listed, False, "the file holds no record",
+            "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
+        ))
+    elif not loads and scan.sidechain_messages:
+        out.append(Finding(
+            "all-sidechain", listed, False,
+            f"all {scan.sidechain_messages} messages are a subagent's (isSidechain): Claude Code finds no conversation to resume",
+            "it is a subagent transcript, not a session: resume its parent session; `tt delete` the stray copy",
+        ))
+    elif not loads:
+        kinds = ", ".join(sorted(scan.other_types)) or "none"
+        out.append(Finding(
+            "metadata-only", listed, False,
+            f"only metadata records ({kinds}): the conversation they name is not in this file",
+            "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
+        ))
+    elif lite.hidden == "no-title":
+        out.append(Finding(
+            "no-title", False, True,
+            "no title, no prompt and no summary in the first and last 64 KiB: /resume and the SDK leave it out",
+            f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
+        ))
+    elif lite.hidden == "sidechain":
+        out.append(Finding(
+            "sidechain-first", False, True,
+            "the first line is a sidechain record: /resume and the SDK leave the file out",
+            f"`claude --resume {sid or '<id>'}` still loads it",
+        ))
+    return Diagnosis(path, session_id, tuple(out))

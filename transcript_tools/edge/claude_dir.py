@@ -1,0 +1,298 @@
+"""Finding sessions under the Claude config dir (the edge between tt and ``~/.claude``).
+
+Layout (docs/format.md §1): ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``) holds
+``projects/<sanitized cwd>/<session-id>.jsonl``; subagents live in
+``<session-id>/subagents/**/agent-*.jsonl`` (2.1.x) or beside the sessions as
+``agent-<hex>.jsonl`` (2.0.x); file-history backups in ``file-history/<session-id>/``.
+
+The project folder name follows Claude Code's rule (the Agent SDK's ``_sanitize_path``):
+every character outside ``[A-Za-z0-9]`` becomes ``-``; past 200 characters the name is
+cut and a hash appended. The CLI hashes with ``Bun.hash`` and the SDK with a JS
+``simpleHash``, so long names are matched by their 200-character prefix.
+
+A directory's sessions include those of every git worktree of its repository, as the
+Agent SDK's ``list_sessions(directory=...)`` and the /resume picker list them: each
+worktree has its own project folder (`session_folders`). The worktrees are found by
+reading git's own files (`worktrees.worktree_paths`), never by running git.
+
+Invariants:
+- A session *id* never resolves to a path outside the config dir: ids are checked
+  against ``[0-9A-Za-z-]`` before any path is built from them.
+- Paths given by the user are taken as they are (that is what a path means).
+- Reads directory listings and stats only; never opens transcripts (see `reader`), nor
+  any file but git's few (`worktrees`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model.errors import AmbiguousSession, NotFound, UsageError
+from .worktrees import worktree_paths
+from .writer import is_by_product
+
+MAX_SANITIZED_LENGTH = 200
+_SANITIZE = re.compile(r"[^a-zA-Z0-9]")
+_ID_CHARS = re.compile(r"^[0-9A-Za-z-]{1,64}$")
+_SESSION_FILE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$", re.I)
+
+
+def config_dir(env: dict[str, str] | None = None) -> Path:
+    e = os.environ if env is None else env
+    d = e.get("CLAUDE_CONFIG_DIR")
+    if d:
+        return Path(unicodedata.normalize("NFC", d))
+    return Path(unicodedata.normalize("NFC", str(Path.home() / ".claude")))
+
+
+def projects_dir(env: dict[str, str] | None = None) -> Path:
+    return config_dir(env) / "projects"
+
+
+def simple_hash(s: str) -> str:
+    """The JS ``simpleHash`` (int32 ``h*31 + c``, abs, base 36) used for long folder names."""
+    h = 0
+    for ch in s:
+        h = ((h << 5) - h + ord(ch)) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        out = digits[h % 36] + out
+        h //= 36
+        if not h:
+            return out
+
+
+def project_dir_name(cwd: str) -> str:
+    """The folder name Claude Code gives a project, from its launch directory."""
+    s = _SANITIZE.sub("-", cwd)
+    if len(s) <= MAX_SANITIZED_LENGTH:
+        return s
+    return f"{s[:MAX_SANITIZED_LENGTH]}-{simple_hash(cwd)}"
+
+
+def canonical_cwd(cwd: str | Path) -> str:
+    return unicodedata.normalize("NFC", os.path.realpath(str(cwd)))
+
+
+def find_project_dir(cwd: str | Path, root: Path | None = None) -> Path | None:
+    root = projects_dir() if root is None else root
+    name = project_dir_name(canonical_cwd(cwd))
+    exact = root / name
+    if exact.is_dir():
+        return exact
+    if len(name) <= MAX_SANITIZED_LENGTH:
+        return None
+    prefix = name[:MAX_SANITIZED_LENGTH] + "-"
+    for d in _listdir(root):
+        if d.is_dir() and d.name.startswith(prefix):
+            return d
+    return None
+
+
+def session_folders(cwd: str | Path, root: Path | None = None, *, worktrees: bool = True) -> list[Path]:
+    """The project folders holding the sessions of the working directory ``cwd``, as the
+    Agent SDK's ``list_sessions(directory=cwd)`` picks them (``_list_sessions_for_project``).
+
+    With fewer than two git worktrees (`worktrees.worktree_paths`): the directory's own folder
+    (`find_project_dir`), or none. With two or more: its own folder first (it may be a
+    subdirectory of a worktree, with a folder of its own), then the folder of every
+    worktree (`worktree_folder_names`). ``worktrees=False`` is the SDK's
+    ``include_worktrees=False``.
+    """
+    root = projects_dir() if root is None else root
+    here = canonical_cwd(cwd)
+    own = find_project_dir(here, root)
+    trees = worktree_paths(here) if worktrees else []
+    if len(trees) < 2:
+        return [] if own is None else [own]
+    names = worktree_folder_names(_dir_names(root), trees, None if own is None else own.name)
+    return [root / n for n in names]
+
+
+def worktree_folder_names(names: Iterable[str], worktrees: Sequence[str], own: str | None) -> list[str]:
+    """Which of the project folder ``names`` belong to a repository with these
+    ``worktrees``: ``own`` first when given, then the matching ``names`` in their order,
+    each once. Pure.
+
+    A folder belongs to a worktree when its name is the worktree's `project_dir_name`.
+    Names of `MAX_SANITIZED_LENGTH` characters or more also take any folder named by
+    their first 200 characters, ``-`` and a hash, and shorter ones do not: so
+    ``/root/project`` never takes the folder of ``/root/project-foo``. Longer names are
+    tried first, as in the SDK.
+    """
+    # The SDK compares long names with its own hash kept (``prefix + "-"`` on the whole
+    # sanitized name), which only finds folders hashed as the SDK hashes; Claude Code
+    # names folders with Bun.hash, and its /resume picker (2.1.332) compares the first
+    # 200 characters, as `find_project_dir` does. For names of exactly 200 characters
+    # both rules are the same.
+    keys = sorted((project_dir_name(w) for w in worktrees), key=len, reverse=True)
+    out = [] if own is None else [own]
+    seen = set(out)
+    for name in names:
+        if name in seen:
+            continue
+        for key in keys:
+            if name == key or (len(key) >= MAX_SANITIZED_LENGTH and name.startswith(key[:MAX_SANITIZED_LENGTH] + "-")):
+                out.append(name)
+                seen.add(name)
+                break
+    return out
+
+
+def _dir_names(d: Path) -> list[str]:
+    """Names of the subdirectories of ``d``, sorted; a scandir, so no stat per entry
+    where the file system gives the type."""
+    try:
+        with os.scandir(d) as it:
+            return sorted(e.name for e in it if e.is_dir())
+    except OSError:
+        return []
+
+
+def _listdir(d: Path) -> list[Path]:
+    try:
+        return sorted(d.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError:
+        return []
+
+
+def is_session_file(p: Path) -> bool:
+    return _SESSION_FILE.match(p.name) is not None
+
+
+def session_files(project: Path) -> list[Path]:
+    """Main transcripts of one project folder (``<uuid>.jsonl``), any order."""
+    return [p for p in _listdir(project) if is_session_file(p) and p.is_file()]
+
+
+def all_projects(root: Path | None = None) -> list[Path]:
+    root = projects_dir() if root is None else root
+    return [d for d in _listdir(root) if d.is_dir()]
+
+
+def all_session_files(root: Path | None = None) -> Iterator[Path]:
+    for proj in all_projects(root):
+        yield from session_files(proj)
+
+
+def subagent_files(session_path: Path) -> list[Path]:
+    """Subagent transcripts of a session: ``<id>/subagents/**/agent-*.jsonl`` (2.1.x).
+
+    2.0.x ``agent-*.jsonl`` files beside the sessions name their parent only inside
+    (``sessionId``); `legacy_agent_files` lists those for callers that read heads.
+    """
+    d = session_path.with_suffix("") / "subagents"
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.rglob("agent-*.jsonl") if p.is_file() and not _by_product(p.name))
+
+
+def legacy_agent_files(project: Path) -> list[Path]:
+    return [p for p in _listdir(project) if p.name.startswith("agent-") and p.suffix == ".jsonl" and not _by_product(p.name)]
+
+
+def _by_product(name: str) -> bool:
+    """A backup or quarantine an older tt left as ``agent-….jsonl.quarantine.jsonl``
+    (`writer.by_product` names them ``.agent-…`` now, which the globs above never match)."""
+    return is_by_product(name)
+
+
+def file_history_dir(session_id: str, root: Path | None = None) -> Path:
+    _check_id(session_id)
+    return (config_dir() if root is None else root) / "file-history" / session_id
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    path: Path
+    session_id: str | None  # None when the file name is not a session id
+
+    @property
+    def project_dir(self) -> Path:
+        return self.path.parent
+
+
+def _check_id(spec: str) -> None:
+    if not _ID_CHARS.match(spec):
+        raise UsageError(f"{spec!r} is neither an existing file nor a session id")
+
+
+def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = False, root: Path | None = None) -> SessionRef:
+    """Resolve what the user named: a path, a session id, an id prefix, or the latest session.
+
+    ``latest`` (``-c/--continue``) picks the most recently modified session of the
+    current directory's project.
+    """
+    from ..model.session import session_id_from_name
+
+    root = projects_dir() if root is None else root
+    if spec is None or latest:
+        if spec is not None:
+            raise UsageError("give a session or --continue, not both")
+        here = canonical_cwd(cwd or os.getcwd())
+        proj = find_project_dir(here, root)
+        files = session_files(proj) if proj is not None else []
+        if not files:
+            raise NotFound(f"no sessions for {here} under {root}", hint="name a session or a file, or use --all")
+        best = max(files, key=lambda p: p.stat().st_mtime)
+        return SessionRef(best, session_id_from_name(best.name))
+    p = Path(spec).expanduser()
+    if p.is_file():
+        return SessionRef(p, session_id_from_name(p.name))
+    if p.exists():
+        if p.is_dir():
+            raise UsageError(f"{spec}: is a directory; name a transcript file or a session id")
+        raise NotFound(f"{spec}: not a regular file")
+    if "/" in spec or spec.endswith(".jsonl") or os.sep in spec:
+        raise NotFound(f"{spec}: no such file")
+    _check_id(spec)
+    want = spec.lower()
+    exact: list[Path] = []
+    prefix: list[Path] = []
+    for f in all_session_files(root):
+        stem = f.name[:-6].lower()
+        if stem == want:
+            exact.append(f)
+        elif stem.startswith(want):
+            prefix.append(f)
+    found = exact or prefix
+    if not found:
+        raise NotFound(f"no session {spec!r} under {root}", hint="`tt ls --all` lists the sessions")
+    if len(found) > 1:
+        ids = ", ".join(sorted({f.name[:-6] for f in found})[:5])
+        if len({f.name for f in found}) > 1:
+            raise AmbiguousSession(f"{spec!r} matches {len(found)} sessions: {ids}", hint="give more of the id")
+        raise AmbiguousSession(
+            f"session {spec!r} exists in {len(found)} projects: " + ", ".join(str(f.parent.name) for f in found),
+            hint="name the file by its path",
+        )
+    return SessionRef(found[0], session_id_from_name(found[0].name))
+
+
+def session_id_of(ref: SessionRef) -> str:
+    """The session's id: its file name, else the first main-chain ``sessionId`` inside
+    (read from at most the first 200 lines); `UsageError` when neither has one."""
+    from ..model.errors import UsageError
+    from .reader import iter_lines
+
+    if ref.session_id is not None:
+        return ref.session_id
+    for ln in iter_lines(ref.path):
+        for e in ln.entries:
+            sid = e.record.get("sessionId")
+            if isinstance(sid, str) and sid and not e.is_sidechain:
+                return sid
+        if ln.line > 200:
+            break
+    raise UsageError(f"{ref.path}: no session id in its name or its first records", hint="name the session by id")

@@ -1,0 +1,121 @@
+"""The SQLite engine (stdlib ``sqlite3``): the embedded default, one file.
+
+``sqlite:///abs/path`` or ``sqlite:///rel/path`` names the file; without ``--store`` it is
+``<config dir>/tt-store.sqlite3`` (`url.default_url`). The connection runs in autocommit
+mode with explicit transactions: a write begins with ``BEGIN IMMEDIATE`` (the database
+write lock at once, so two writers queue instead of failing half-way; ``busy_timeout`` 60 s),
+in WAL mode so readers never wait for a writer. Search is an FTS5 table holding only the
+index (``content=''``): its text is not stored twice; a deleted line is unindexed with the
+text rebuilt from the line itself (FTS5's ``'delete'`` command), since SQLite 3.40 has no
+``contentless_delete``.
+
+Errors: a file that is not an SQLite database, or a damaged one, is `Unreadable` (exit 4);
+a file that cannot be created is `WriteFailed` (exit 6).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..model.errors import Unreadable, WriteFailed
+from ..store.engine import Store
+from ..store.schema import SQLITE
+
+
+class SQLiteDialect:
+    name = "sqlite"
+
+    script = SQLITE
+    db_errors = (sqlite3.DatabaseError,)
+
+    def translate(self, e: BaseException, url: str) -> Exception:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            return WriteFailed(f"{url}: the store stayed locked by another writer for 60 s")
+        return Unreadable(f"{url}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store")
+
+    def sql(self, q: str) -> str:
+        return q
+
+    def begin(self, cur: Any) -> None:
+        cur.execute("BEGIN IMMEDIATE")
+
+    def has_table(self, cur: Any, name: str) -> bool:
+        return cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+    def init_lock(self, cur: Any) -> None:
+        pass  # BEGIN IMMEDIATE holds the database's write lock already
+
+    def lock_stream(self, cur: Any, stream_id: int) -> None:
+        pass  # BEGIN IMMEDIATE holds the database's write lock already
+
+    def reserve_line_ids(self, cur: Any, n: int) -> list[int]:
+        # Under BEGIN IMMEDIATE no one else inserts: the next n ids are free.
+        top = cur.execute("SELECT COALESCE(MAX(id), 0) FROM tt_line").fetchone()[0]
+        return list(range(top + 1, top + 1 + n))
+
+    def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
+        cur.executemany("INSERT INTO tt_fts (rowid, text) VALUES (?, ?)", rows)
+
+    def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
+        cur.execute("INSERT INTO tt_fts (tt_fts, rowid, text) VALUES ('delete', ?, ?)", (line_id, text))
+
+    def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+        sql = (
+            "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
+            "FROM tt_fts f JOIN tt_line l ON l.id = f.rowid JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
+            f"WHERE tt_fts MATCH ? ORDER BY f.rowid DESC LIMIT {int(limit)}"
+        )
+        return sql, _fts_query
+
+
+def _fts_query(q: str) -> str:
+    # Each word a quoted phrase: FTS5's query syntax (AND, NEAR, *, column:) stays out of
+    # the user's way; the words must all occur.
+    return " ".join('"' + w.replace('"', '""') + '"' for w in q.split()) or '""'
+
+
+def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, url: str = "") -> Store:
+    if not create and not path.exists():
+        from ..model.errors import NotFound
+
+        raise NotFound(f"{url or path}: no such store")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=60.0)
+    except OSError as e:
+        raise WriteFailed(f"{path}: cannot create the store ({e.strerror})") from e
+    except sqlite3.Error as e:
+        raise Unreadable(f"{url or path}: cannot open the store ({e})") from e
+    deadline = time.monotonic() + 60.0
+    while True:
+        try:
+            conn.execute("PRAGMA busy_timeout = 60000")
+            # Switching to WAL takes an exclusive lock for a moment, and SQLite answers "locked"
+            # at once (no busy handler) while another process is creating or opening the same
+            # new store: wait for it, as for any other writer.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            store = Store(conn, SQLiteDialect(), clock, url=url or f"sqlite:///{path}")
+            store.init_schema()
+            return store
+        except sqlite3.OperationalError as e:
+            if _busy(e) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            conn.close()
+            if _busy(e):
+                raise WriteFailed(f"{url or path}: the store stayed locked by another writer for 60 s") from e
+            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+
+
+def _busy(e: sqlite3.OperationalError) -> bool:
+    text = str(e)
+    return "locked" in text or "busy" in text

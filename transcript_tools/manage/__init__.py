@@ -1,0 +1,2 @@
+"""`tt rename`, `tt tag`, `tt delete`: the records and plans (`core`).
+"""

@@ -1,0 +1,274 @@
+"""The edge of repair: a transcript file streamed through the pure core (`repair`), written safely.
+
+`repair_file` reads the input twice (`reader.iter_lines` for the survey, then
+`reader.iter_raw` for the apply pass, which decodes only the lines the plan touches) and
+writes with `writer`:
+
+- to a new file (``out``; never overwrites), or
+- in place (`writer.replace_atomically`: temp file in the same folder, fsync, rename,
+  mode kept, ``<file>.bak`` backup that is never overwritten), or
+- nowhere (``dry_run``: the plan only).
+
+The quarantine goes beside the output as ``<output>.quarantine.jsonl`` (``.agent-….jsonl
+.quarantine.jsonl`` for a subagent transcript, `writer.by_product`; never overwritten: a
+timestamped name is used when it exists), one JSON line per input line
+not kept byte for byte (`apply.quarantine_record`); it is not created when nothing was
+quarantined, and removed again when the output could not be written.
+
+Invariants:
+- The input is never changed except by ``in_place``, and then only through
+  `writer.replace_atomically` after its backup.
+- The input must not change while it is repaired (size and mtime before and after):
+  otherwise `FileChanged`, unless ``force``. The apply pass reads only the lines the
+  survey saw.
+- Memory: the survey's (the uuid graph) plus one line at a time.
+- OSError is translated into `WriteFailed` here or in `writer`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.errors import FileChanged, Unreadable, WriteFailed
+from ..edge.reader import file_size, iter_lines, split_terminator
+from ..edge.siblings import found_elsewhere
+from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
+from ..edge.writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomically, snapshot, write_new
+
+
+
+@dataclass(slots=True)
+class FileReport:
+    """What repair found and did for one file."""
+
+    path: Path
+    mode: str  # "dry-run" | "output" | "in-place"
+    size: int = 0
+    lines: int = 0
+    entries: int = 0
+    output: Path | None = None
+    quarantine: Path | None = None
+    backup: Path | None = None
+    changed: bool = False  # the output differs from the input
+    written: bool = False
+    lines_out: int = 0
+    bytes_out: int = 0
+    lines_quarantined: int = 0
+    bytes_quarantined: int = 0
+    records_added: int = 0
+    api_checked: bool = True
+    actions: list[Action] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def remaining_errors(self) -> int:
+        return sum(1 for d in self.remaining if d.severity is Severity.ERROR)
+
+    def to_dict(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for a in self.actions:
+            counts[a.fix] = counts.get(a.fix, 0) + 1
+        return {
+            "path": str(self.path),
+            "mode": self.mode,
+            "size": self.size,
+            "lines": self.lines,
+            "entries": self.entries,
+            "changed": self.changed,
+            "written": self.written,
+            "output": None if self.output is None else str(self.output),
+            "quarantine": None if self.quarantine is None else str(self.quarantine),
+            "backup": None if self.backup is None else str(self.backup),
+            "lines_out": self.lines_out,
+            "bytes_out": self.bytes_out,
+            "lines_quarantined": self.lines_quarantined,
+            "bytes_quarantined": self.bytes_quarantined,
+            "records_added": self.records_added,
+            "api_checked": self.api_checked,
+            "fixes": counts,
+            "actions": [a.to_dict() for a in self.actions],
+            "remaining": [d.to_dict() for d in self.remaining],
+            "remaining_errors": self.remaining_errors,
+        }
+
+
+def survey_file(path: Path, options: RepairOptions) -> Survey:
+    s = Survey(size=file_size(path), cap=options.cap, strip_thinking=options.strip_thinking, max_image_bytes=options.max_image_bytes)
+    s.feed_all(iter_lines(path))
+    start = s.need_facts_pass()
+    if start is not None:
+        s.feed_facts(iter_lines(path, start))
+    s.finish(lambda keys: found_elsewhere(path, keys))
+    return s
+
+
+def quarantine_path(output: Path) -> Path:
+    """`writer.by_product` ``.quarantine.jsonl`` of the output (a leading dot for a
+    subagent transcript, so no listing takes it for one), or with a UTC timestamp when
+    that exists."""
+    q = by_product(output, QUARANTINE_SUFFIX)
+    if not q.exists():
+        return q
+    return by_product(output, QUARANTINE_SUFFIX, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f"))
+
+
+def repair_file(
+    path: Path,
+    options: RepairOptions = RepairOptions(),
+    *,
+    out: Path | None = None,
+    in_place: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    backup: bool = True,
+    now: str,
+    new_id: Callable[[], str],
+) -> FileReport:
+    """Repair one transcript file (exactly one of ``out``, ``in_place``, ``dry_run``)."""
+    assert sum((out is not None, in_place, dry_run)) == 1
+    mode = "dry-run" if dry_run else "in-place" if in_place else "output"
+    before = snapshot(path) if path.exists() else None
+    s = survey_file(path, options)
+    if s.entries == 0:
+        # Not a transcript (an empty file, random bytes): most likely the wrong file, so
+        # say so rather than write an empty output and quarantine it all.
+        what = "empty file" if s.size == 0 else f"no JSON record in {s.lines} line(s)"
+        raise Unreadable(f"{path}: {what}; this is not a transcript", hint="name a session's .jsonl file or its id")
+    plan = make_plan(s, options, new_id=new_id)
+    r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
+    r.actions, r.api_checked = plan.actions, plan.api_checked
+    r.remaining = [replace(d, path=str(path)) for d in plan.remaining]
+    if dry_run or (in_place and plan.identity):
+        return r
+    target = path if in_place else out
+    assert target is not None
+    sink = _Quarantine(quarantine_path(target))
+    chunks = _chunks(path, s, plan, now, sink, r)
+    done = False
+    try:
+        if in_place:
+            r.backup = replace_atomically(path, chunks, expect=before, backup=backup, force=force)
+        else:
+            write_new(target, chunks, exclusive=True)
+            if before is not None and not force and snapshot(path) != before:
+                _unlink(target)
+                raise FileChanged(
+                    f"{path}: the file changed while tt repaired it (is Claude Code still writing?); "
+                    f"{target} was not kept",
+                    hint="close the session and try again, or pass --force",
+                )
+        done = True
+    finally:
+        if not done:
+            # The quarantine describes a repair that did not happen.
+            sink.discard()
+    r.output, r.written = target, True
+    r.quarantine = sink.path if sink.count else None
+    return r
+
+
+def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: FileReport) -> Iterator[bytes]:
+    # Seek to each line the plan touches; copy the stretches between in large blocks.
+    # Only the bytes the survey saw: an appender's later lines are not half-applied.
+    pos = 0
+    try:
+        with open(path, "rb") as f:
+            for line, offset in sorted(plan.offsets.items(), key=lambda x: x[1]):
+                yield from _stretch(f, pos, offset, r)
+                f.seek(offset)
+                chunk = f.readline(s.size - offset)
+                pos = offset + len(chunk)
+                data, term = split_terminator(chunk)
+                raw = [(line, offset, data, term, pos >= s.size)]
+                for item in apply(raw, plan, now=now, out_lines_before=r.lines_out):
+                    if isinstance(item, Out):
+                        r.lines_out += 1
+                        r.bytes_out += len(item.data)
+                        if item.source is None:
+                            r.records_added += 1
+                        yield item.data
+                    else:
+                        assert isinstance(item, Quarantined)
+                        sink.write(item.record)
+                        r.lines_quarantined += 1
+                        r.bytes_quarantined += item.size
+            yield from _stretch(f, pos, s.size, r)
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+    # On disk before the output is: an in-place rename must never precede its quarantine.
+    sink.close()
+
+
+def _stretch(f: Any, start: int, end: int, r: FileReport) -> Iterator[bytes]:
+    """Input bytes [start, end) as they are (whole untouched lines), in large blocks."""
+    if end <= start:
+        return
+    f.seek(start)
+    left = end - start
+    while left > 0:
+        block = f.read(min(left, 1 << 20))
+        if not block:
+            break
+        left -= len(block)
+        r.bytes_out += len(block)
+        r.lines_out += block.count(b"\n")
+        yield block
+    if end == r.size and not block.endswith(b"\n"):
+        r.lines_out += 1  # the final line, without a newline
+
+
+class _Quarantine:
+    """The quarantine file, created (exclusively) at the first record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._f: Any = None
+
+    def write(self, record: dict[str, Any]) -> None:
+        try:
+            if self._f is None:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                self._f = os.fdopen(fd, "wb", buffering=1 << 20)
+            self._f.write(dumps(record) + b"\n")
+        except FileExistsError as e:
+            raise WriteFailed(f"{self.path}: already exists; tt never overwrites a quarantine file") from e
+        except OSError as e:
+            raise WriteFailed(f"{self.path}: cannot write the quarantine ({e.strerror}); nothing was changed") from e
+        self.count += 1
+
+    def close(self) -> None:
+        """Flush and fsync: on disk before the output is."""
+        if self._f is None:
+            return
+        f, self._f = self._f, None
+        try:
+            f.flush()
+            os.fsync(f.fileno())
+        except OSError as e:
+            raise WriteFailed(f"{self.path}: cannot write the quarantine ({e.strerror})") from e
+        finally:
+            f.close()
+
+    def discard(self) -> None:
+        if self._f is not None:
+            f, self._f = self._f, None
+            try:
+                f.close()
+            except OSError:
+                pass  # it is being removed anyway
+        if self.count:
+            _unlink(self.path)
+
+
+def _unlink(p: Path) -> None:
+    try:
+        p.unlink()
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,323 @@
+"""The one assembly of a resume: session file -> a `QueryEngine` ready for the next turn.
+
+`tt resume`, the streaming-input mode and ``query(resume=...)`` all start here, so they
+send the same messages, pick the same model and run tools in the same place:
+
+1. `resumable.load_for_resume` reads what a resume sends (the in-memory repair when the
+   file needs it; the file is only ever appended to);
+2. the model is `lifecycle.resume_model`'s choice (the session's last model unless
+   Claude Code retires or remaps it on ``clock``'s date, or the caller names one), and
+   `Conversation.for_model` keeps only the thinking blocks that model wrote;
+3. with ``fork``, the whole session is first forked into a new file (``tt fork``'s rules
+   and files, subagent transcripts too) and that file is loaded and continued;
+4. tools run in the session's recorded cwd, or ``cwd``, or the process's cwd when the
+   recorded one is gone;
+5. the state besides the messages is restored (`resume_state`): the cost so far by
+   model from the last ``cost-state``, the permission mode from the last
+   ``permission-mode``; and the load is checked: files the session read or edited that
+   changed since, a file last written by a Claude Code newer than tt's tables know.
+
+Nothing here prints: what a person should hear (a model not the session's own, a fork
+written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
+edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..model.errors import Unreadable, UsageError
+from .state import TailState
+
+if TYPE_CHECKING:
+    from ..edge.client import ModelClient
+    from ..model.conversation import Conversation
+    from .engine import QueryEngine
+    from ..model.lifecycle import Clock, ModelChoice
+    from .files import ForResume
+    from ..edge.claude_dir import SessionRef
+    from .tools.registry import ToolRegistry
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A session loaded for its next turn (see the module docstring)."""
+
+    #: The file the turn is appended to (the fork's when forked).
+    path: Path
+    got: ForResume
+    #: The conversation as the chosen model is sent it.
+    conv: Conversation
+    choice: ModelChoice
+    cwd: Path
+    system: str
+    session_id: str
+    #: One line each, in the order they arose; the edge shows them.
+    notices: list[str] = field(default_factory=list)
+    #: The model-choice line alone (a dry run shows it in its summary).
+    model_note: str | None = None
+    #: The last cost-state and permission-mode of the file (`resume_state`).
+    state: TailState = field(default_factory=TailState)
+    #: The notices of the load checks alone (also in `notices`): a dry run's summary has
+    #: no place for them, so it shows them apart.
+    state_notices: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        assert self.choice.model is not None
+        return self.choice.model
+
+    def engine(
+        self,
+        client: ModelClient,
+        registry: ToolRegistry,
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        max_tokens: int | None = None,
+        include_partial_messages: bool = False,
+        add_dirs: Sequence[Path] = (),
+    ) -> QueryEngine:
+        from .. import __version__
+        from .engine import FileTranscript, QueryEngine
+        from ..model.request import DEFAULT_MAX_TOKENS
+        from .turns import Envelope
+
+        branch = git_branch(self.cwd)
+        # version: the session's own Claude Code version: tt writes that version's format
+        # (docs/format.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
+        env = Envelope(
+            session_id=self.session_id,
+            cwd=str(self.cwd),
+            version=self.conv.version or f"tt-{__version__}",
+            git_branch=branch if branch is not None else (self.conv.git_branch or ""),
+        )
+        return QueryEngine(
+            client=client,
+            session_id=self.session_id,
+            cwd=self.cwd,
+            model=self.model,
+            envelope=env,
+            messages=self.conv.messages,
+            leaf_uuid=self.conv.leaf_uuid,
+            registry=registry,
+            system=self.system,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            transcript=FileTranscript(self.path),
+            include_partial_messages=include_partial_messages,
+            add_dirs=tuple(d.resolve() for d in add_dirs),  # the working directories (`permissions`)
+            cost_state=self.state.cost_state,
+            permission_mode=self.state.permission_mode,
+        )
+
+
+def prepare(
+    ref: SessionRef,
+    *,
+    clock: Clock,
+    env: Mapping[str, str],
+    model: str | None = None,
+    max_budget_usd: float | None = None,
+    fork: bool = False,
+    cwd: Path | None = None,
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+    max_bytes: int | None = None,
+    dry_run: bool = False,
+) -> Prepared:
+    """Load ``ref`` for its next turn. A dry run writes nothing (no fork)."""
+    from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
+
+    cap = MAX_TRANSCRIPT_READ_BYTES if max_bytes is None else max_bytes
+    notices: list[str] = []
+    got = _load(ref.path, cap)
+    path = ref.path
+    if not got.conversation.messages:
+        raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
+    choice = choose_model(got.conversation.model, model, clock, env)
+    if not choice.model:
+        raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
+    if max_budget_usd is not None and not dry_run:
+        from .engine import check_budget_model
+
+        check_budget_model(choice.model)  # a usage error, before a fork is written
+    if fork and not dry_run:
+        path, got, line = _fork(ref, cap)
+        notices.append(line)
+    conv = got.conversation.for_model(choice.model)  # only the thinking blocks that model wrote
+    note = model_note(choice, conv)
+    if note is not None:
+        notices.append(note)
+    where, cwd_note = choose_cwd(cwd, conv.cwd)
+    if cwd_note is not None:
+        notices.append(cwd_note)
+    checks: list[str] = []
+    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks)
+    notices.extend(checks)
+    session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
+    return Prepared(
+        path=path,
+        got=got,
+        conv=conv,
+        choice=choice,
+        cwd=where,
+        system=system_text(system_prompt, append_system_prompt, where),
+        session_id=session_id,
+        notices=notices,
+        model_note=note,
+        state=state,
+        state_notices=checks,
+    )
+
+
+def restored_state(path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]) -> TailState:
+    """The state a resume restores, with a one-line notice for each difference worth
+    saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
+    from ..model import lifecycle
+    from . import state as resume_state
+
+    tail = resume_state.read_tail_state(path)
+    if tail.permission_mode not in (None, "default"):
+        # tt has no permission modes of its own: its tools follow --allowed-tools alone.
+        notices.append(f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools")
+    touched = resume_state.touched_files(path, start)
+    if recorded_cwd and not Path(recorded_cwd).is_dir():  # the cwd notice already says they are gone
+        touched = {k: v for k, v in touched.items() if not _under(k, recorded_cwd)}
+    changed = resume_state.file_notices(touched, cwd)
+    if changed is not None:
+        notices.append(changed)
+    known = lifecycle.CURRENT.cli_version
+    if resume_state.newer_version(version, known):
+        notices.append(f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over")
+    return tail
+
+
+def _load(path: Path, max_bytes: int) -> ForResume:
+    from .files import load_for_resume
+
+    return load_for_resume(path, max_bytes=max_bytes)
+
+
+def _under(name: str, d: str) -> bool:
+    return name == d or name.startswith(d.rstrip("/") + "/")
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``.git/HEAD``;
+    None outside a repository. No subprocess: a resume must not depend on git."""
+    for d in (cwd, *cwd.parents):
+        git = d / ".git"
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            try:
+                target = git.read_text().strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return None
+            git = (d / target) if not os.path.isabs(target) else Path(target)
+        head = git / "HEAD"
+        if head.is_file():
+            try:
+                text = head.read_text().strip()
+            except OSError:
+                return None
+            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
+    return None
+
+
+def system_text(system_prompt: str | None, append: str | None, cwd: Path) -> str:
+    from ..model.request import DEFAULT_SYSTEM_PROMPT
+
+    text = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
+    if append:
+        text = f"{text}\n\n{append}"
+    return text
+
+
+def choose_cwd(given: Path | None, recorded: str | None) -> tuple[Path, str | None]:
+    """Where tools run, and the notice when the recorded cwd is gone."""
+    if given is not None:
+        if not given.is_dir():
+            raise UsageError(f"--cwd {given}: no such directory")
+        return given.resolve(), None
+    if recorded and Path(recorded).is_dir():
+        return Path(recorded), None
+    here = Path.cwd()
+    if recorded:
+        return here, f"the session's cwd {recorded} does not exist here; tools run in {here} (pass --cwd DIR to choose)"
+    return here, None
+
+
+def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
+    """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
+    too) beside the original and load it back."""
+    from ..fork.core import fork
+    from ..fork.files import UuidSource, plan_subagents, session_dir, write_fork
+    from ..edge.loader import load_session
+    from ..edge.writer import iso_now
+
+    # The whole session, as `tt fork` forks it (not only the part a resume sends); past
+    # the cap, from the last compact boundary, the part a resume can read at all.
+    s = load_session(ref.path, max_bytes=max_bytes, from_last_boundary=True).session
+    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
+    f = fork(s, source_session_id=source, now=iso_now(), new_id=UuidSource())
+    target = ref.project_dir / f"{f.session_id}.jsonl"
+    # Every subagent transcript is read before the first write: a failure there writes nothing.
+    planned = plan_subagents(ref.path, f, s, max_bytes)
+    subs = write_fork(target, f, planned)
+    also = f" and {len(subs)} subagent transcript(s) into {session_dir(target)}" if subs else ""
+    return target, _load(target, max_bytes), f"forked {source} into {f.session_id} ({target}){also}"
+
+
+def fork_at(path: Path, session_id: str, at: str, max_bytes: int) -> tuple[Path, str]:
+    """``tt rewind --conversation``'s fork: the session up to message ``at`` (a uuid or
+    prefix, or N from the end) as a new session beside it; its path and one line."""
+    from ..fork.core import fork
+    from ..fork.files import UuidSource, plan_subagents, write_fork
+    from ..edge.loader import load_session
+    from ..rewind.core import resolve_target
+    from ..edge.writer import iso_now
+
+    s = load_session(path, max_bytes=max_bytes).session
+    target = resolve_target(s, at)
+    f = fork(s, source_session_id=session_id, at=target, now=iso_now(), new_id=UuidSource())
+    out = path.parent / f"{f.session_id}.jsonl"
+    write_fork(out, f, plan_subagents(path, f, s, max_bytes))
+    return out, f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)"
+
+
+def choose_model(session_model: str | None, given: str | None, clock: Clock, env: Mapping[str, str]) -> ModelChoice:
+    """The model Claude Code would continue on at ``clock`` (`lifecycle`)."""
+    from ..model import lifecycle
+
+    table = lifecycle.CURRENT
+    opt_out = bool(env.get(table.remap_opt_out))
+    return lifecycle.resume_model(table, session_model, given, clock, remap_opt_out=opt_out)
+
+
+def switch_model(asked: str, clock: Clock, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """A mid-session switch (``/model``) by ``--model``'s rule: a legacy id Claude Code
+    remaps is remapped (with the line saying so), any other is taken as asked."""
+    from ..model import lifecycle
+
+    c = choose_model(None, asked, clock, env)
+    return c.model or asked, c.explain(lifecycle.CURRENT.cli_version, 0)
+
+
+def model_note(choice: ModelChoice, conv: Conversation) -> str | None:
+    """One line when the model is not the session's own, or thinking is left out."""
+    from ..model import lifecycle
+
+    line = choice.explain(lifecycle.CURRENT.cli_version, conv.thinking_not_sent)
+    if line is None and conv.thinking_not_sent:
+        line = (
+            f"{conv.thinking_not_sent} thinking block(s) written by another model than {choice.model} are not sent "
+            "(the API takes a thinking block only from the model that wrote it)"
+        )
+    return line
+
+

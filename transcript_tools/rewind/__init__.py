@@ -1,0 +1,2 @@
+"""`tt rewind`: files back to their state at a message (`core`); the file side is `files`.
+"""

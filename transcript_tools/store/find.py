@@ -1,0 +1,109 @@
+"""`tt search --store URL`: the search of `catalog.search_files`, answered by a store's index.
+
+The engine's full-text index (FTS5 / ``tsvector``) finds the stored lines holding every word
+of the pattern; each is then read back and matched exactly as `tt search` matches a file
+(`search.record_hits`: the same texts, the same case rules), so a hit here is a hit there.
+What the index cannot find: a pattern that is part of a word (``ADM`` in ``README``), and
+regular expressions — the CLI refuses ``--regex`` with ``--store``.
+
+Sessions come newest pushed first, as `SessionHits` (``path`` is ``<project>/<id>.jsonl``
+inside the store, a name, not a file); the current version of each stream is searched.
+
+Invariants: reads the store only; a line that is not a JSON object is never a hit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import orjson
+
+from ..catalog.files import SessionHits
+from ..catalog.listing import Counts, Lite, Row, Skipped, parse_lite
+from ..catalog.search import Hit, Matcher, record_hits
+from .engine import Store
+
+#: Lines asked of the index at most (the CLI's --limit cuts sessions after).
+MAX_LINES = 20_000
+
+
+def search_store(store: Store, pattern: str, matcher: Matcher, *, per_session: int = 5, subagents: bool = True) -> Iterator[SessionHits]:
+    order: list[tuple[str, str]] = []
+    found: dict[tuple[str, str], list[tuple[str, str | None, Hit]]] = {}
+    for h in store.search(pattern, limit=MAX_LINES):
+        if h.key.subpath and not subagents:
+            continue
+        try:
+            rec = orjson.loads(h.line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        sk = (h.key.project_key, h.key.session_id)
+        if sk not in found:
+            found[sk] = []
+            order.append(sk)
+        agent = h.key.subpath.rsplit("/", 1)[-1] if h.key.subpath else None
+        found[sk].extend((h.key.subpath, agent, hit) for hit in record_hits(rec, h.seq + 1, matcher))
+    with store.read() as cur:
+        mtimes = {(s.key.project_key, s.key.session_id): s.mtime_ms for s in store.list_streams(cur) if not s.key.subpath}
+    for sk in order:
+        hits = sorted(found[sk], key=lambda x: (x[0], x[2].line))  # main file first, in file order, as tt search
+        if hits:
+            sh = SessionHits(Path(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
+            sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
+            sh.more = max(0, len(hits) - per_session)
+            yield sh
+
+
+#: What the lite listing reads of each end of a file (`reader.read_head_tail`).
+HEAD_TAIL = 64 * 1024
+
+
+def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
+    """`tt ls` rows for the stored sessions (current versions), from the same first and last
+    64 KiB `tt ls` reads of a file, rebuilt from the stored lines: the same titles, counts
+    and hidden flags as the files would give. ``path`` is ``<project>/<id>.jsonl``."""
+    rows: list[Row] = []
+    with store.read() as cur:
+        streams = store.list_streams(cur, project_key)
+        subs: dict[tuple[str, str], int] = {}
+        for s in streams:
+            if s.key.subpath.startswith("subagents/"):
+                k = (s.key.project_key, s.key.session_id)
+                subs[k] = subs.get(k, 0) + 1
+        for s in streams:
+            if s.key.subpath:
+                continue
+            v = store.version(cur, s.id, s.current_version)
+            if v is None:
+                continue
+            size = v.nbytes
+            cached = store.lite_of(cur, s.id, v.version)
+            if cached is not None:
+                lite = lite_from_json(cached)
+            else:  # mirrored by the Agent SDK: rebuilt from the stored lines' two ends
+                head = store.byte_range(cur, s.id, v.version, 0, min(size, HEAD_TAIL))
+                tail = head if size <= HEAD_TAIL else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
+                lite = parse_lite(s.key.session_id, head, tail, size)
+            n = subs.get((s.key.project_key, s.key.session_id), 0)
+            rows.append(Row(f"{s.key.project_key}/{s.key.session_id}.jsonl", s.key.project_key, s.mtime_ms, size, lite, n, lite.counts, skipped=lite.skipped))
+    return rows
+
+
+def lite_json(session_id: str, data: bytes) -> str:
+    """The lite parse of a whole file's bytes (what `tt ls` reads of it), as JSON: kept with
+    each pushed version so `tt ls --store` reads one column, not the lines."""
+    head = data[:HEAD_TAIL]
+    tail = data[-HEAD_TAIL:] if len(data) > HEAD_TAIL else head
+    return json.dumps(asdict(parse_lite(session_id, head, tail, len(data))))
+
+
+def lite_from_json(text: str) -> Lite:
+    d = json.loads(text)
+    d["counts"] = Counts(**d["counts"])
+    d["skipped"] = tuple(Skipped(**x) for x in d["skipped"])
+    return Lite(**d)

@@ -1,0 +1,478 @@
+"""Checking a transcript: every problem as a `Diagnostic`, in one streaming pass.
+
+Four families (see `diagnostics.CODES`):
+
+- *line*: what the reader found in the bytes (torn tail, fused records, NUL runs ...),
+  and raw line separators (U+2028, U+2029, U+0085) a ``str.splitlines`` reader would
+  split a record at (a warning: tt reads lines by ``\n`` only, and so does Claude Code);
+- *schema*: records that do not fit `schemas/` (unknown types are a warning: new ones
+  appear every few Claude Code releases);
+- *chain*: the uuid graph (duplicates, dangling parents, cycles, several roots, a
+  sessionId that is not the session's, a sidechain on the main chain);
+- *api*: what the Messages API would reject when the session is resumed, judged on the
+  conversation a resume sends (`active.conversation_nodes`): unpaired tool calls and
+  results, split messages torn apart, empty content, images over 5 MB or past the pixel
+  limits, a request over 32 MB, a tool_use id used twice, and the block-level rules of
+  `api_rules` (empty text blocks, unsigned thinking, NULs, over-long tool names).
+
+Invariants:
+- Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
+  the part a resume would load (the whole file up to the 50 MiB cap, else what follows
+  the last compact boundary), small `NodeFacts`.
+- Diagnostics come out in file order within each family; one run reports everything.
+- Pure: the caller supplies the lines (``reread`` for the second pass on big files).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..model.active import NodeFacts, conversation_nodes, facts_of
+from ..model.api_checks import MAX_REQUEST_BYTES, api_findings
+from ..model.chain import (
+    ASSISTANT,
+    BOUNDARY,
+    CHAIN_TYPES,
+    META,
+    SIDECHAIN,
+    SUMMARY,
+    USER,
+    ChainIndex,
+    Elsewhere,
+    node_flags,
+)
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.lines import DecodedLine, Entry, decode_line
+from ..model.session import session_id_from_name
+
+_loads = orjson.loads
+#: Raw line separators JSON strings may hold (JSON.stringify writes them unescaped) and
+#: that Python's str.splitlines treats as line ends (issue 14 item 4). In UTF-8 they
+#: cannot appear as part of another character, so a byte search finds exactly them.
+_LS, _PS, _NEL = "\u2028".encode(), "\u2029".encode(), "\u0085".encode()
+_UNSET = object()
+_JSONDecodeError = orjson.JSONDecodeError
+
+
+SchemaCheck = Callable[[dict[str, Any]], list[Any]]
+
+
+@dataclass(slots=True)
+class Report:
+    """The outcome of validating one file."""
+
+    path: str
+    size: int = 0
+    lines: int = 0
+    entries: int = 0
+    session_id: str | None = None
+    is_subagent: bool = False
+    past_cap: bool = False
+    api_checked: bool = True
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Set when no line is a whole JSON object: what the file looks like instead
+    #: (`lines.looks_like`). Such a file is not a transcript, so it has no diagnostics.
+    not_transcript: str | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity is Severity.WARNING)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "lines": self.lines,
+            "entries": self.entries,
+            "session_id": self.session_id,
+            "is_subagent": self.is_subagent,
+            "past_cap": self.past_cap,
+            "api_checked": self.api_checked,
+            "not_transcript": self.not_transcript,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+class Validator:
+    """Feed decoded lines in file order, then call `finish`."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        size: int,
+        cap: int,
+        schema_check: SchemaCheck | None,
+        expected_session: str | None,
+        is_subagent: bool = False,
+        fast_schema: Mapping[Any, Any] | None = None,
+    ) -> None:
+        """``fast_schema``: optional entry type -> validator with ``is_valid``
+        (`schema.SchemaChecker.fast_validators`); records it accepts skip ``schema_check``."""
+        self.report = Report(path, size=size, session_id=expected_session, is_subagent=is_subagent)
+        self.report.past_cap = size > cap
+        self._cap = cap
+        self._check = schema_check
+        self._fast = fast_schema
+        self._expected = expected_session
+        self.index = ChainIndex()
+        self._hashes: list[int] = []
+        self.facts: dict[int, NodeFacts] = {}
+        self._collect = not self.report.past_cap
+        self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
+        self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
+        self._boundary_offsets: list[int] = []
+        self._boundary_lines: list[int] = []
+        self._d = self.report.diagnostics
+        self._line_diags: list[Diagnostic] = []
+        self._schema_diags: list[Diagnostic] = []
+        self._unknown_types: dict[str, tuple[int, int]] = {}
+        self._leaf: Any = _UNSET
+        #: Past the cap: each node's message size (8 bytes a node, as `ChainIndex` keeps), so
+        #: the request a resume sends is judged even when the other API checks are not.
+        self._sizes: array[int] | None = array("q") if self.report.past_cap else None
+
+    # --- pass 1 ---------------------------------------------------------------
+
+    def feed(self, ln: DecodedLine) -> None:
+        self.feed_all((ln,))
+
+    def feed_all(self, lines: Iterable[DecodedLine]) -> None:
+        """Decoded lines (any shape: damaged ones too), in file order."""
+        record = self._record
+        for ln in lines:
+            self.report.lines += 1
+            if ln.pieces or ln.terminator != b"\n" or len(ln.entries) > 1:
+                self._line_findings(ln)
+            for e in ln.entries:
+                if e.lenient:
+                    for code in e.lenient:
+                        self._line_diags.append(
+                            Diagnostic(code, _LENIENT_MSG[code], self.report.path, e.line, e.offset, _str(e.record.get("uuid")))
+                        )
+                record(e.record, e.line, e.offset, e.raw)
+
+    def feed_raw(self, raw: Iterable[tuple[int, int, bytes, bytes, bool]]) -> None:
+        """The hot loop, over ``reader.iter_raw`` tuples: once per line of files of any size.
+
+        The common line — one whole LF-terminated record — is decoded here and checked by
+        `_record` without building a `DecodedLine`/`Entry` (the largest fixed cost per
+        line); every other line goes through `lines.decode_line` and `feed_all`.
+        """
+        loads = _loads
+        decode_error = _JSONDecodeError
+        record = self._record
+        fallback = self.feed_all
+        r = self.report
+        n = 0
+        for number, offset, data, term, last in raw:
+            try:
+                rec = loads(data)
+            except decode_error:
+                rec = None
+            if type(rec) is not dict or term != b"\n":
+                fallback((decode_line(number, offset, data, term, is_last=last),))
+                continue
+            n += 1
+            record(rec, number, offset, data)
+        r.lines += n
+
+    def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
+        """Every check of one record, in one place (both feeds call it)."""
+        self.report.entries += 1
+        # Most lines are ASCII; of the rest, a one-byte memchr for each separator's last
+        # byte rules out nearly all (a 3-byte search over every line cost 0.1 s per 50 MB).
+        if not data.isascii() and (b"\xa8" in data or b"\xa9" in data or b"\x85" in data):
+            if _LS in data or _PS in data or _NEL in data:
+                self._separators(number, offset, data)
+        t = rec.get("type")
+        if self._check is not None:
+            # The valid case through the compiled validator alone; anything else (or an
+            # unknown type) goes to the full check, which also writes the messages.
+            fast = self._fast
+            try:
+                ok = fast is not None and fast[t].is_valid(rec)
+            except (KeyError, TypeError):
+                ok = False
+            if not ok:
+                problems = self._check(rec)
+                if problems:
+                    self._schema_findings(Entry(number, offset, data, rec), problems)
+        sid = rec.get("sessionId")
+        if sid is not None and sid != self._expected:
+            self._session_id(number, sid)
+        uuid = rec.get("uuid")
+        if t not in CHAIN_TYPES or type(uuid) is not str:
+            if t == "last-prompt":
+                leaf = rec.get("leafUuid")
+                if isinstance(leaf, str) and leaf not in self._leaf_refs:
+                    self._leaf_refs[leaf] = number
+            return
+        parent = rec.get("parentUuid")
+        flags = node_flags(rec)
+        logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
+        i = self.index.add(uuid, parent if type(parent) is str else None, number, flags, _str(logical))
+        if i < 0:
+            self._duplicate(Entry(number, offset, data, rec), uuid)
+            return
+        self._hashes.append(hash(data))
+        if self._sizes is not None:
+            # The measure of `NodeFacts.size` (a message's, not its line's, for lines
+            # that carry a large toolUseResult), kept without the rest of the facts.
+            self._sizes.append(facts_of(rec, len(data)).size if flags & (USER | ASSISTANT) else 0)
+        if flags & BOUNDARY:
+            self._boundary_offsets.append(offset)
+            self._boundary_lines.append(number)
+        # Only messages and boundaries matter to the API checks; progress, attachment
+        # and other system lines (a third of some files) need no facts.
+        if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
+            self.facts[i] = facts_of(rec, len(data))
+
+    def _separators(self, number: int, offset: int, data: bytes) -> None:
+        names = [n for n, b in (("U+2028", _LS), ("U+2029", _PS), ("U+0085", _NEL)) if b in data]
+        self._line_diags.append(
+            Diagnostic(
+                "line-separator",
+                f"raw {'/'.join(names)} inside the record: JSON allows it and tt and Claude Code read the record whole, "
+                "but a reader that splits with Python's str.splitlines cuts it there",
+                self.report.path, number, offset,
+            )
+        )
+
+    def _schema_findings(self, e: Entry, problems: list[Any]) -> None:
+        rec = e.record
+        for p in problems:
+            if p.code == "unknown-type":
+                t = str(rec.get("type"))
+                first, n = self._unknown_types.get(t, (e.line, 0))
+                self._unknown_types[t] = (first, n + 1)
+            else:
+                self._schema_diags.append(Diagnostic(p.code, p.message, self.report.path, e.line, e.offset, _str(rec.get("uuid"))))
+
+    def _session_id(self, line: int, sid: Any) -> None:
+        if not isinstance(sid, str):
+            return
+        if self._expected is None:
+            self._expected = sid
+            self.report.session_id = sid
+            return
+        first, n = self._mismatch.get(sid, (line, 0))
+        self._mismatch[sid] = (first, n + 1)
+
+    def _duplicate(self, e: Entry, uuid: str) -> None:
+        first = self.index.find(uuid)
+        assert first is not None
+        same = self._hashes[first] == hash(e.raw)
+        self._d.append(
+            Diagnostic(
+                "duplicate-line" if same else "duplicate-uuid",
+                f"uuid {uuid} was first written at line {self.index.line[first]}" + ("" if same else " with different content"),
+                self.report.path, e.line, e.offset, uuid,
+            )
+        )
+
+    def _line_findings(self, ln: DecodedLine) -> None:
+        path = self.report.path
+        for p in ln.pieces:
+            n = p.end - p.start
+            msg = _PIECE_MSG[p.code].format(n=n)
+            self._line_diags.append(Diagnostic(p.code, msg, path, ln.line, ln.offset + p.start))
+        if len(ln.entries) > 1 and not any(p.code == "fused-records" for p in ln.pieces):
+            # Whole records with no newline between: Claude Code cannot parse the line.
+            self._line_diags.append(
+                Diagnostic("fused-records", f"{len(ln.entries)} records on one line (no newline between)", path, ln.line, ln.offset)
+            )
+        if ln.terminator == b"\r\n":
+            self._line_diags.append(Diagnostic("crlf", "line ends with CRLF", path, ln.line, ln.offset))
+        elif ln.terminator == b"" and ln.entries:
+            self._line_diags.append(
+                Diagnostic("no-final-newline", "the last record has no newline after it", path, ln.line, ln.offset)
+            )
+
+    # --- the end ----------------------------------------------------------------
+
+    def need_second_pass(self) -> int | None:
+        """For files past the cap: the offset a resume would load from, if that part fits."""
+        if self._collect or not self._boundary_offsets:
+            return None
+        start = self._boundary_offsets[-1]
+        return start if self.report.size - start <= self._cap else None
+
+    def feed_facts(self, lines: Iterable[DecodedLine]) -> None:
+        """Second pass over the part a resume loads (files past the cap).
+
+        The reader numbers lines from 1 again at ``start``; ``base`` maps them back.
+        """
+        base = self._boundary_lines[-1] - 1 if self._boundary_lines else 0
+        for ln in lines:
+            for e in ln.entries:
+                uuid = e.record.get("uuid")
+                if isinstance(uuid, str) and e.record.get("type") in CHAIN_TYPES:
+                    i = self.index.find(uuid)
+                    if i is not None and self.index.line[i] == e.line + base:
+                        self.facts[i] = facts_of(e.record, len(e.raw))
+        self._collect = True
+
+    def finish(self, elsewhere: Elsewhere | None = None) -> Report:
+        """The report. ``elsewhere``: given the keys of the parents this file does not
+        hold, which of them another file of the session holds (`siblings.found_elsewhere`);
+        those links are Claude Code's, not damage (`chain` module docstring)."""
+        self.index.finish(elsewhere)
+        r = self.report
+        d = r.diagnostics
+        path = r.path
+        d[:0] = self._line_diags
+        d.extend(self._schema_diags)
+        for t, (first, n) in self._unknown_types.items():
+            d.append(Diagnostic("unknown-type", f"entry type {t!r} is unknown to tt ({n} line(s)); kept as is", path, first))
+        ix = self.index
+        for i, missing in ix.dangling():
+            d.append(
+                Diagnostic("dangling-parent", f"parentUuid {missing} names no entry in this file", path, ix.line[i], None, ix.uuid(i))
+            )
+        for i, missing in ix.dangling_logical():
+            d.append(
+                Diagnostic(
+                    "dangling-logical-parent",
+                    f"compact boundary's logicalParentUuid {missing} names no entry in this file",
+                    path, ix.line[i], None, ix.uuid(i),
+                )
+            )
+        for leaf, line in self._leaf_refs.items():
+            if leaf not in ix:
+                d.append(Diagnostic("dangling-leaf", f"leafUuid {leaf} names no entry in this file", path, line))
+        for cyc in ix.cycles():
+            lines = sorted(ix.line[i] for i in cyc)
+            d.append(
+                Diagnostic("cycle", f"parentUuid loop through {len(cyc)} entries (lines {_few(lines)})", path, lines[0], None, ix.uuid(cyc[0]))
+            )
+        for sid, (first, n) in self._mismatch.items():
+            d.append(
+                Diagnostic("session-mismatch", f"{n} record(s) carry sessionId {sid}, not {self._expected}", path, first)
+            )
+        self._chain_shape(d)
+        if not r.past_cap or self._collect:
+            self._api_checks(d)
+        else:
+            r.api_checked = False
+            self._request_size(d)
+        if r.past_cap:
+            d.append(
+                Diagnostic(
+                    "past-cap",
+                    f"{r.size / 2**20:.1f} MiB is past the {self._cap / 2**20:.0f} MiB cap for in-memory loads; "
+                    "Claude Code slows down and can run out of memory on it (tt compact shrinks it)",
+                    path,
+                )
+            )
+        return r
+
+    def _chain_shape(self, d: list[Diagnostic]) -> None:
+        ix = self.index
+        path = self.report.path
+        main_roots = [
+            i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)
+        ]
+        if len(main_roots) > 1:
+            lines = [ix.line[i] for i in main_roots]
+            d.append(
+                Diagnostic(
+                    "multiple-roots",
+                    f"{len(main_roots)} main-chain roots without a compact boundary between them (lines {_few(lines)})",
+                    path, lines[1], None, ix.uuid(main_roots[1]),
+                )
+            )
+        has_main = any(f & (USER | ASSISTANT) and not f & SIDECHAIN for f in ix.flags)
+        if not has_main and not self.report.is_subagent:
+            d.append(Diagnostic("no-conversation", "no user or assistant entry outside sidechains", path))
+            return
+        leaf = ix.active_leaf()
+        self._leaf = leaf  # for _api_checks: the active chain ends there
+        if leaf is not None and not ix.flags[leaf] & SIDECHAIN:
+            for i in ix.walk_up(leaf):
+                if ix.flags[i] & SIDECHAIN:
+                    d.append(
+                        Diagnostic(
+                            "sidechain-in-main",
+                            "the active main chain passes through a sidechain entry",
+                            path, ix.line[i], None, ix.uuid(i),
+                        )
+                    )
+                    break
+
+    def _request_size(self, d: list[Diagnostic]) -> None:
+        """Past the cap, with no part a resume could load within it: the request is still
+        judged (issue 18: a 59 MB session validated clean), on the sizes of the active
+        chain's messages — what Claude Code sends when it resumes the file, without
+        the preserved segment and recovered parallel calls that only facts give, so a
+        lower bound: an error here is an error of the full check too."""
+        ix = self.index
+        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
+        if leaf is None or self._sizes is None:
+            return
+        sizes = self._sizes
+        total = sum(sizes[i] for i in ix.walk_up(leaf) if ix.flags[i] & (USER | ASSISTANT))
+        if total > MAX_REQUEST_BYTES:
+            d.append(
+                Diagnostic(
+                    "request-too-large",
+                    f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit "
+                    "(the file is past the cap: its other API checks need --max-bytes)",
+                    self.report.path,
+                )
+            )
+
+    def _api_checks(self, d: list[Diagnostic]) -> None:
+        ix = self.index
+        path = self.report.path
+        # ChainIndex.active_chain, without computing the active leaf a second time.
+        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
+        chain = [] if leaf is None else list(ix.walk_up(leaf))[::-1]
+        nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
+        for finding in api_findings(ix, self.facts, nodes):
+            code, node, msg = finding
+            d.append(Diagnostic(code, msg, path, ix.line[node] if node >= 0 else None, None, ix.uuid(node) if node >= 0 else None))
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _few(xs: list[int], k: int = 5) -> str:
+    s = ", ".join(str(x) for x in xs[:k])
+    return s + (f", … ({len(xs)} in all)" if len(xs) > k else "")
+
+
+_PIECE_MSG = {
+    "torn-tail": "the last line is an incomplete record ({n} bytes): a crash mid-write",
+    "fused-records": "an incomplete record ({n} bytes) runs straight into the next record (no newline between)",
+    "truncated-record": "an incomplete record ({n} bytes)",
+    "nul-run": "a run of {n} NUL bytes",
+    "garbage": "{n} bytes that are not JSON",
+    "not-object": "JSON that is not an object ({n} bytes)",
+    "bom": "a UTF-8 byte-order mark",
+    "blank-line": "an empty line",
+}
+
+_LENIENT_MSG = {
+    "invalid-utf8": "invalid UTF-8 bytes inside the record (read as U+FFFD)",
+    "lone-surrogate": "a lone UTF-16 surrogate escape inside the record (read as U+FFFD)",
+}
+
+# Severity sanity: META is imported for callers that filter leaves.
+__all__ = ["Report", "Validator", "api_findings", "session_id_from_name", "MAX_REQUEST_BYTES", "META"]
