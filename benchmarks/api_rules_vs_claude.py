@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.damage import API_KINDS  # noqa: E402
 from tests.support.claude_cli import find_cli  # noqa: E402
 from tests.support.sessions import generate_session  # noqa: E402
-from tests.test_api_rules_claude import measure  # noqa: E402
+from tests.model.test_api_rules_claude import measure  # noqa: E402
 
 
 def main() -> None:

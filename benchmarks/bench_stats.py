@@ -6,7 +6,7 @@ each round's own ratio beside it. Folders:
 
 - ``bench``: the `tt ls` bench set (`bench_ls.build`: 2,000 sessions copied round robin
   from the real fixtures, ~1.3 GB);
-- ``fixtures``: the real fixtures laid out as `tests/test_stats.py` does (a few MB: the
+- ``fixtures``: the real fixtures laid out as `tests/catalog/test_stats.py` does (a few MB: the
   time of starting each tool).
 
 Agreement is checked on every run of the bench set: for each session ccusage reports,

@@ -6,7 +6,7 @@ compatibility bench's script, run by the real CLI against the local stand-in), t
 resumes (1) the damaged file and (2) the file ``tt repair --in-place`` made of it, and we
 count the conversation blocks it sends that the undamaged session sends too, minus
 those of records the damage physically destroyed, and whether they come in order (see
-``tests/test_repair_claude.py``, which asserts every cell of the README's table).
+``tests/repair/test_repair_claude.py``, which asserts every cell of the README's table).
 
     python benchmarks/repair_vs_claude.py [--versions 2.1.332 2.1.197] [--json out.json]
 
@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.damage import KINDS  # noqa: E402
 from tests.support.claude_cli import find_cli  # noqa: E402
 from tests.support.sessions import generate_session  # noqa: E402
-from tests.test_repair_claude import ON_SESSION, Row, damaged_cell, generate_thinking_session, repaired_cell, rows  # noqa: E402
+from tests.repair.test_repair_claude import ON_SESSION, Row, damaged_cell, generate_thinking_session, repaired_cell, rows  # noqa: E402
 from transcript_tools.model.diagnostics import CODES  # noqa: E402
 
 
 def table(results: dict[str, list[Row]]) -> str:
-    """The README's table, cell by cell as `tests/test_repair_claude.py` asserts it."""
+    """The README's table, cell by cell as `tests/repair/test_repair_claude.py` asserts it."""
     versions = list(results)
     head = "| damage (validate code) | tt repair fix | " + " | ".join(
         f"CC {v} damaged | CC {v} repaired" for v in versions

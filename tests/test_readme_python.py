@@ -23,7 +23,7 @@ PROJECT = "-home-dev-demo-app"
 def _blocks() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Python API\n", 1)[1].split("\n## ", 1)[0]
-    # The query() example needs a model: tests/test_query.py runs it against the stand-in.
+    # The query() example needs a model: tests/resume/test_query.py runs it against the stand-in.
     section = re.sub(r"<!-- query-example -->\n```python\n.*?```", "", section, flags=re.S)
     return re.findall(r"```python\n(.*?)```", section, flags=re.S)
 

@@ -17,7 +17,7 @@ renderings on every request (what the oracle drops too), not transcript content.
 tokenizer is tt's (`tokens.TokenCounter`), with `costs.MESSAGE_OVERHEAD` per message
 that holds a kept block — the same units as ``--keep-tokens``.
 
-Used by tests/test_compact_budget.py (a smaller file) and benchmarks/bench_compact_budget.py
+Used by tests/compact/test_compact_budget.py (a smaller file) and benchmarks/bench_compact_budget.py
 (the README's table, at >= 4 MB).
 """
 

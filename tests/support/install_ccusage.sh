@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install ccusage (npm, real) into $TT_CACHE/ccusage (default <repo>/.cache/ccusage), once: the oracle for `tt stats`
-# token totals (tests/test_stats.py). 20.0.24 is the newest release with a native linux
+# token totals (tests/catalog/test_stats.py). 20.0.24 is the newest release with a native linux
 # binary. npm 11 refuses `--prefix DIR` without a package.json there, hence the stub.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -37,7 +37,7 @@ Writing (`Target`):
   copy of the history). Claude Code resumes such a file exactly as it resumes the appended
   one: the resume starts at the last boundary and splices in its preserved segment,
   which is the kept copies either way (verified with 2.1.332:
-  ``tests/test_cli_compact.py::test_the_real_cli_resumes_a_large_session_compacted_to_a_budget``,
+  ``tests/compact/test_cli_compact.py::test_the_real_cli_resumes_a_large_session_compacted_to_a_budget``,
   which compares the two requests). The boundary's ``logicalParentUuid`` is null, as in a
   new session, since the message it would name is in the backup, not in the file.
   This is what a user who wants a small file asked for (issue 18: ``--in-place`` on a

@@ -13,7 +13,7 @@ Two questions, answered from the same file:
 
 Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``) and the SDK's
 ``list_sessions`` on damaged copies of a freshly generated session
-(tests/test_doctor_claude.py):
+(tests/doctor/test_doctor_claude.py):
 
 ===================  ======================  ==========================  =================
 code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
@@ -26,7 +26,7 @@ code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ``no-title``         not listed              loads                       ``tt rename``
 ===================  ======================  ==========================  =================
 
-Seen and *not* reasons (tests/test_doctor_claude.py): a file whose records have no
+Seen and *not* reasons (tests/doctor/test_doctor_claude.py): a file whose records have no
 ``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
 and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
 "relocatedCwd"}``, 2.1.332 binary) does not stop ``claude -p --resume`` from the

@@ -206,7 +206,7 @@ def _blocks(
 #: `sent_blocks`'s index for a ``message.content`` that is a string.
 STRING_CONTENT = -1
 #: Types `conversation.api_messages` reads; it makes no message of any other record
-#: (progress lines, metadata records ...), so those skip it (tests/test_tokens.py checks
+#: (progress lines, metadata records ...), so those skip it (tests/edge/test_tokens.py checks
 #: this shortcut against api_messages on every real fixture).
 _READ_BY_REBUILD = frozenset({"user", "assistant", "system", "attachment"})
 

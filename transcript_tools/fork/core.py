@@ -15,7 +15,7 @@ session file, the way the Agent SDK's ``fork_session`` writes them (its
   leaf detection on resume"; tt does not: a fork is a past conversation, and a record tt
   adds to one takes its time from its neighbours, so `tt stats` of a fork measures the
   conversation, not the day it was forked — the fork holds one leaf per branch it keeps,
-  as the original did, and both CLIs resume it: tests/test_cli_fork_manage.py);
+  as the original did, and both CLIs resume it: tests/manage/test_cli_fork_manage.py);
 - ``content-replacement`` records are merged into one, re-emitted with the new id, and a
   ``custom-title`` "<title> (fork)" (or the given title) with its own uuid ends the file;
 - file-history records are not copied: a fork starts without undo history (the SDK).

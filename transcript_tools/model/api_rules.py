@@ -160,7 +160,7 @@ def content_problems(content: Any, assistant: bool = False) -> int:
     ``assistant``: blank text blocks of an assistant message are not reported: both
     pinned CLIs leave them out of the request themselves (checked on
     fixtures/real/v2.1.38-tool-heavy.jsonl, whose responses open with a ``"\n\n"``
-    text line; tests/test_api_rules.py), so they never reach the API.
+    text line; tests/model/test_api_rules.py), so they never reach the API.
 
     Runs once per message of files of any size (validate, resume): exact type tests and
     the common block types first."""

@@ -8,7 +8,7 @@ cwd, git branch and version last used).
 
 The rules, each checked against what the real CLIs send after ``claude -p --resume``
 (the oracle of tests/support/oracle.py, run on every file in fixtures/real/ with Claude
-Code 2.1.332 and 2.1.197; tests/test_conversation.py keeps the comparison):
+Code 2.1.332 and 2.1.197; tests/model/test_conversation.py keeps the comparison):
 
 1. Only ``user`` and ``assistant`` entries become messages, plus the text of
    ``system``/``local_command`` entries (a slash command's lines in 2.1.1x-2.1.3x), which

@@ -10,7 +10,7 @@ the clock is an input here, never read (pure module: no I/O, no clock; the calle
 `Clock`, see ``clock.py`` for the system one).
 
 The rules, each seen with the real CLIs run offline against the Messages-API stand-in
-under a fixed clock (libfaketime), tests/test_lifecycle.py keeping the evidence:
+under a fixed clock (libfaketime), tests/model/test_lifecycle.py keeping the evidence:
 
 1. Model. With no ``--model``, the session's last model (the last real assistant
    message's ``model``) is kept unless it is *unknown* to the CLI (not in the model

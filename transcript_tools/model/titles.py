@@ -11,7 +11,7 @@ They work on bytes rather than on the decoded text the SDK scans: decoding with
 every match and every value boundary is the same; values are decoded as the SDK would.
 (Scanning bytes, from the end, is what lets `tt ls` read 2,000 sessions in about a second.)
 
-Invariants: pure; never raise on any bytes. ``tests/test_listing.py`` checks them against
+Invariants: pure; never raise on any bytes. ``tests/catalog/test_listing.py`` checks them against
 the SDK's own functions on generated and real input.
 """
 

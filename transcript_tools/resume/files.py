@@ -42,7 +42,7 @@ Invariants:
   (`errors.TranscriptTooLarge`) unless the part after the last boundary fits.
 - The conversation equals the reference path's (`loader.load_session` of the whole file,
   then `conversation.build`) whenever a saving is taken, but for the wording of the
-  result given to an unanswered call; tests/test_conversation.py checks both ways on
+  result given to an unanswered call; tests/model/test_conversation.py checks both ways on
   every real fixture and on generated sessions.
 - The continuation leaf is an entry that is in the file (`ForResume.conversation`).
 - On the fast path, ``conversation.entries`` carry trimmed records (above); their

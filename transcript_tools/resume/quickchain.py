@@ -16,7 +16,7 @@ results, a response torn apart, oversized images) are made on the rebuilt messag
 the caller (`resumable`), which also falls back when one fires, so whatever
 `repair` would change sends the file down the full path.
 
-Semantics (each the same as the reference, which tests/test_conversation.py checks on
+Semantics (each the same as the reference, which tests/model/test_conversation.py checks on
 every real fixture and on generated sessions):
 - nodes: ``user``/``assistant``/``system``/``progress``/``attachment`` records with a
   string ``uuid`` (`chain.CHAIN_TYPES`);

@@ -5,7 +5,7 @@ session's cumulative ``totalCostUSD`` and ``modelUsage`` by model (tokens and
 ``costUSD``) — and a resumed run starts from the last one: resuming a session whose last
 ``cost-state`` said $0.099676 with one more turn reported ``total_cost_usd`` $0.15416 and
 cumulative tokens in ``modelUsage`` (its ``usage`` stays the run's own), and appended a new ``cost-state`` with those totals (probed with the
-stand-in; `tests/test_resume_state.py` runs it). The session's permission mode is the
+stand-in; `tests/resume/test_resume_state.py` runs it). The session's permission mode is the
 last ``permission-mode`` record (docs/format.md §3.6: re-appended with ``last-prompt`` and ``mode``).
 
 `read_tail_state` finds both from the end of the file (mmap ``rfind``, each hit parsed

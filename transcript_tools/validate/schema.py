@@ -17,7 +17,7 @@ compiles a derived form of each entry schema: `$ref`s inlined (a recursive one b
 `$defs` entry), annotations dropped, the envelope `allOf` folded into the entry, and keywords
 dropped that something else already proves (the entry's own `type` const, which the dispatch
 on `type` chose; in a dispatch `then`, what its `if` tested; in an `if`, what the enclosing
-schema asserts). Each rewrite keeps the set of valid instances the same; `tests/test_schema.py`
+schema asserts). Each rewrite keeps the set of valid instances the same; `tests/validate/test_schema.py`
 checks that the two validators agree on every real fixture line and on mutated copies of them.
 
 Invariants:

@@ -6,7 +6,7 @@ relative to the cwd) and normalised (``..`` folded) but not through symlinks; ``
 is the same path with every symlink resolved. Both are absolute POSIX paths.
 
 The rules, each observed with Claude Code 2.1.332 in ``-p`` mode against the stand-in
-(``tests/test_permissions_real_cli.py`` replays them through 2.1.332, 2.1.197 and ``tt
+(``tests/resume/tools/test_permissions_real_cli.py`` replays them through 2.1.332, 2.1.197 and ``tt
 resume``), and where tt is stricter it says so:
 
 1. The working directories are the session's cwd plus every ``--add-dir DIR``.

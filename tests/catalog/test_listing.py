@@ -1,0 +1,238 @@
+"""`listing` and `titles`: the lite read of `tt ls` gives the Agent SDK's titles.
+
+The SDK (claude-agent-sdk, a test dependency) is the oracle: its ``list_sessions`` on
+every real fixture laid out in a config dir, and its private string scans on generated
+bytes, damaged ones included.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import damage
+from transcript_tools.validate.files import validate_path
+from transcript_tools.catalog.listing import (
+    LITE_READ_BYTES,
+    count_entries,
+    created_at_ms,
+    health_of,
+    parse_lite,
+    sort_rows,
+)
+from transcript_tools.edge.reader import iter_lines, read_head_tail
+from transcript_tools.model.titles import first_prompt, first_string_field, last_string_field, last_titles
+
+sdk_sessions = pytest.importorskip("claude_agent_sdk._internal.sessions", reason="claude-agent-sdk is a test dependency")
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "fixtures" / "real"
+
+
+def main_files() -> list[Path]:
+    """Every real transcript that is not a subagent file."""
+    return sorted(p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts)
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Path]]:
+    """The real fixtures as sessions of one project in a temp config dir (file names
+    made session ids: the SDK lists only ``<uuid>.jsonl``)."""
+    proj = tmp_path / "projects" / "-home-dev-fixtures"
+    proj.mkdir(parents=True)
+    where: dict[str, Path] = {}
+    for k, src in enumerate(main_files()):
+        sid = str(uuid.uuid5(uuid.NAMESPACE_URL, str(src.relative_to(REAL))))
+        dest = proj / f"{sid}.jsonl"
+        shutil.copy(src, dest)
+        os.utime(dest, (1_700_000_000 + 60 * k, 1_700_000_000 + 60 * k))  # distinct: the order is defined
+        where[sid] = src
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    return proj, where
+
+
+def test_titles_match_the_sdk_list_sessions(config: tuple[Path, dict[str, Path]]) -> None:
+    from claude_agent_sdk import list_sessions
+
+    proj, where = config
+    sdk = {s.session_id: s for s in list_sessions()}
+    assert len(sdk) >= 10  # the SDK saw the fixtures at all
+    for p in sorted(proj.iterdir()):
+        head, tail, st_ = read_head_tail(p)
+        lite = parse_lite(p.stem, head, tail, st_.st_size)
+        s = sdk.get(p.stem)
+        name = where[p.stem].name
+        assert (s is None) == (lite.hidden is not None), name
+        if s is None:
+            continue
+        assert lite.title == s.summary, name
+        assert lite.sdk_custom_title == s.custom_title, name
+        assert lite.first_prompt == s.first_prompt, name
+        assert lite.git_branch == s.git_branch, name
+        assert lite.cwd == s.cwd, name
+        assert lite.tag == s.tag, name
+        assert created_at_ms(lite.created_at) == s.created_at, name
+
+
+def test_catalog_lists_what_the_sdk_lists_newest_first(config: tuple[Path, dict[str, Path]]) -> None:
+    from claude_agent_sdk import list_sessions
+
+    from transcript_tools.catalog.files import list_sessions as tt_list
+
+    proj, _ = config
+    rows = [r for r in tt_list([proj]) if r.lite.hidden is None]
+    sdk = list_sessions()
+    assert [r.session_id for r in rows] == [s.session_id for s in sdk]
+    assert [r.lite.title for r in rows] == [s.summary for s in sdk]
+    assert [r.mtime_ms for r in rows] == [s.last_modified for s in sdk]
+
+
+def test_a_custom_title_appended_by_the_sdk_wins(config: tuple[Path, dict[str, Path]]) -> None:
+    from claude_agent_sdk import list_sessions, rename_session, tag_session
+
+    proj, _ = config
+    sid = sorted(p.stem for p in proj.iterdir())[0]
+    rename_session(sid, "Renamed by the SDK")
+    tag_session(sid, "important")
+    head, tail, st_ = read_head_tail(proj / f"{sid}.jsonl")
+    lite = parse_lite(sid, head, tail, st_.st_size)
+    (s,) = [s for s in list_sessions() if s.session_id == sid]
+    assert lite.title == s.summary == "Renamed by the SDK"
+    assert lite.title_source == "custom-title"
+    assert lite.tag == s.tag == "important"
+
+
+# --- the scans against the SDK's own functions -----------------------------------------------
+
+FRAGMENTS = [
+    '{"customTitle":"', '{"customTitle": "', '{"aiTitle":"', '"aiTitle": "', '"lastPrompt":"', '"summary":"',
+    '"', "\\", '\\"', "\\\\", "\n", "ab", "é", "}", ":", ",", 'Title":"', "\\u00e9", "\\n",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=16))
+def test_string_scans_equal_the_sdk(parts: list[str]) -> None:
+    text = "".join(parts)
+    data = text.encode()
+    for key in ("customTitle", "aiTitle", "lastPrompt", "summary"):
+        assert last_string_field(data, key) == sdk_sessions._extract_last_json_string_field(text, key), key
+        assert first_string_field(data, key) == sdk_sessions._extract_json_string_field(text, key), key
+    custom, ai = last_titles(data)
+    assert custom == sdk_sessions._extract_last_json_string_field(text, "customTitle")
+    assert ai == sdk_sessions._extract_last_json_string_field(text, "aiTitle")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_scans_never_raise_on_any_bytes(data: bytes) -> None:
+    text = data.decode("utf-8", errors="replace")
+    assert last_string_field(data, "customTitle") == sdk_sessions._extract_last_json_string_field(text, "customTitle")
+    first_prompt(data)
+    parse_lite("x", data, data, len(data))
+
+
+@pytest.mark.parametrize("path", main_files(), ids=lambda p: p.name[:40])
+def test_first_prompt_equals_the_sdk_on_real_heads(path: Path) -> None:
+    head = path.read_bytes()[:LITE_READ_BYTES]
+    assert first_prompt(head) == sdk_sessions._extract_first_prompt_from_head(head.decode("utf-8", errors="replace"))
+
+
+# --- counts ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", main_files(), ids=lambda p: p.name[:40])
+def test_lite_counts_are_exact_when_covered_and_a_lower_bound_otherwise(path: Path) -> None:
+    head, tail, st_ = read_head_tail(path)
+    lite = parse_lite("x", head, tail, st_.st_size)
+    exact = count_entries(e for ln in iter_lines(path) for e in ln.entries)
+    assert lite.counts.exact == (st_.st_size <= 2 * LITE_READ_BYTES)
+    if lite.counts.exact:
+        assert (lite.counts.messages, lite.counts.compactions) == (exact.messages, exact.compactions)
+    else:
+        assert lite.counts.messages <= exact.messages
+        assert lite.counts.compactions <= exact.compactions
+
+
+def test_model_is_the_last_real_model(tmp_path: Path) -> None:
+    path = REAL / "v1.0.51-rejected-tool-interrupt.jsonl"
+    import orjson
+
+    models = [
+        r["message"]["model"]
+        for r in map(orjson.loads, path.read_bytes().splitlines())
+        if r.get("type") == "assistant" and r["message"].get("model") != "<synthetic>"
+    ]
+    head, tail, st_ = read_head_tail(path)
+    assert parse_lite("x", head, tail, st_.st_size).model == models[-1]
+
+
+# --- damage ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["torn-tail", "nul-run", "garbage", "not-object", "fused-records"])
+def test_damage_in_head_or_tail_is_reported_with_its_line(kind: str) -> None:
+    src = (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes()  # fits in the head: every line seen
+    d = damage.KINDS[kind](src)
+    lite = parse_lite("x", d.data, d.data, len(d.data))
+    report = damage.validate_bytes(d.data)
+    expected = {(x.line, x.code) for x in report.diagnostics if x.family == "line" and x.code not in ("no-final-newline",)}
+    got = {(s.line, s.code) for s in lite.skipped}
+    # The lite read sees NULs and a torn end without parsing; the rest it sees when a
+    # marker line it reads is damaged.
+    if kind in ("torn-tail", "nul-run"):
+        assert got == expected
+    else:
+        assert got <= expected
+    assert lite.title is not None
+
+
+def test_empty_file_is_hidden_and_garbage_does_not_raise() -> None:
+    assert parse_lite("x", b"", b"", 0).hidden == "empty"
+    junk = b"\x00\xff" * 40000
+    lite = parse_lite("x", junk[:LITE_READ_BYTES], junk[-LITE_READ_BYTES:], len(junk))
+    assert lite.hidden == "no-title"
+    assert lite.skipped
+
+
+# --- health ----------------------------------------------------------------------------------------
+
+
+def test_health_clean_repairable_damaged_past_cap(tmp_path: Path) -> None:
+    src = REAL / "v2.1.38-tool-heavy.jsonl"
+    assert health_of(validate_path(src, schema=False)) == "clean"
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(damage.torn_tail(src.read_bytes()).data)
+    assert health_of(validate_path(torn, schema=False)) == "repairable"
+    assert health_of(validate_path(src, cap=1000, schema=False)) == "past-cap"
+    empty = tmp_path / "empty.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    # An assistant line whose content is empty: an API error repair leaves alone.
+    import orjson
+
+    out = []
+    for ln in lines:
+        r = orjson.loads(ln)
+        if r.get("type") == "assistant" and not out_has_empty(out):
+            r["message"]["content"] = []
+            ln = orjson.dumps(r) + b"\n"
+        out.append(ln)
+    empty.write_bytes(b"".join(out))
+    assert health_of(validate_path(empty, schema=False)) == "damaged"
+
+
+def out_has_empty(out: list[bytes]) -> bool:
+    return any(b'"content":[]' in ln for ln in out)
+
+
+def test_sort_rows_keeps_the_newest_row_of_a_session() -> None:
+    from transcript_tools.catalog.listing import Lite, Row
+
+    rows = [Row("a", "p1", 5, 1, Lite("s1", "t", None)), Row("b", "p2", 9, 1, Lite("s1", "u", None)), Row("c", "p1", 7, 1, Lite("s2", "v", None))]
+    assert [(r.session_id, r.path) for r in sort_rows(rows)] == [("s1", "b"), ("s2", "c")]

@@ -1,0 +1,138 @@
+"""`search`: the matcher, its raw-bytes prefilter, and streaming search over real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import damage
+from transcript_tools.catalog.files import search_files
+from transcript_tools.edge.reader import iter_lines, iter_raw
+from transcript_tools.catalog.search import (
+    Hit,
+    SkippedLine,
+    make_matcher,
+    record_hits,
+    search_lines,
+    texts_of,
+)
+from transcript_tools.edge.writer import dumps
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "fixtures" / "real"
+FILES = sorted(p for p in REAL.rglob("*.jsonl"))
+
+
+def brute_force(path: Path, pattern: str, **kw: object) -> list[tuple[int, str, str]]:
+    """Every hit, found by parsing every line (no prefilter)."""
+    m = make_matcher(pattern, **kw)  # type: ignore[arg-type]
+    return [(h.line, h.kind, h.text) for ln in iter_lines(path) for e in ln.entries for h in record_hits(e.record, ln.line, m)]
+
+
+def streamed(path: Path, pattern: str, **kw: object) -> list[tuple[int, str, str]]:
+    m = make_matcher(pattern, **kw)  # type: ignore[arg-type]
+    return [(h.line, h.kind, h.text) for h in search_lines(iter_raw(path), m) if isinstance(h, Hit)]
+
+
+@pytest.mark.parametrize("pattern", ["the", "Read", '"', "\\n", "é", "→", "tool", "ACK n="])
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:36])
+def test_prefilter_never_drops_a_hit(path: Path, pattern: str) -> None:
+    assert streamed(path, pattern) == brute_force(path, pattern)
+
+
+def test_regex_and_case() -> None:
+    path = REAL / "v2.1.38-tool-heavy.jsonl"
+    assert streamed(path, r"phoenix\s+in", regex=True) == brute_force(path, r"phoenix\s+in", regex=True)
+    assert streamed(path, r"phoenix\s+in", regex=True)
+    lower = streamed(path, "phoenix")
+    upper = streamed(path, "PHOENIX")  # a capital: case-sensitive
+    assert lower and not upper
+    assert streamed(path, "PHOENIX", case="insensitive") == lower
+    with pytest.raises(ValueError):
+        make_matcher("(", regex=True)
+    with pytest.raises(ValueError):
+        make_matcher("")
+
+
+TEXT = st.text(alphabet=st.sampled_from(list('ab"\\\n\té→ XY{}:/')), max_size=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXT, TEXT)
+def test_a_literal_in_a_text_is_in_the_line_written_as_claude_code_writes(text: str, pattern: str) -> None:
+    if not pattern:
+        return
+    rec = {"type": "user", "uuid": "u", "message": {"role": "user", "content": text}}
+    raw = dumps(rec)  # JSON.stringify's form
+    for case in ("smart", "sensitive", "insensitive"):
+        m = make_matcher(pattern, case=case)
+        if m.spans(text):
+            assert m.may_match(raw)
+
+
+def test_texts_of_a_record_cover_prompts_replies_thinking_tools() -> None:
+    kinds = set()
+    for path in (REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl", REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"):
+        for ln in iter_lines(path):
+            for e in ln.entries:
+                kinds.update(k for k, _, _ in texts_of(e.record))
+    assert {"user", "assistant", "thinking", "tool_input", "tool_output", "summary"} <= kinds
+
+
+def test_snippet_marks_the_match() -> None:
+    m = make_matcher("needle")
+    rec = {"type": "assistant", "message": {"content": [{"type": "text", "text": "x" * 200 + " needle\nhere " + "y" * 200}]}}
+    (h,) = list(record_hits(rec, 1, m))
+    snip, spans = h.snippet()
+    assert "\n" not in snip and snip.startswith("…") and snip.endswith("…")
+    (a, b), = spans
+    assert snip[a:b] == "needle"
+
+
+@pytest.mark.parametrize("kind", ["torn-tail", "fused-records", "garbage", "invalid-utf8"])
+def test_damaged_lines_that_could_match_are_reported(kind: str, tmp_path: Path) -> None:
+    src = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    d = damage.KINDS[kind](src.read_bytes())
+    bad = tmp_path / "s.jsonl"
+    bad.write_bytes(d.data)
+    got = list(search_lines(iter_raw(bad), make_matcher("a")))
+    skipped = {(s.line, s.code) for s in got if isinstance(s, SkippedLine)}
+    line_codes = {(x.line, x.code) for x in damage.validate_bytes(d.data).diagnostics if x.family == "line" and x.code not in ("no-final-newline",)}
+    if kind == "invalid-utf8":
+        assert not skipped  # read leniently: the record is searched, not skipped
+    else:
+        assert skipped == line_codes
+    assert any(isinstance(h, Hit) for h in got)
+
+
+def test_search_files_newest_first_with_titles(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import uuid
+
+    proj = tmp_path / "-p"
+    proj.mkdir()
+    srcs = [REAL / "v2.1.38-tool-heavy.jsonl", REAL / "v1.0.51-rejected-tool-interrupt.jsonl", REAL / "v2.1.29-user-image-partial-copy.jsonl"]
+    for k, src in enumerate(srcs):
+        dest = proj / f"{uuid.uuid5(uuid.NAMESPACE_URL, src.name)}.jsonl"
+        shutil.copy(src, dest)
+        os.utime(dest, (1_700_000_000 + k, 1_700_000_000 + k))
+    m = make_matcher("the")
+    found = list(search_files([proj], m, per_session=2))
+    assert [f.mtime_ms for f in found] == sorted((f.mtime_ms for f in found), reverse=True)
+    for f in found:
+        assert f.title
+        assert len(f.hits) <= 2
+        total = len(brute_force(f.path, "the"))
+        assert len(f.hits) + f.more == total
+    assert not list(search_files([proj], make_matcher("zzqqxxnotthere")))
+
+
+def test_record_hits_skip_progress_copies() -> None:
+    rec = orjson.loads((REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl").read_bytes().splitlines()[133])
+    assert rec["type"] == "progress"
+    assert list(record_hits(rec, 1, make_matcher("a"))) == []

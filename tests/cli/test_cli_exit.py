@@ -1,0 +1,59 @@
+"""The console script's last step (`cli.run`): output flushed, exit code kept, no traceback,
+and the process ended without tearing the heap down."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from transcript_tools.cli import common
+
+BIG = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "v2.1.237-attachments-chained-parallel-tools.jsonl"
+
+
+def tt(*args: str, **kw: object) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.Popen([sys.executable, "-m", "transcript_tools", *args], env=env, stdin=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+
+
+def test_a_reader_that_goes_away_is_not_an_error() -> None:
+    # tt show ... | head -c 100: megabytes of output, the reader leaves after 100 bytes.
+    with tt("show", str(BIG), "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        assert p.stdout is not None and p.stderr is not None
+        assert len(p.stdout.read(100)) == 100
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux) to fail a write")
+def test_output_that_cannot_be_written_is_exit_6_in_one_line() -> None:
+    with open("/dev/full", "wb") as full, tt("show", str(BIG), "--json", stdout=full, stderr=subprocess.PIPE) as p:
+        assert p.stderr is not None
+        err = p.stderr.read().decode()
+        code = p.wait(timeout=120)
+    assert code == 6, err
+    assert "tt: cannot write the output" in err and "Traceback" not in err
+
+
+def test_the_exit_code_is_mains(tmp_path: Path) -> None:
+    # Usage (2), not found (3), findings (1), ok (0): as `main` gives them in-process.
+    cases = [(["resume", "--max-turns", "0", "x"], 2), (["show", str(tmp_path / "nope.jsonl")], 3), (["--version"], 0)]
+    for args, want in cases:
+        with tt(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+            out, err = p.communicate(timeout=120)
+        assert p.returncode == want, (args, err)
+        assert b"Traceback" not in err
+
+
+def test_leave_to_exit_keeps_nothing_in_process() -> None:
+    # In-process (tests, library callers) memory is returned as usual.
+    assert common.quick_exit is False
+    before = len(common._left)
+    common.leave_to_exit(object())
+    assert len(common._left) == before

@@ -1,0 +1,213 @@
+"""`render` and `tree` (what `tt show` displays), and `viewing` (loading it).
+
+The checks compare what is shown with what the file holds, counted independently: every
+prompt and reply of the conversation is shown once, every call has its result, each
+subagent sits under the call that spawned it, and the only dead branches are rewinds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests import damage
+from transcript_tools.model.active import conversation_nodes
+from transcript_tools.edge.reader import load
+from transcript_tools.show.core import Marker, Message, build, history_segments
+from transcript_tools.show.text import fold, to_json, to_markdown
+from transcript_tools.model.session import Session
+from transcript_tools.model.prompts import is_prompt
+from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
+from transcript_tools.show.files import load_for_show
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "fixtures" / "real"
+S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
+REWIND = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))
+INLINE = REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl"
+MAIN_FILES = sorted(p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts)
+
+
+def session(path: Path) -> Session:
+    return Session.from_entries(load(path).entries, path)
+
+
+def walk(items: list) -> list:  # type: ignore[type-arg]
+    """Items and, depth first, the subagent items under calls."""
+    out = []
+    for it in items:
+        out.append(it)
+        if isinstance(it, Message):
+            for b in it.blocks:
+                out.extend(walk(b.children))
+    return out
+
+
+@pytest.mark.parametrize("path", MAIN_FILES, ids=lambda p: p.name[:40])
+def test_every_prompt_and_reply_of_the_conversation_is_shown_once(path: Path) -> None:
+    s = session(path)
+    items = build(s)
+    nodes = [s.nodes[i] for i in conversation_nodes(s.index, s.facts)]
+    prompts = [e.uuid for e in nodes if e.type == "user" and is_prompt(e.record)]
+    replies = {e.message_id for e in nodes if e.type == "assistant" and e.message_id and not e.record.get("isApiErrorMessage")}
+    shown = [it for it in items if isinstance(it, Message) and it.depth == 0]
+    shown_prompts = [m.uuid for m in shown if m.role == "user" and m.uuid in set(prompts)]
+    assert shown_prompts == prompts
+    by_uuid = {e.uuid: e for e in nodes}
+    shown_replies = [by_uuid[m.uuid].message_id for m in shown if m.role == "assistant"]
+    assert set(shown_replies) == replies
+    # A reply split by its own tool results (2.1.2xx) shows as several parts; never repeated otherwise.
+    assert len(shown_replies) >= len(replies)
+
+
+@pytest.mark.parametrize("path", MAIN_FILES, ids=lambda p: p.name[:40])
+def test_calls_carry_their_results(path: Path) -> None:
+    s = session(path)
+    nodes = [s.nodes[i] for i in conversation_nodes(s.index, s.facts)]
+    results = {
+        b["tool_use_id"]
+        for e in nodes if e.type == "user" and isinstance(e.content, list)
+        for b in e.content if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+    for it in build(s):
+        if isinstance(it, Message) and it.role == "assistant":
+            for b in it.blocks:
+                if b.kind == "tool_use" and b.tool_id in results:
+                    assert b.result is not None, (path.name, b.tool_id)
+
+
+def test_full_goes_back_through_compactions() -> None:
+    for path in (S332, S197, INLINE, REAL / "v2.0.76-compact-boundary-partial-copy.jsonl"):
+        s = session(path)
+        short, full = history_segments(s, full=False), history_segments(s, full=True)
+        assert len(short) == 1 and len(full) >= 2, path.name
+        items = build(s, full=True)
+        assert [m.kind for m in items if isinstance(m, Marker) and m.kind == "summary"]
+        assert isinstance(build(s)[0], Marker) and build(s)[0].kind == "earlier"
+        # Every message of the file's main chains is in the full history, once.
+        seen = [i for seg in full for i in seg]
+        assert len(seen) == len(set(seen))
+
+
+def test_subagent_is_shown_under_the_call_that_spawned_it() -> None:
+    for path in (S332, S197):
+        sh = load_for_show(path, full=True)
+        items = build(sh.session, full=True, subagents=sh.subagents)
+        calls = [b for it in items if isinstance(it, Message) for b in it.blocks if b.kind == "tool_use" and b.name in ("Agent", "Task")]
+        (call,) = calls
+        assert call.children and call.agent.startswith("agent-")
+        sub_prompt = next(c for c in call.children if isinstance(c, Message) and c.role == "user")
+        assert sub_prompt.blocks[0].text == call.input["prompt"]
+        assert all(c.depth == 1 for c in call.children)
+
+
+def test_inline_sidechains_go_under_their_task_calls() -> None:
+    s = session(INLINE)
+    items = build(s, full=True)
+    tasks = [b for it in items if isinstance(it, Message) for b in it.blocks if b.kind == "tool_use" and b.name == "Task"]
+    linked = [b for b in tasks if b.children]
+    roots = [i for i in s.index.roots() if s.nodes[i].is_sidechain]
+    assert len(linked) == len(roots)  # every inline sidechain found its call
+    for b in linked:
+        first = b.children[0]
+        assert isinstance(first, Message) and first.blocks[0].text.strip() == b.input["prompt"].strip()
+    # Sidechain messages are not shown at the top level.
+    assert not any(isinstance(it, Message) and it.depth == 0 and s.node(it.uuid or "") and s.node(it.uuid).is_sidechain for it in items)  # type: ignore[union-attr]
+
+
+def test_rewind_fixture_has_one_dead_branch_the_abandoned_turns() -> None:
+    s = session(REWIND)
+    (d,) = dead_branches(s)
+    prompts = [s.nodes[i].content for i in d.nodes if s.nodes[i].type == "user"]
+    assert prompts == ["Second idea, later abandoned", "Third step on the abandoned branch"]
+    fork = s.nodes[d.fork]  # type: ignore[index]
+    rewound = next(e for e in s.entries if e.type == "user" and e.content == "Rewound: a different second idea")
+    assert rewound.parent_uuid == fork.uuid  # the rewind branched where the dead branch did
+    forest = build_forest(s)
+    assert forest.status[s.index.find(rewound.uuid)] == ACTIVE  # type: ignore[index]
+
+
+@pytest.mark.parametrize("path", [p for p in MAIN_FILES if p != REWIND], ids=lambda p: p.name[:40])
+def test_no_dead_branches_without_a_rewind(path: Path) -> None:
+    # Parallel tool results and compactions fork the raw graph; they are not dead.
+    assert dead_branches(session(path)) == []
+
+
+def test_parallel_results_are_raw_forks_but_not_dead() -> None:
+    s = session(REAL / "v2.1.38-tool-heavy.jsonl")
+    assert s.index.dead_branches()  # the raw graph forks at parallel calls...
+    assert dead_branches(s) == []  # ...which the forest folds back
+
+
+@pytest.mark.parametrize("path", MAIN_FILES, ids=lambda p: p.name[:40])
+def test_the_tree_forks_only_where_something_leaves_the_history(path: Path) -> None:
+    # Parallel tool calls hang their lines side by side; drawn as forks, each indented the
+    # tree a level deeper. A fork is drawn only where a dead or detached part leaves.
+    forest = build_forest(session(path))
+
+    def check(b) -> int:  # type: ignore[no-untyped-def]
+        real = [f for f in b.forks if f.link != "compaction"]
+        if real:
+            assert any(f.status not in (ACTIVE, "history") for f in real), path.name
+        return len(real) + sum(check(f) for f in b.forks)
+
+    drawn = sum(check(b) for b in forest.branches())
+    assert (drawn > 0) == (path == REWIND)  # detached parts are roots of their own, not forks
+
+
+def test_tree_groups_cover_every_kept_node_once() -> None:
+    for path in (REWIND, S332, INLINE, REAL / "v2.1.38-tool-heavy.jsonl"):
+        forest = build_forest(session(path))
+        seen: list[int] = []
+
+        def visit(b) -> None:  # type: ignore[no-untyped-def]
+            for g in b.groups:
+                seen.extend(g.nodes)
+                describe(forest, g)
+            for f in b.forks:
+                visit(f)
+
+        for b in forest.branches():
+            visit(b)
+        minor = {i for i in forest.kept if forest._minor(i)}
+        assert sorted(seen) == sorted(set(forest.kept) - minor)
+        assert any(forest.status[i] == DEAD for i in seen) == (path == REWIND)
+
+
+def test_exports_hold_every_prompt() -> None:
+    s = session(S332)
+    items = build(s, full=True)
+    md = to_markdown(items, fold_lines=0)
+    js = to_json(items)
+    for e in s.entries:
+        if e.type == "user" and is_prompt(e.record) and isinstance(e.content, str):
+            assert e.content in md
+    assert sum(1 for x in js if x["kind"] == "message" and x["role"] == "user") == sum(
+        1 for it in items if isinstance(it, Message) and it.role == "user"
+    )
+
+
+def test_fold() -> None:
+    assert fold("a\nb\nc", 2) == ("a\nb", 1)
+    assert fold("a\nb", 0) == ("a\nb", 0)
+    text, cut = fold("x" * 5000, 2)
+    assert len(text) <= 402 and cut == 0
+
+
+@pytest.mark.parametrize("kind", sorted(damage.KINDS))
+def test_damaged_sessions_show_and_say_what_was_skipped(kind: str, tmp_path: Path) -> None:
+    try:
+        d = damage.KINDS[kind](S332.read_bytes())
+    except ValueError as e:  # split-message needs a response written as several text lines
+        pytest.skip(f"{kind} cannot be made from this fixture: {e}")
+    bad = tmp_path / S332.name
+    bad.write_bytes(d.data)
+    sh = load_for_show(bad, full=True)
+    items = build(sh.session, full=True, subagents=sh.subagents)
+    assert any(isinstance(it, Message) for it in items)
+    fixable = {x.code for x in damage.validate_bytes(d.data).diagnostics if x.fix}
+    done = {a.code for _, a in sh.actions}
+    assert fixable <= done  # every damage repair knows is named
+    build_forest(sh.session).branches()

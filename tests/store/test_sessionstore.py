@@ -1,0 +1,286 @@
+"""The session store: byte-faithful layered storage, versions, push/pull, the SDK protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transcript_tools.store import layers, records
+from transcript_tools.store.engine import StreamKey
+from transcript_tools.store.files import (
+    AsOf,
+    find_session,
+    pull_session,
+    push_session,
+    push_stream,
+    session_bytes,
+)
+from transcript_tools.edge.store_sqlite import open_sqlite
+
+REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
+REAL_FILES = sorted(REAL.rglob("*.jsonl"))
+
+
+class Clock:
+    """A store clock the test moves by hand (epoch ms)."""
+
+    def __init__(self, start: int = 1_700_000_000_000) -> None:
+        self.t = start
+
+    def __call__(self) -> int:
+        self.t += 1
+        return self.t
+
+
+def _store(tmp: Path, clock: Clock | None = None):
+    return open_sqlite(tmp / "store.sqlite3", clock or Clock())
+
+
+def _session(cfg: Path, data: bytes, n: int = 1, project: str = "-home-u-p") -> Path:
+    d = cfg / "projects" / project
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / f"{uuid.UUID(int=n)}.jsonl"
+    p.write_bytes(data)
+    return p
+
+
+def _pulled(store, sid: str, as_of: AsOf = AsOf()) -> bytes:
+    return session_bytes(store, find_session(store, sid), as_of)[""]
+
+
+# --- layers ------------------------------------------------------------------------
+
+_pieces = st.lists(
+    st.one_of(
+        st.binary(max_size=40),
+        st.sampled_from([b'"', b"\\", b'\\"', b"\x00", b"\\u0000", b"\n", b"\xff\xfe", b"{", b"}"]),
+        st.builds(lambda c, n: b'"' + c * n + b'"', st.sampled_from([b"a", b"\\n", b"\xc3\xa9", b"\x00"]), st.integers(0, 1500)),
+    ),
+    max_size=30,
+)
+
+
+@given(_pieces, st.integers(1, 64))
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+def test_layers_join_split_is_the_identity(pieces: list[bytes], big: int) -> None:
+    line = b"".join(pieces)
+    lay = layers.split(line, big)
+    assert layers.join(lay.skeleton, lay.refs, lay.blobs) == line
+    assert layers.decode_refs(layers.encode_refs(lay.refs)) == lay.refs
+    for h, b in lay.blobs.items():
+        assert layers.digest(b) == h and len(b) >= big
+        assert layers.decode_blob(*layers.encode_blob(b)) == b
+
+
+def test_base64_images_are_stored_decoded_and_come_back_exactly() -> None:
+    import base64
+
+    raw = bytes(range(256)) * 40
+    b64 = base64.b64encode(raw)
+    codec, payload = layers.encode_blob(b64)
+    assert codec in (layers.B64, layers.B64_ZSTD) and len(payload) < len(b64)
+    assert layers.decode_blob(codec, payload) == b64
+    # base64 that does not re-encode to the same bytes (a newline inside) is kept as text
+    odd = b64[:100] + b"\\n" + b64[100:200]
+    assert layers.decode_blob(*layers.encode_blob(odd)) == odd
+
+
+def test_split_lines_keeps_every_byte() -> None:
+    data = b'{"a":1}\n\n{"b":\x00}\r\nplain\n{"torn'
+    assert b"".join(records.split_lines(data)) == data
+    assert records.split_lines(data)[-1] == b'{"torn'
+
+
+# --- push and pull -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("src", REAL_FILES, ids=lambda p: p.name)
+def test_real_fixtures_pull_back_byte_identical(tmp_path: Path, src: Path) -> None:
+    cfg = tmp_path / "cfg"
+    p = _session(cfg, src.read_bytes())
+    s = _store(tmp_path)
+    r = push_session(s, p, config=cfg)
+    assert r.streams[0].status == "new"
+    assert _pulled(s, p.stem) == src.read_bytes()
+
+
+_line = st.one_of(
+    st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")),
+    st.builds(lambda t, n: ('{"type":"user","uuid":"%s","message":{"content":"%s"}}' % (t, "x\\u0000é" * n)).encode(), st.uuids().map(str), st.integers(0, 600)),
+)
+
+
+@given(st.lists(_line, max_size=12), st.booleans(), st.lists(st.integers(0, 10_000), max_size=4))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_incremental_pushes_at_any_cut_store_the_file_exactly(tmp_path_factory, lines, torn, cuts) -> None:
+    """Claude Code appends; a push may come at any byte, mid-line included: the store holds
+    the file exactly after every push, in one version."""
+    tmp = tmp_path_factory.mktemp("inc")
+    data = b"\n".join(lines) + (b"" if torn else b"\n")
+    s = _store(tmp)
+    p = _session(tmp / "cfg", b"")
+    key = StreamKey(p.parent.name, p.stem)
+    for c in sorted({min(c, len(data)) for c in cuts} | {len(data)}):
+        p.write_bytes(data[:c])
+        push_stream(s, key, p, None)
+        assert _pulled(s, p.stem) == data[:c]
+    with s.read() as cur:
+        info = s.stream(cur, key)
+        assert info is not None and [v.version for v in s.versions(cur, info.id)] == [1]
+
+
+def test_a_rewritten_file_is_a_new_version_and_the_old_one_is_kept(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    first = (REAL / "v1.0.51-rejected-tool-interrupt.jsonl").read_bytes()
+    p = _session(cfg, first)
+    clock = Clock()
+    s = _store(tmp_path, clock)
+    push_session(s, p, config=cfg)
+    after_first = clock.t
+    p.write_bytes(first + b'{"type":"custom-title","customTitle":"x","sessionId":"s"}\n')
+    r = push_session(s, p, config=cfg)
+    assert (r.streams[0].status, r.streams[0].version, r.streams[0].lines) == ("appended", 1, 1)
+    shrunk = b"\n".join(first.split(b"\n")[:3]) + b"\n"
+    p.write_bytes(shrunk)
+    r = push_session(s, p, config=cfg)
+    assert (r.streams[0].status, r.streams[0].version) == ("rewritten", 2)
+    assert _pulled(s, p.stem) == shrunk
+    assert _pulled(s, p.stem, AsOf(version=1)) == first + b'{"type":"custom-title","customTitle":"x","sessionId":"s"}\n'
+    assert _pulled(s, p.stem, AsOf(time_ms=after_first)) == first
+
+
+def test_damaged_lines_are_stored_as_they_are_with_their_diagnostics(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    good = (REAL / "v1.0.51-rejected-tool-interrupt.jsonl").read_bytes().split(b"\n")
+    data = good[0] + b"\n" + b"\x00" * 50 + b"\n" + good[1][:40] + b"\xff\xfe\n" + b"\n".join(good[2:]) + b'{"type":"us'
+    p = _session(cfg, data)
+    s = _store(tmp_path)
+    push_session(s, p, config=cfg)
+    assert _pulled(s, p.stem) == data
+    with s.read() as cur:
+        info = s.stream(cur, StreamKey(p.parent.name, p.stem))
+        v = s.versions(cur, info.id)[0]
+    codes = {d["code"] for d in v.diagnostics}
+    assert {"nul-run", "torn-tail"} <= codes, codes
+
+
+def test_large_outputs_are_stored_once_across_sessions(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    src = (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes()
+    s = _store(tmp_path)
+    push_session(s, _session(cfg, src, 1), config=cfg)
+    one = s.size_bytes()
+    push_session(s, _session(cfg, src, 2), config=cfg)
+    two = s.size_bytes()
+    assert one["blobs"] > 0 and two["blobs"] == one["blobs"]
+    assert two["skeletons"] < 2.2 * one["skeletons"]
+
+
+def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_path: Path) -> None:
+    src = REAL / "claude-config-2.1.332"
+    cfg = tmp_path / "cfg"
+    shutil.copytree(src, cfg)
+    main = next(p for p in (cfg / "projects").rglob("*.jsonl") if "subagents" not in p.parts and (p.with_suffix("") / "subagents").is_dir())
+    s = _store(tmp_path)
+    r = push_session(s, main, config=cfg)
+    assert len(r.streams) > 1 and r.files > 0
+    other = tmp_path / "other"
+    written = pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else")
+    for w in written:
+        rel = w.relative_to(other)
+        if rel.parts[0] == "projects":
+            orig = cfg / "projects" / main.parent.name / Path(*rel.parts[2:])
+        else:
+            orig = cfg / rel
+        assert w.read_bytes() == orig.read_bytes(), rel
+    assert (other / "projects" / "-home-someone-else" / main.name).exists()
+    from transcript_tools.model.errors import WriteFailed
+
+    with pytest.raises(WriteFailed):
+        pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else")
+    again = pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else", force=True)
+    assert again == written
+
+
+# --- the Agent SDK protocol --------------------------------------------------------
+
+
+def test_sqlite_store_passes_the_agent_sdk_conformance_suite(tmp_path: Path) -> None:
+    from claude_agent_sdk.testing import run_session_store_conformance
+
+    from transcript_tools.store.sdk import TTSessionStore
+
+    n = itertools.count()
+    asyncio.run(run_session_store_conformance(lambda: TTSessionStore(open_sqlite(tmp_path / f"{next(n)}.db", Clock()))))
+
+
+def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path) -> None:
+    from transcript_tools.store.sdk import TTSessionStore
+
+    store = TTSessionStore(_store(tmp_path))
+    key = {"project_key": "p", "session_id": "s"}
+    entries = [
+        {"type": "user", "uuid": "u1", "message": {"content": "a\x00b\udc80é"}},
+        {"type": "assistant", "uuid": "u2", "n": 1.5},
+        {"type": "user", "uuid": "u1", "dup": True},  # same uuid: the idempotency key
+        {"type": "custom-title", "customTitle": "t"},
+    ]
+    asyncio.run(store.append(key, entries))
+    assert asyncio.run(store.load(key)) == [entries[0], entries[1], entries[3]]
+
+
+@pytest.mark.parametrize("word", ["Grep", "def", "app", "compact", "agent"])
+def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_path: Path, word: str) -> None:
+    from transcript_tools.catalog.files import search_files
+    from transcript_tools.catalog.search import make_matcher
+    from transcript_tools.store.find import search_store
+
+    cfg = tmp_path / "cfg"
+    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    s = _store(tmp_path)
+    for p in (cfg / "projects").rglob("*.jsonl"):
+        if "subagents" not in p.parts:
+            push_session(s, p, config=cfg, diagnose=None)
+    m = make_matcher(word)
+    def whole_word_lines(hits: list) -> set[int]:  # type: ignore[type-arg]
+        return {h.line for _, h in hits if word.lower() in re.split(r"[\W_]+", h.text.lower())}
+
+    # The index finds whole words (as FTS5's unicode61 cuts them): `compact` inside
+    # `compacted` is found by tt search in the files only. Every other hit must be the same.
+    files = []
+    for sh in search_files([d for d in (cfg / "projects").iterdir()], m, per_session=1000):
+        keep = whole_word_lines(sh.hits)
+        hits = [(a, h.line, h.kind, h.spans) for a, h in sh.hits if h.line in keep]
+        if hits:
+            files.append((sh.session_id, hits))
+    stored = [(sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits]) for sh in search_store(s, word, m, per_session=1000)]
+    assert stored and sorted(stored) == sorted(files)
+
+
+def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> None:
+    from transcript_tools.catalog.files import list_sessions
+    from transcript_tools.store.find import store_rows
+
+    cfg = tmp_path / "cfg"
+    (cfg / "projects" / "p").mkdir(parents=True)
+    for i, src in enumerate(sorted(REAL.glob("*.jsonl"))):  # 3 KB to 3.4 MB: heads and tails of every size
+        (cfg / "projects" / "p" / f"{uuid.UUID(int=i + 1)}.jsonl").write_bytes(src.read_bytes())
+    s = _store(tmp_path)
+    for p in sorted((cfg / "projects" / "p").glob("*.jsonl")):
+        push_session(s, p, config=cfg, diagnose=None)
+    files = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in list_sessions([cfg / "projects" / "p"], workers=1)}
+    stored = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
+    assert len(files) > 10 and stored == files
+    # Without the lite row kept at push (a session the Agent SDK mirrored), the same rows are
+    # rebuilt from the stored lines' first and last 64 KiB.
+    s.conn.execute("UPDATE tt_version SET lite = NULL")
+    rebuilt = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
+    assert rebuilt == files

@@ -1,0 +1,199 @@
+"""`tt validate` wiring: exit codes, --json shape, one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "fixtures" / "real"
+DAMAGED = ROOT / "fixtures" / "damaged"
+S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+
+
+def tt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=120)
+
+
+def test_clean_session_exits_0() -> None:
+    r = tt("validate", str(S332))
+    assert r.returncode == 0, r.stderr
+    assert "0 error(s)" in r.stdout
+
+
+def test_damaged_exits_1_with_codes_and_lines() -> None:
+    r = tt("validate", str(DAMAGED / "torn-tail+fused-records+nul-run+dangling-parent.jsonl"))
+    assert r.returncode == 1
+    for code in ("torn-tail", "fused-records", "nul-run", "dangling-parent"):
+        assert code in r.stdout
+    assert r.stderr == ""
+
+
+def test_json_shape() -> None:
+    r = tt("validate", "--json", str(DAMAGED / "nul-run.jsonl"))
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["errors"] == 1
+    (f,) = doc["files"]
+    (d,) = f["diagnostics"]
+    assert d == {
+        "code": "nul-run",
+        "family": "line",
+        "severity": "error",
+        "path": str(DAMAGED / "nul-run.jsonl"),
+        "line": 65,
+        "offset": d["offset"],
+        "uuid": None,
+        "message": "a run of 300 NUL bytes",
+        "fix": "quarantine-bytes",
+    }
+
+
+@pytest.mark.parametrize(
+    "setup,code,needle",
+    [
+        ("missing", 3, "no such file"),
+        ("empty", 4, "empty file"),
+        ("random", 4, "not a transcript"),
+        ("emptydir", 3, "no .jsonl transcripts"),
+        ("noargs", 2, "name a file"),
+        ("badid", 3, "no session"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path: Path, setup: str, code: int, needle: str) -> None:
+    args: list[str]
+    if setup == "missing":
+        args = [str(tmp_path / "nope.jsonl")]
+    elif setup == "empty":
+        (tmp_path / "e.jsonl").write_bytes(b"")
+        args = [str(tmp_path / "e.jsonl")]
+    elif setup == "random":
+        (tmp_path / "r.jsonl").write_bytes(os.urandom(5000).replace(b"{", b"x"))
+        args = [str(tmp_path / "r.jsonl")]
+    elif setup == "emptydir":
+        (tmp_path / "d").mkdir()
+        args = [str(tmp_path / "d")]
+    elif setup == "noargs":
+        args = []
+    else:
+        args = ["deadbeef"]
+    r = tt("validate", *args, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert r.returncode == code, (r.stdout, r.stderr)
+    assert needle in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 3
+
+
+def test_session_id_validates_main_and_subagents_and_all(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    r = tt("validate", "--json", "4cd0c8e6", env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert r.returncode == 0, r.stderr
+    names = [Path(f["path"]).name for f in json.loads(r.stdout)["files"]]
+    assert names == ["4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl", "agent-a57f9afd470043d69.jsonl"]
+    r = tt("validate", "--all", env={"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert r.returncode == 0 and "2 file(s) checked" in r.stdout
+
+
+def test_python_m_works_like_tt() -> None:
+    r = tt("--help")
+    assert r.returncode == 0 and "validate" in r.stdout
+
+
+# --- a file that is not a transcript: one rule, whether named alone or found in a folder ------
+
+OTHER_TOOL = ROOT / "fixtures" / "other-tools" / "gemini-cli-chat-pretty-printed.jsonl"
+
+
+def test_another_tools_pretty_printed_session_named_alone_is_not_a_transcript() -> None:
+    r = tt("validate", str(OTHER_TOOL))
+    assert r.returncode == 4, (r.stdout, r.stderr)
+    assert r.stderr.strip() == f"tt: {OTHER_TOOL}: pretty-printed JSON; this is not a transcript"
+    assert r.stdout == ""
+
+
+def test_the_same_file_in_a_folder_is_counted_apart_not_as_errors(tmp_path: Path) -> None:
+    # As an archive of agent sessions keeps them: another agent's beside Claude Code's.
+    shutil.copy(OTHER_TOOL, tmp_path / OTHER_TOOL.name)
+    shutil.copy(S332, tmp_path / S332.name)
+    r = tt("validate", str(tmp_path))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert r.stdout.splitlines()[-1] == "2 file(s) checked: 0 error(s), 0 warning(s); 1 not a transcript"
+    assert "not a transcript (pretty-printed JSON)" in r.stdout
+    for code in ("truncated-record", "garbage", "torn-tail"):
+        assert code not in r.stdout
+    doc = json.loads(tt("validate", "--json", str(tmp_path)).stdout)
+    assert (doc["errors"], doc["warnings"], doc["not_transcripts"]) == (0, 0, 1)
+    real, other = sorted(doc["files"], key=lambda f: Path(f["path"]).name)  # 4cd0c8e6… before gemini…
+    assert (other["not_transcript"], other["diagnostics"], other["errors"]) == ("pretty-printed JSON", [], 0)
+    assert real["not_transcript"] is None and real["entries"] > 0
+
+
+def test_a_folder_with_a_real_error_and_another_tools_file_still_exits_1(tmp_path: Path) -> None:
+    shutil.copy(OTHER_TOOL, tmp_path / OTHER_TOOL.name)
+    shutil.copy(DAMAGED / "nul-run.jsonl", tmp_path / "nul-run.jsonl")
+    r = tt("validate", "-q", str(tmp_path))
+    assert r.returncode == 1
+    assert r.stdout.strip() == "2 file(s) checked: 1 error(s), 0 warning(s); 1 file(s) with errors; 1 not a transcript"
+
+
+def test_other_commands_name_it_the_same_way() -> None:
+    r = tt("show", str(OTHER_TOOL))
+    assert r.returncode == 4 and "pretty-printed JSON; this is not a transcript" in r.stderr
+
+
+def _mixed_folder(tmp_path: Path) -> Path:
+    """A torn session (an error) beside a clean one holding a record type of the future (a warning)."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    shutil.copy(DAMAGED / "torn-tail.jsonl", d / "torn-tail.jsonl")
+    future = b'{"type":"some-future-record","sessionId":"4cd0c8e6-36cd-4af9-9a2d-9191b504fada","uuid":"zz"}\n'
+    (d / S332.name).write_bytes(S332.read_bytes() + future)
+    return d
+
+
+def test_many_files_get_a_table_by_code_and_an_errors_only_view(tmp_path: Path) -> None:
+    d = _mixed_folder(tmp_path)
+    r = tt("validate", str(d))
+    assert r.returncode == 1
+    out = r.stdout.splitlines()
+    at = out.index(next(line for line in out if line.strip() == "by code"))
+    rows = [line.split() for line in out[at + 2 : at + 4]]
+    assert rows == [["torn-tail", "error", "1", "1"], ["unknown-type", "warning", "1", "1"]]
+    errors = tt("validate", str(d), "--errors")
+    assert "unknown-type" not in errors.stdout and "4cd0c8e6" not in errors.stdout
+    assert "torn-tail" in errors.stdout and errors.returncode == 1
+    doc = json.loads(tt("validate", str(d), "--errors", "--json").stdout)
+    assert [Path(f["path"]).name for f in doc["files"]] == ["torn-tail.jsonl"]
+    assert doc["by_code"] == {
+        "torn-tail": {"severity": "error", "count": 1, "files": 1},
+        "unknown-type": {"severity": "warning", "count": 1, "files": 1},
+    }
+    assert (doc["errors"], doc["warnings"]) == (1, 1)  # the totals still count everything
+
+
+def test_damaged_fixtures_by_code(tmp_path: Path) -> None:
+    # Each fixture is named for what it holds; the fused record's child also loses its parent,
+    # and the combined file has two dangling parents (fixtures/README.md).
+    doc = json.loads(tt("validate", str(DAMAGED), "--json").stdout)
+    files = {c: v["files"] for c, v in doc["by_code"].items()}
+    assert files == {"dangling-parent": 3, "fused-records": 2, "nul-run": 2, "torn-tail": 2}
+    assert doc["by_code"]["dangling-parent"]["count"] == 4
+
+
+def test_project_and_all_scope_like_ls(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    shutil.copytree(REAL / "claude-config-2.1.332", config)
+    env = {"CLAUDE_CONFIG_DIR": str(config)}
+    by_all = json.loads(tt("validate", "-a", "--json", env=env).stdout)
+    by_project = json.loads(tt("validate", "-p", "-home-dev-demo-app", "--json", env=env).stdout)
+    names = sorted(Path(f["path"]).name for f in by_all["files"])
+    assert names == sorted(Path(f["path"]).name for f in by_project["files"])
+    assert "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl" in names and any(n.startswith("agent-") for n in names)
