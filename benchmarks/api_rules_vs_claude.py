@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.damage import API_KINDS  # noqa: E402
-from tests.support.claude_cli import find_cli  # noqa: E402
-from tests.support.sessions import generate_session  # noqa: E402
-from tests.model.test_api_rules_claude import measure  # noqa: E402
+from tests.damage import API_KINDS
+from tests.model.test_api_rules_claude import measure
+from tests.support.claude_cli import find_cli
+from tests.support.sessions import generate_session
 
 
 def main() -> None:
@@ -30,12 +30,16 @@ def main() -> None:
             session = generate_session(cli, Path(scratch) / version)
             for kind in sorted(API_KINDS):
                 rows[(kind, version)] = measure(session, kind)
-    print("| shape | CC 2.1.332 alone | CC 2.1.197 alone | after `tt repair`: 2.1.332 / 2.1.197 | `tt resume` on the damaged file |")
+    print(
+        "| shape | CC 2.1.332 alone | CC 2.1.197 alone | after `tt repair`: 2.1.332 / 2.1.197 | `tt resume` on the damaged file |"
+    )
     print("|---|---|---|---|---|")
     for kind in sorted(API_KINDS):
         a, b = rows[(kind, "2.1.332")], rows[(kind, "2.1.197")]
         tt = "accepted" if a.tt_resume and b.tt_resume else "**refused**"  # type: ignore[attr-defined]
-        print(f"| {kind} | {a.cell_alone()} | {b.cell_alone()} | {a.cell_repaired()} / {b.cell_repaired()} | {tt} |")  # type: ignore[attr-defined]
+        print(
+            f"| {kind} | {a.cell_alone()} | {b.cell_alone()} | {a.cell_repaired()} / {b.cell_repaired()} | {tt} |"
+        )  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

@@ -28,8 +28,12 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="also a 500 MB file")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
-    sizes = [("tool-heavy", 50), ("large-lines", 50), ("tool-heavy", 120)] + ([("tool-heavy", 500)] if a.big else [])
-    print("| input | lines | floor s | tt compact s | peak MiB | tokens before → after (est.) | bytes after |")
+    sizes = [("tool-heavy", 50), ("large-lines", 50), ("tool-heavy", 120)] + (
+        [("tool-heavy", 500)] if a.big else []
+    )
+    print(
+        "| input | lines | floor s | tt compact s | peak MiB | tokens before → after (est.) | bytes after |"
+    )
     print("|---|---|---|---|---|---|---|")
     for kind, mb in sizes:
         p = grown(kind, mb)
@@ -38,7 +42,11 @@ def main() -> None:
             runs = a.runs if mb <= 50 else 1
             f, _ = floor(p, runs)
             t, peak = run(tt("compact", str(p), "-o", str(out)), runs)
-            report = json.loads(subprocess.run(tt("compact", str(p), "--dry-run", "--json"), capture_output=True, text=True, check=True).stdout)
+            report = json.loads(
+                subprocess.run(
+                    tt("compact", str(p), "--dry-run", "--json"), capture_output=True, text=True, check=True
+                ).stdout
+            )
         finally:
             shutil.rmtree(out, ignore_errors=True)
         with open(p, "rb") as fh:

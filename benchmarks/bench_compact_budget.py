@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.budget import measure  # noqa: E402
-from tests.support.claude_cli import find_cli  # noqa: E402
+from tests.support.budget import measure
+from tests.support.claude_cli import find_cli
 
 
 def main() -> None:

@@ -36,7 +36,13 @@ def run(cmd: list[str], runs: int) -> tuple[float, float, float]:
     cpus: list[float] = []
     peaks: list[float] = []
     for _ in range(runs):
-        r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        r = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
         if r.returncode != 0:
             raise SystemExit(f"{cmd} failed:\n{r.stderr[-2000:]}")
 
@@ -51,18 +57,17 @@ def run(cmd: list[str], runs: int) -> tuple[float, float, float]:
         peaks.append(int(field("Maximum resident set size (kbytes)")) / 1024)
     return statistics.median(walls), statistics.median(cpus), max(peaks)
 
-SDK_FORK = (
-    "import sys\n"
-    "from claude_agent_sdk import fork_session\n"
-    "fork_session(sys.argv[1])\n"
-)
+
+SDK_FORK = "import sys\nfrom claude_agent_sdk import fork_session\nfork_session(sys.argv[1])\n"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
-    print("| input | MB | floor s | tt fork wall s | tt CPU s | tt peak MiB | SDK fork_session wall s | SDK CPU s | SDK peak MiB |")
+    print(
+        "| input | MB | floor s | tt fork wall s | tt CPU s | tt peak MiB | SDK fork_session wall s | SDK CPU s | SDK peak MiB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for kind in ("small-lines", "large-lines", "tool-heavy"):
         src = grown(kind, 50)
@@ -83,9 +88,14 @@ def main() -> None:
             except ImportError:
                 pass
             else:
-                sdk_t, sdk_cpu, sdk_peak = run(["env", f"CLAUDE_CONFIG_DIR={Path(tmp) / 'config'}", sys.executable, "-c", SDK_FORK, sid], a.runs)
+                sdk_t, sdk_cpu, sdk_peak = run(
+                    ["env", f"CLAUDE_CONFIG_DIR={Path(tmp) / 'config'}", sys.executable, "-c", SDK_FORK, sid],
+                    a.runs,
+                )
             mb = path.stat().st_size / 1e6
-            print(f"| {kind} | {mb:.0f} | {f:.2f} | {t:.2f} | {cpu:.2f} | {peak:.0f} | {sdk_t:.2f} | {sdk_cpu:.2f} | {sdk_peak:.0f} |")
+            print(
+                f"| {kind} | {mb:.0f} | {f:.2f} | {t:.2f} | {cpu:.2f} | {peak:.0f} | {sdk_t:.2f} | {sdk_cpu:.2f} | {sdk_peak:.0f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -122,7 +122,9 @@ def main() -> None:
     try:
         t0 = time.perf_counter()
         total = build(tmp, a.sessions)
-        print(f"built {a.sessions} sessions, {total / 2**20:.0f} MiB, in {time.perf_counter() - t0:.1f} s ({tmp})")
+        print(
+            f"built {a.sessions} sessions, {total / 2**20:.0f} MiB, in {time.perf_counter() - t0:.1f} s ({tmp})"
+        )
         times, listed, peak_kb = time_cli(tmp, a.runs)
         print(
             f"tt ls --all --json: first {times[0]:.2f} s, best {min(times):.2f} s, median {statistics.median(times):.2f} s "
@@ -130,7 +132,9 @@ def main() -> None:
         )
         for w in (1, 2):
             wall, cpu, rows = time_library(tmp, w)
-            print(f"catalog.list_sessions, {w} process(es): best {wall:.2f} s wall ({cpu:.2f} s CPU in this process) for {rows} rows")
+            print(
+                f"catalog.list_sessions, {w} process(es): best {wall:.2f} s wall ({cpu:.2f} s CPU in this process) for {rows} rows"
+            )
         print(f"tracemalloc peak (1 process): {peak_memory(tmp) / 2**20:.1f} MiB")
         print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     finally:

@@ -41,7 +41,13 @@ def timed(cmd: list[str], env: dict[str, str], runs: int, setup=None) -> tuple[f
         if setup is not None:
             setup()
         t0 = time.perf_counter()
-        r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+        r = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **env},
+        )
         if r.returncode != 0:
             raise SystemExit(f"{cmd} failed:\n{r.stderr[-2000:]}")
         if i == 0:
@@ -66,14 +72,36 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="tt-bench-") as d:
             tmp = Path(d)
             out = tmp / "red.jsonl"
-            rows.append((kind, "tt redact -o OUT", *timed(tt("redact", str(src), "-o", str(out)), {}, args.runs, lambda: out.unlink(missing_ok=True))))
+            rows.append(
+                (
+                    kind,
+                    "tt redact -o OUT",
+                    *timed(
+                        tt("redact", str(src), "-o", str(out)),
+                        {},
+                        args.runs,
+                        lambda: out.unlink(missing_ok=True),
+                    ),
+                )
+            )
             config = tmp / "src-config"
             proj = config / "projects" / "-home-dev-demo-app"
             proj.mkdir(parents=True)
             shutil.copyfile(src, proj / f"{SID}.jsonl")
             bundle = tmp / "b.zip"
             env = {"CLAUDE_CONFIG_DIR": str(config)}
-            rows.append((kind, "tt export (redacted zip)", *timed(tt("export", SID, "-o", str(bundle)), env, args.runs, lambda: bundle.unlink(missing_ok=True))))
+            rows.append(
+                (
+                    kind,
+                    "tt export (redacted zip)",
+                    *timed(
+                        tt("export", SID, "-o", str(bundle)),
+                        env,
+                        args.runs,
+                        lambda: bundle.unlink(missing_ok=True),
+                    ),
+                )
+            )
             # The last timed run left the bundle in place.
             dest = tmp / "dst"
             work = tmp / "work"
@@ -82,7 +110,12 @@ def main() -> None:
                 (
                     kind,
                     f"tt import (bundle {bundle.stat().st_size / 1e6:.1f} MB)",
-                    *timed(tt("import", str(bundle), "--cwd", str(work)), {"CLAUDE_CONFIG_DIR": str(dest)}, args.runs, lambda: shutil.rmtree(dest, ignore_errors=True)),
+                    *timed(
+                        tt("import", str(bundle), "--cwd", str(work)),
+                        {"CLAUDE_CONFIG_DIR": str(dest)},
+                        args.runs,
+                        lambda: shutil.rmtree(dest, ignore_errors=True),
+                    ),
                 )
             )
     print(f"{'input':12} {'what':44} {'wall s':>8} {'peak MiB':>9}")

@@ -24,9 +24,17 @@ from common import FLOOR, OUT, ROOT, grown, tt
 
 sys.path.insert(0, str(ROOT))
 
-from tests import damage  # noqa: E402
+from tests import damage
 
-MIXED = ("nul_run", "garbage", "duplicate_uuid", "dangling_parent", "tool_result_orphan", "invalid_utf8", "torn_tail")
+MIXED = (
+    "nul_run",
+    "garbage",
+    "duplicate_uuid",
+    "dangling_parent",
+    "tool_result_orphan",
+    "invalid_utf8",
+    "torn_tail",
+)
 
 
 def damaged(src: Path, kinds: tuple[str, ...], name: str) -> Path:
@@ -43,7 +51,11 @@ def repair_cmd(src: Path) -> list[str]:
     out = OUT / f"{src.stem}.repaired.jsonl"
     # A fresh output each run (tt never overwrites); exec so /usr/bin/time sees tt itself.
     rm = f"rm -f {shlex.quote(str(out))} {shlex.quote(str(out))}.quarantine.jsonl"
-    return ["sh", "-c", f"{rm}; exec {shlex.join(tt('repair', str(src), '-o', str(out), '--json'))} >/dev/null"]
+    return [
+        "sh",
+        "-c",
+        f"{rm}; exec {shlex.join(tt('repair', str(src), '-o', str(out), '--json'))} >/dev/null",
+    ]
 
 
 def measure(cmd: list[str], runs: int) -> tuple[float, float, float]:
@@ -53,7 +65,13 @@ def measure(cmd: list[str], runs: int) -> tuple[float, float, float]:
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     walls, cpus, peaks = [], [], []
     for _ in range(runs):
-        r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        r = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
         if r.returncode not in (0, 1) and "exited with non-zero status 1" not in r.stderr:
             raise SystemExit(f"{cmd} failed:\n{r.stderr[-2000:]}")
 
@@ -79,7 +97,9 @@ def main() -> None:
     a = ap.parse_args()
     print("| input | floor CPU s (wall) | tt repair CPU s (wall) | ratio (CPU) | tt peak MiB |")
     print("|---|---|---|---|---|")
-    sizes = [("small-lines", 50), ("large-lines", 50), ("tool-heavy", 50)] + ([("small-lines", 500)] if a.big else [])
+    sizes = [("small-lines", 50), ("large-lines", 50), ("tool-heavy", 50)] + (
+        [("small-lines", 500)] if a.big else []
+    )
     for kind, mb in sizes:
         clean = grown(kind, mb)
         runs = a.runs if mb <= 50 else 1
@@ -89,7 +109,10 @@ def main() -> None:
         for label, p in cases:
             fw, fc, _ = measure([sys.executable, "-c", FLOOR, str(p)], runs)
             tw, tc, peak = measure(repair_cmd(p), runs)
-            print(f"| {kind} {mb} MB, {label} | {fc:.2f} ({fw:.2f}) | {tc:.2f} ({tw:.2f}) | {tc / fc:.1f}x | {peak:.0f} |", flush=True)
+            print(
+                f"| {kind} {mb} MB, {label} | {fc:.2f} ({fw:.2f}) | {tc:.2f} ({tw:.2f}) | {tc / fc:.1f}x | {peak:.0f} |",
+                flush=True,
+            )
             for q in OUT.glob(f"{p.stem}.repaired.jsonl*"):
                 q.unlink()
 

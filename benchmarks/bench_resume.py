@@ -45,16 +45,26 @@ from common import compile_package, run  # noqa: E402
 from common import floor as process_floor  # noqa: E402
 from grow import grow  # noqa: E402
 
-DEFAULT_SOURCE = ROOT / "fixtures/real/claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+DEFAULT_SOURCE = (
+    ROOT
+    / "fixtures/real/claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+)
 PROBE = "Benchmark probe: what do you remember?"
 
 
-def timed(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, int, str]:
+def timed(
+    args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[float, int, str]:
     """Wall seconds, peak RSS (KiB) and stdout of one process, via GNU time."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         started = time.perf_counter()
         p = subprocess.run(
-            ["/usr/bin/time", "-v", "-o", tf.name, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+            ["/usr/bin/time", "-v", "-o", tf.name, *args],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         wall = time.perf_counter() - started
         report = tf.read()
@@ -105,7 +115,17 @@ def bench_cli(path: Path, runs: int) -> list[tuple[float, int]] | None:
             project.mkdir(parents=True)
             shutil.copy(path, project / f"{sid}.jsonl")
             with StandIn() as api:
-                args = [str(cli.path), "-p", PROBE, "--resume", sid, "--output-format", "json", "--allowedTools", ALLOWED_TOOLS]
+                args = [
+                    str(cli.path),
+                    "-p",
+                    PROBE,
+                    "--resume",
+                    sid,
+                    "--output-format",
+                    "json",
+                    "--allowedTools",
+                    ALLOWED_TOOLS,
+                ]
                 wall, rss, _ = timed(args, env=sandbox.env(api.base_url), cwd=cwd)
                 sent = [r for r in api.message_requests if r.tool_names]
                 assert sent, "the CLI sent no conversation request"
@@ -116,7 +136,9 @@ def bench_cli(path: Path, runs: int) -> list[tuple[float, int]] | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
-    ap.add_argument("--mb", type=float, default=47.6, help="size to grow to, MiB (47.6 MiB = 50 MB, under the 50 MiB cap)")
+    ap.add_argument(
+        "--mb", type=float, default=47.6, help="size to grow to, MiB (47.6 MiB = 50 MB, under the 50 MiB cap)"
+    )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-cli", action="store_true")
     a = ap.parse_args()
@@ -132,7 +154,9 @@ def main() -> int:
         tt_wall, tt_rss = bench_tt(path, a.runs)
         cli = None if a.no_cli else bench_cli(path, a.runs)
     print(f"orjson floor (a process decoding each line, median of {a.runs}): {fl:.3f} s")
-    print(f"tt resume --dry-run (median of {a.runs}, whole process): {tt_wall:.3f} s, peak RSS {tt_rss / 1024:.0f} MiB")
+    print(
+        f"tt resume --dry-run (median of {a.runs}, whole process): {tt_wall:.3f} s, peak RSS {tt_rss / 1024:.0f} MiB"
+    )
     ok = True
     ratio = tt_wall / fl
     print(f"  tt / floor = {ratio:.2f}x (target <= 3x): {'PASS' if ratio <= 3 else 'FAIL'}")
@@ -140,8 +164,10 @@ def main() -> int:
     if cli is not None:
         cli_wall = statistics.median(w for w, _ in cli)
         cli_rss = max(r for _, r in cli)
-        print(f"claude 2.1.332 -p --resume (median of {a.runs}): {cli_wall:.3f} s, peak RSS {cli_rss / 1024:.0f} MiB"
-              f"  runs: {', '.join(f'{w:.2f}' for w, _ in cli)}")
+        print(
+            f"claude 2.1.332 -p --resume (median of {a.runs}): {cli_wall:.3f} s, peak RSS {cli_rss / 1024:.0f} MiB"
+            f"  runs: {', '.join(f'{w:.2f}' for w, _ in cli)}"
+        )
         speedup = cli_wall / tt_wall
         print(f"  claude / tt = {speedup:.1f}x (target >= 10x): {'PASS' if speedup >= 10 else 'FAIL'}")
         ok &= speedup >= 10

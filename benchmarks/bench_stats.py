@@ -32,15 +32,25 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ls import build  # noqa: E402
-from common import ROOT, compile_package  # noqa: E402
+from bench_ls import build
+from common import ROOT, compile_package
 
-KEYS = (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"), ("cacheCreationTokens", "cache_creation_tokens"), ("cacheReadTokens", "cache_read_tokens"))
+KEYS = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheCreationTokens", "cache_creation_tokens"),
+    ("cacheReadTokens", "cache_read_tokens"),
+)
 
 
 def ccusage_bin(given: str | None) -> str:
     cache = Path(os.environ.get("TT_CACHE") or ROOT / ".cache")
-    for cand in (given, os.environ.get("TT_CCUSAGE"), str(cache / "ccusage/node_modules/.bin/ccusage"), shutil.which("ccusage")):
+    for cand in (
+        given,
+        os.environ.get("TT_CCUSAGE"),
+        str(cache / "ccusage/node_modules/.bin/ccusage"),
+        shutil.which("ccusage"),
+    ):
         if cand and Path(cand).exists():
             return cand
     raise SystemExit("ccusage not found: run tests/support/install_ccusage.sh (or --ccusage PATH)")
@@ -78,7 +88,9 @@ def paired(config: Path, cc: str, runs: int, check: bool) -> None:
             line += f"; token counts equal on {same}/{n} sessions ccusage reports"
         print(line, flush=True)
     mt, mc = statistics.median(tts), statistics.median(ccs)
-    print(f"  median: tt {mt:.2f} s, ccusage {mc:.2f} s, tt/ccusage {mt / mc:.2f} (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    print(
+        f"  median: tt {mt:.2f} s, ccusage {mc:.2f} s, tt/ccusage {mt / mc:.2f} (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
+    )
 
 
 def lay_out_fixtures(dest: Path) -> None:

@@ -33,7 +33,9 @@ def tt(config: Path, *args: str) -> float:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "NO_COLOR": "1"}
     env.pop("TT_STORE", None)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", *args], env=env, capture_output=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args], env=env, capture_output=True, cwd=ROOT
+    )
     dt = time.perf_counter() - t0
     if r.returncode not in (0, 1):
         raise SystemExit(f"tt {' '.join(args)} exited {r.returncode}: {r.stderr.decode()[-500:]}")
@@ -81,7 +83,9 @@ def main() -> None:
             else:
                 with pg.cluster() as purl:
                     pfirst = tt(cfg, "store", "push", "--all", "--store", purl)
-                    print(f"tt store push --all (PostgreSQL, first): {pfirst:.1f} s = {pfirst / first:.2f}x SQLite")
+                    print(
+                        f"tt store push --all (PostgreSQL, first): {pfirst:.1f} s = {pfirst / first:.2f}x SQLite"
+                    )
                     psecond = tt(cfg, "store", "push", "--all", "--store", purl)
                     print(f"tt store push --all (PostgreSQL, nothing new): {psecond:.2f} s")
                     ps = median(cfg, a.runs, "store", "search", "README", "--store", purl, "--json")

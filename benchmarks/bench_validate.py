@@ -22,7 +22,9 @@ def main() -> None:
     extra = ["--no-schema"] if a.no_schema else []
     print("| input | floor s | tt validate s | ratio | tt peak MiB |")
     print("|---|---|---|---|---|")
-    sizes = [("small-lines", 50), ("large-lines", 50), ("tool-heavy", 50)] + ([("small-lines", 500)] if a.big else [])
+    sizes = [("small-lines", 50), ("large-lines", 50), ("tool-heavy", 50)] + (
+        [("small-lines", 500)] if a.big else []
+    )
     for kind, mb in sizes:
         p = grown(kind, mb)
         runs = a.runs if mb <= 50 else 1

@@ -18,7 +18,8 @@ OUT = ROOT / "benchmarks" / "out"
 FIXTURES = ROOT / "fixtures" / "real"
 SOURCES = {
     # many small lines (2.1.332, written by the real CLI)
-    "small-lines": FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl",
+    "small-lines": FIXTURES
+    / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl",
     # large lines (2.1.237, tool results with images)
     "large-lines": FIXTURES / "v2.1.237-attachments-chained-parallel-tools.jsonl",
     # 2.1.38, tool heavy
@@ -54,7 +55,13 @@ def run(cmd: list[str], runs: int = 5) -> tuple[float, float]:
     peaks: list[float] = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        r = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
         walls.append(time.perf_counter() - t0)
         if r.returncode not in (0, 1) and "Command exited with non-zero status 1" not in r.stderr:
             raise SystemExit(f"{cmd} failed:\n{r.stderr[-2000:]}")

@@ -25,19 +25,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.damage import KINDS  # noqa: E402
-from tests.support.claude_cli import find_cli  # noqa: E402
-from tests.support.sessions import generate_session  # noqa: E402
-from tests.repair.test_repair_claude import ON_SESSION, Row, damaged_cell, generate_thinking_session, repaired_cell, rows  # noqa: E402
-from transcript_tools.model.diagnostics import CODES  # noqa: E402
+from tests.damage import KINDS
+from tests.repair.test_repair_claude import (
+    ON_SESSION,
+    Row,
+    damaged_cell,
+    generate_thinking_session,
+    repaired_cell,
+    rows,
+)
+from tests.support.claude_cli import find_cli
+from tests.support.sessions import generate_session
+from transcript_tools.model.diagnostics import CODES
 
 
 def table(results: dict[str, list[Row]]) -> str:
     """The README's table, cell by cell as `tests/repair/test_repair_claude.py` asserts it."""
     versions = list(results)
-    head = "| damage (validate code) | tt repair fix | " + " | ".join(
-        f"CC {v} damaged | CC {v} repaired" for v in versions
-    ) + " |"
+    head = (
+        "| damage (validate code) | tt repair fix | "
+        + " | ".join(f"CC {v} damaged | CC {v} repaired" for v in versions)
+        + " |"
+    )
     sep = "|---|---|" + "---|---|" * len(versions)
     out = [head, sep]
     by_kind = {v: {r.kind: r for r in rs} for v, rs in results.items()}
@@ -74,7 +83,9 @@ def main() -> None:
             got += list(rows(thinking, ["split-message-noncontiguous"], root / f"scratch-thinking-{v}"))
             results[v] = got
             for r in got:
-                print(f"{v} {r.kind}: damaged {damaged_cell(r)}, repaired {repaired_cell(r)}", file=sys.stderr)
+                print(
+                    f"{v} {r.kind}: damaged {damaged_cell(r)}, repaired {repaired_cell(r)}", file=sys.stderr
+                )
                 if r.repaired_diff:
                     print(r.repaired_diff, file=sys.stderr)
     print(table(results))

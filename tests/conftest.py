@@ -16,7 +16,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, ClaudeCLI, faketime_library, find_cli, npm_cache_dir
+from tests.support.claude_cli import (
+    BUNDLED_VERSION,
+    NPM_VERSION,
+    ClaudeCLI,
+    faketime_library,
+    find_cli,
+    npm_cache_dir,
+)
 
 # In CI a skipped test that needs a real tool fails the run (see tests/support/real_tools.py).
 from tests.support.real_tools import (  # noqa: F401  (pytest hooks, found by name here)

@@ -67,21 +67,32 @@ class _Transcript:
             except orjson.JSONDecodeError:
                 r = None
             self.records.append(r if isinstance(r, dict) else None)
-        self.by_uuid = {r["uuid"]: i for i, r in enumerate(self.records) if r is not None and isinstance(r.get("uuid"), str)}
+        self.by_uuid = {
+            r["uuid"]: i
+            for i, r in enumerate(self.records)
+            if r is not None and isinstance(r.get("uuid"), str)
+        }
         self.children: dict[str, list[int]] = {}
         for i, r in enumerate(self.records):
             if r is not None and isinstance(r.get("parentUuid"), str):
                 self.children.setdefault(r["parentUuid"], []).append(i)
         # A subagent file: every entry is on a sidechain; damage those.
         self.sidechain_file = not any(
-            r is not None and r.get("type") in ("user", "assistant") and r.get("isSidechain") is not True for r in self.records
+            r is not None and r.get("type") in ("user", "assistant") and r.get("isSidechain") is not True
+            for r in self.records
         )
-        boundaries = [i for i, r in enumerate(self.records) if r is not None and r.get("subtype") == "compact_boundary"]
+        boundaries = [
+            i for i, r in enumerate(self.records) if r is not None and r.get("subtype") == "compact_boundary"
+        ]
         self.last_boundary = boundaries[-1] if boundaries else None
         # 1.0.x compactions have no boundary record: a root user line with isCompactSummary.
         roots = [
-            i for i, r in enumerate(self.records)
-            if r is not None and r.get("isCompactSummary") and r.get("parentUuid") is None and r.get("isSidechain") is not True
+            i
+            for i, r in enumerate(self.records)
+            if r is not None
+            and r.get("isCompactSummary")
+            and r.get("parentUuid") is None
+            and r.get("isSidechain") is not True
         ]
         self.start = max([b + 1 for b in boundaries] + [r + 1 for r in roots] + [0])
 
@@ -119,10 +130,17 @@ class _Transcript:
 
     def is_plain_prompt(self, i: int) -> bool:
         r = self.records[i]
-        if not self.is_message(i) or r is None or r.get("type") != "user" or not isinstance(r.get("message"), dict):
+        if (
+            not self.is_message(i)
+            or r is None
+            or r.get("type") != "user"
+            or not isinstance(r.get("message"), dict)
+        ):
             return False
         c = r["message"].get("content")
-        return isinstance(c, str) and not c.startswith("<") or (isinstance(c, list) and self.kinds(i) == {"text"})
+        return (isinstance(c, str) and not c.startswith("<")) or (
+            isinstance(c, list) and self.kinds(i) == {"text"}
+        )
 
     def middle(self, candidates: list[int]) -> int:
         if not candidates:
@@ -145,7 +163,9 @@ def torn_tail(data: bytes) -> Damaged:
     i = t.last(t.messages())
     torn = t.lines[i].rstrip(b"\r\n")
     out = t.join(t.lines[:i]) + torn[: len(torn) // 2]
-    return Damaged("torn-tail", out, ("torn-tail",), t.destroyed_from(i), f"cut half-way through line {i + 1}")
+    return Damaged(
+        "torn-tail", out, ("torn-tail",), t.destroyed_from(i), f"cut half-way through line {i + 1}"
+    )
 
 
 def fused_records(data: bytes) -> Damaged:
@@ -160,14 +180,22 @@ def fused_records(data: bytes) -> Damaged:
     i = cands[0]
     torn = t.lines[i].rstrip(b"\r\n")
     lines = [*t.lines[:i], torn[: len(torn) // 2] + t.lines[i + 1], *t.lines[i + 2 :]]
-    return Damaged("fused-records", t.join(lines), ("fused-records",), (t.uuid(i),), f"line {i + 1} torn, line {i + 2} fused onto it")
+    return Damaged(
+        "fused-records",
+        t.join(lines),
+        ("fused-records",),
+        (t.uuid(i),),
+        f"line {i + 1} torn, line {i + 2} fused onto it",
+    )
 
 
 def nul_run(data: bytes) -> Damaged:
     t = _Transcript(data)
     i = t.middle(t.messages())
     lines = [*t.lines[:i], b"\x00" * NUL_RUN + t.lines[i], *t.lines[i + 1 :]]
-    return Damaged("nul-run", t.join(lines), ("nul-run",), (), f"{NUL_RUN} NUL bytes before line {i + 1}'s record")
+    return Damaged(
+        "nul-run", t.join(lines), ("nul-run",), (), f"{NUL_RUN} NUL bytes before line {i + 1}'s record"
+    )
 
 
 def garbage(data: bytes) -> Damaged:
@@ -232,7 +260,13 @@ def duplicate_uuid(data: bytes) -> Damaged:
     key = "cwd" if "cwd" in rec else "gitBranch" if "gitBranch" in rec else "promptId"
     rec[key] = f"{rec.get(key, '')}-other"
     lines = [*t.lines[: i + 1], _line(rec, t.lines[i]), *t.lines[i + 1 :]]
-    return Damaged("duplicate-uuid", t.join(lines), ("duplicate-uuid",), (), f"line {i + 1} written again with another {key}")
+    return Damaged(
+        "duplicate-uuid",
+        t.join(lines),
+        ("duplicate-uuid",),
+        (),
+        f"line {i + 1} written again with another {key}",
+    )
 
 
 def dangling_parent(data: bytes) -> Damaged:
@@ -241,7 +275,9 @@ def dangling_parent(data: bytes) -> Damaged:
     cands = cands or [i for i in t.messages() if t.children.get(t.uuid(i))]
     i = t.middle(cands)
     lines = [*t.lines[:i], *t.lines[i + 1 :]]
-    return Damaged("dangling-parent", t.join(lines), ("dangling-parent",), (t.uuid(i),), f"line {i + 1} deleted")
+    return Damaged(
+        "dangling-parent", t.join(lines), ("dangling-parent",), (t.uuid(i),), f"line {i + 1} deleted"
+    )
 
 
 def dangling_logical_parent(data: bytes) -> Damaged:
@@ -255,7 +291,13 @@ def dangling_logical_parent(data: bytes) -> Damaged:
     lines = [*t.lines[:i], *t.lines[i + 1 :]]
     gone = (t.uuid(i),) if t.is_message(i) or t.records[i] else ()
     codes = ("dangling-logical-parent",) + (("dangling-parent",) if t.children.get(t.uuid(i)) else ())
-    return Damaged("dangling-logical-parent", t.join(lines), codes, gone, f"line {i + 1} (the boundary's logical parent) deleted")
+    return Damaged(
+        "dangling-logical-parent",
+        t.join(lines),
+        codes,
+        gone,
+        f"line {i + 1} (the boundary's logical parent) deleted",
+    )
 
 
 def cycle(data: bytes) -> Damaged:
@@ -266,14 +308,23 @@ def cycle(data: bytes) -> Damaged:
     rec = dict(t.records[i] or {})
     rec["parentUuid"] = t.uuid(child)
     lines = [*t.lines[:i], _line(rec, t.lines[i]), *t.lines[i + 1 :]]
-    return Damaged("cycle", t.join(lines), ("cycle",), (), f"line {i + 1}'s parentUuid set to its child (line {child + 1})")
+    return Damaged(
+        "cycle",
+        t.join(lines),
+        ("cycle",),
+        (),
+        f"line {i + 1}'s parentUuid set to its child (line {child + 1})",
+    )
 
 
 def tool_use_unpaired(data: bytes) -> Damaged:
     t = _Transcript(data)
     i = t.last([i for i in t.messages() if "tool_use" in t.kinds(i)])
     return Damaged(
-        "tool-use-unpaired", t.join(t.lines[: i + 1]), ("tool-use-unpaired",), t.destroyed_from(i + 1),
+        "tool-use-unpaired",
+        t.join(t.lines[: i + 1]),
+        ("tool-use-unpaired",),
+        t.destroyed_from(i + 1),
         f"file cut right after the tool_use on line {i + 1}",
     )
 
@@ -281,8 +332,10 @@ def tool_use_unpaired(data: bytes) -> Damaged:
 def tool_result_orphan(data: bytes) -> Damaged:
     t = _Transcript(data)
     cands = [
-        i for i in t.messages()
-        if "tool_use" in t.kinds(i) and any("tool_result" in t.kinds(c) for c in t.children.get(t.uuid(i), []))
+        i
+        for i in t.messages()
+        if "tool_use" in t.kinds(i)
+        and any("tool_result" in t.kinds(c) for c in t.children.get(t.uuid(i), []))
     ]
     # Prefer a response with one call: deleting one of parallel calls leaves its result
     # on a side branch no resume sends (repair keeps it in the file, off the chain).
@@ -294,7 +347,10 @@ def tool_result_orphan(data: bytes) -> Damaged:
     i = t.middle(single or cands)
     lines = [*t.lines[:i], *t.lines[i + 1 :]]
     return Damaged(
-        "tool-result-orphan", t.join(lines), ("tool-result-orphan", "dangling-parent"), (t.uuid(i),),
+        "tool-result-orphan",
+        t.join(lines),
+        ("tool-result-orphan", "dangling-parent"),
+        (t.uuid(i),),
         f"the tool_use line {i + 1} deleted, its result kept",
     )
 
@@ -329,7 +385,10 @@ def split_message(data: bytes) -> Damaged:
         lines[u] = _line(ru, t.lines[u])
         lines[k] = _line(rk2, t.lines[k])
         return Damaged(
-            "split-message-noncontiguous", t.join(lines), ("split-message-noncontiguous",), (),
+            "split-message-noncontiguous",
+            t.join(lines),
+            ("split-message-noncontiguous",),
+            (),
             f"the prompt on line {u + 1} chained between lines {p + 1} and {k + 1} of one response",
         )
     raise ValueError("no response of several lines followed by a prompt")
@@ -382,7 +441,8 @@ def _copy(t: _Transcript, i: int) -> dict[str, Any]:
 
 def _results_of(t: _Transcript, tool_id: str) -> list[int]:
     return [
-        i for i in t.messages()
+        i
+        for i in t.messages()
         if any(b.get("type") == "tool_result" and b.get("tool_use_id") == tool_id for b in t.blocks(i))
     ]
 
@@ -394,18 +454,36 @@ def empty_text_block(data: bytes) -> Damaged:
     i = t.middle([i for i in t.messages() if t.is_plain_prompt(i)])
     rec = _copy(t, i)
     c = rec["message"]["content"]
-    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [{"type": "text", "text": ""}]
-    return Damaged("empty-text-block", t.join(_edit(t, i, rec)), ("empty-text-block",), (t.uuid(i),), f"empty text block added to line {i + 1}")
+    rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [
+        {"type": "text", "text": ""}
+    ]
+    return Damaged(
+        "empty-text-block",
+        t.join(_edit(t, i, rec)),
+        ("empty-text-block",),
+        (t.uuid(i),),
+        f"empty text block added to line {i + 1}",
+    )
 
 
 def thinking_unsigned(data: bytes) -> Damaged:
     """A response whose thinking block lost its signature (a stream cut before
     ``signature_delta``)."""
     t = _Transcript(data)
-    i = t.middle([i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)])
+    i = t.middle(
+        [i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)]
+    )
     rec = _copy(t, i)
-    rec["message"]["content"] = [{"type": "thinking", "thinking": "Considering the request.", "signature": ""}] + rec["message"]["content"]
-    return Damaged("thinking-unsigned", t.join(_edit(t, i, rec)), ("thinking-unsigned",), (t.uuid(i),), f"unsigned thinking block on line {i + 1}")
+    rec["message"]["content"] = [
+        {"type": "thinking", "thinking": "Considering the request.", "signature": ""}
+    ] + rec["message"]["content"]
+    return Damaged(
+        "thinking-unsigned",
+        t.join(_edit(t, i, rec)),
+        ("thinking-unsigned",),
+        (t.uuid(i),),
+        f"unsigned thinking block on line {i + 1}",
+    )
 
 
 def nul_in_content(data: bytes) -> Damaged:
@@ -421,7 +499,13 @@ def nul_in_content(data: bytes) -> Damaged:
             else:
                 b["content"] = f"{c or ''}ELF\x00\x00\x01"
             break
-    return Damaged("nul-in-content", t.join(_edit(t, i, rec)), ("nul-in-content",), (t.uuid(i),), f"NULs in the tool result on line {i + 1}")
+    return Damaged(
+        "nul-in-content",
+        t.join(_edit(t, i, rec)),
+        ("nul-in-content",),
+        (t.uuid(i),),
+        f"NULs in the tool result on line {i + 1}",
+    )
 
 
 def tool_name_too_long(data: bytes) -> Damaged:
@@ -435,8 +519,11 @@ def tool_name_too_long(data: bytes) -> Damaged:
             tid = b["id"]
             break
     return Damaged(
-        "tool-name-too-long", t.join(_edit(t, i, rec)), ("tool-name-too-long",),
-        (t.uuid(i), *(t.uuid(j) for j in _results_of(t, tid))), f"tool name of 216 characters on line {i + 1}",
+        "tool-name-too-long",
+        t.join(_edit(t, i, rec)),
+        ("tool-name-too-long",),
+        (t.uuid(i), *(t.uuid(j) for j in _results_of(t, tid))),
+        f"tool name of 216 characters on line {i + 1}",
     )
 
 
@@ -458,7 +545,10 @@ def tool_use_id_duplicate(data: bytes) -> Damaged:
                 b["tool_use_id"] = old
         lines[j] = _line(rec, t.lines[j])
     return Damaged(
-        "tool-use-id-duplicate", t.join(lines), ("tool-use-id-duplicate",), tuple(t.uuid(j) for j in touched),
+        "tool-use-id-duplicate",
+        t.join(lines),
+        ("tool-use-id-duplicate",),
+        tuple(t.uuid(j) for j in touched),
         f"the call on line {later + 1} reuses the id of line {first + 1}",
     )
 
@@ -470,9 +560,20 @@ def tool_reference_too_long(data: bytes) -> Damaged:
     rec = _copy(t, i)
     for b in rec["message"]["content"]:
         if b.get("type") == "tool_result":
-            b["content"] = [{"type": "tool_reference", "tool_name": "mcp__claude_ai_Cloudflare_Developer_Platform_2__search_cloudflare_documentation"}]
+            b["content"] = [
+                {
+                    "type": "tool_reference",
+                    "tool_name": "mcp__claude_ai_Cloudflare_Developer_Platform_2__search_cloudflare_documentation",
+                }
+            ]
             break
-    return Damaged("tool-reference-too-long", t.join(_edit(t, i, rec)), ("tool-reference-too-long",), (t.uuid(i),), f"long tool_reference on line {i + 1}")
+    return Damaged(
+        "tool-reference-too-long",
+        t.join(_edit(t, i, rec)),
+        ("tool-reference-too-long",),
+        (t.uuid(i),),
+        f"long tool_reference on line {i + 1}",
+    )
 
 
 def image_too_large(data: bytes) -> Damaged:
@@ -484,9 +585,18 @@ def image_too_large(data: bytes) -> Damaged:
     rec = _copy(t, i)
     c = rec["message"]["content"]
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_500_000 // 256)
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()}}
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()},
+    }
     rec["message"]["content"] = ([{"type": "text", "text": c}] if isinstance(c, str) else c) + [image]
-    return Damaged("image-too-large", t.join(_edit(t, i, rec)), ("image-too-large",), (t.uuid(i),), f"a 5.5 MB image on line {i + 1}")
+    return Damaged(
+        "image-too-large",
+        t.join(_edit(t, i, rec)),
+        ("image-too-large",),
+        (t.uuid(i),),
+        f"a 5.5 MB image on line {i + 1}",
+    )
 
 
 def png(width: int, height: int) -> bytes:
@@ -499,13 +609,25 @@ def png(width: int, height: int) -> bytes:
 
     rows = b"".join(b"\x00" + b"\x00" * width for _ in range(height))
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _png_block(width: int, height: int) -> dict[str, Any]:
     import base64
 
-    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(width, height)).decode()}}
+    return {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(png(width, height)).decode(),
+        },
+    }
 
 
 def _prompt_with(t: _Transcript, images: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
@@ -520,14 +642,26 @@ def image_past_8000px(data: bytes) -> Damaged:
     """A prompt with an image 8100 px wide (a long page screenshot, #5147)."""
     t = _Transcript(data)
     i, rec = _prompt_with(t, [_png_block(8100, 8)])
-    return Damaged("image-past-8000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"an 8100 px image on line {i + 1}")
+    return Damaged(
+        "image-past-8000px",
+        t.join(_edit(t, i, rec)),
+        ("image-dimensions-too-large",),
+        (t.uuid(i),),
+        f"an 8100 px image on line {i + 1}",
+    )
 
 
 def many_images_past_2000px(data: bytes) -> Damaged:
     """21 screenshots 2100 px wide in one prompt (#34120, #51540)."""
     t = _Transcript(data)
     i, rec = _prompt_with(t, [_png_block(2100, 8) for _ in range(21)])
-    return Damaged("many-images-past-2000px", t.join(_edit(t, i, rec)), ("image-dimensions-too-large",), (t.uuid(i),), f"21 images 2100 px wide on line {i + 1}")
+    return Damaged(
+        "many-images-past-2000px",
+        t.join(_edit(t, i, rec)),
+        ("image-dimensions-too-large",),
+        (t.uuid(i),),
+        f"21 images 2100 px wide on line {i + 1}",
+    )
 
 
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
@@ -596,8 +730,7 @@ NOW = "2026-11-30T12:00:00.000Z"
 
 def repair_bytes(data: bytes, options: Any = None, *, seed: int = 0) -> Repaired:
     """The core's repair of ``data`` (what ``tt repair -o`` writes, without files)."""
-    from transcript_tools.repair.core import Out, RepairOptions, plan_lines
-    from transcript_tools.repair.core import apply
+    from transcript_tools.repair.core import Out, RepairOptions, apply, plan_lines
 
     opts = options or RepairOptions()
     plan = plan_lines(decoded(data), opts, new_id=id_source(seed))
@@ -642,7 +775,14 @@ def validate_bytes(data: bytes, *, subagent: bool = False) -> Any:
     """``tt validate`` (without schemas) of ``data``: the report."""
     from transcript_tools.validate.core import Validator
 
-    v = Validator("<bytes>", size=len(data), cap=max(len(data), 1), schema_check=None, expected_session=None, is_subagent=subagent)
+    v = Validator(
+        "<bytes>",
+        size=len(data),
+        cap=max(len(data), 1),
+        schema_check=None,
+        expected_session=None,
+        is_subagent=subagent,
+    )
     for ln in decoded(data):
         v.feed(ln)
     return v.finish()

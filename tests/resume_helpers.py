@@ -47,12 +47,22 @@ class Builder:
     def uid(self) -> str:
         return f"00000000-0000-4000-8000-{next(self._n):012d}"
 
-    def _env(self, parent: str | None | type[Ellipsis], **extra: Any) -> dict[str, Any]:
+    def _env(self, parent: str | type[Ellipsis] | None, **extra: Any) -> dict[str, Any]:
         p = self.last if parent is ... else parent
         u = self.uid()
-        rec = {"parentUuid": p, "isSidechain": False, **extra, "uuid": u, "timestamp": "2026-11-29T14:24:38.144Z",
-               "userType": "external", "entrypoint": "sdk-cli", "cwd": self.cwd, "sessionId": SESSION,
-               "version": self.version, "gitBranch": "main"}
+        rec = {
+            "parentUuid": p,
+            "isSidechain": False,
+            **extra,
+            "uuid": u,
+            "timestamp": "2026-11-29T14:24:38.144Z",
+            "userType": "external",
+            "entrypoint": "sdk-cli",
+            "cwd": self.cwd,
+            "sessionId": SESSION,
+            "version": self.version,
+            "gitBranch": "main",
+        }
         return rec
 
     def add(self, rec: dict[str, Any], chain: bool = True) -> dict[str, Any]:
@@ -65,23 +75,57 @@ class Builder:
         rec = self._env(parent, type="user", message={"role": "user", "content": content}, **extra)
         return self.add(rec)
 
-    def assistant(self, *blocks: dict[str, Any], mid: str | None = None, parent: Any = ..., model: str = MODEL,
-                  stop: str | None = None, **extra: Any) -> list[dict[str, Any]]:
+    def assistant(
+        self,
+        *blocks: dict[str, Any],
+        mid: str | None = None,
+        parent: Any = ...,
+        model: str = MODEL,
+        stop: str | None = None,
+        **extra: Any,
+    ) -> list[dict[str, Any]]:
         """One line per block, sharing a message id (the split Claude Code writes)."""
         mid = mid or f"msg_{next(self._m):024d}"
         out = []
         for k, b in enumerate(blocks):
-            msg = {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [b],
-                   "stop_reason": stop, "stop_sequence": None,
-                   "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5}}
-            out.append(self.add(self._env(parent if k == 0 else ..., type="assistant", message=msg, requestId="req_1", **extra)))
+            msg = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [b],
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 10,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 5,
+                },
+            }
+            out.append(
+                self.add(
+                    self._env(
+                        parent if k == 0 else ..., type="assistant", message=msg, requestId="req_1", **extra
+                    )
+                )
+            )
         return out
 
-    def result(self, tool_use_id: str, content: Any = "ok", *, parent: Any = ..., is_error: bool | None = None) -> dict[str, Any]:
+    def result(
+        self, tool_use_id: str, content: Any = "ok", *, parent: Any = ..., is_error: bool | None = None
+    ) -> dict[str, Any]:
         block: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content}
         if is_error is not None:
             block["is_error"] = is_error
-        return self.add(self._env(parent, type="user", message={"role": "user", "content": [block]}, toolUseResult={"stdout": str(content)}))
+        return self.add(
+            self._env(
+                parent,
+                type="user",
+                message={"role": "user", "content": [block]},
+                toolUseResult={"stdout": str(content)},
+            )
+        )
 
     def attachment(self, attachment: dict[str, Any], parent: Any = ...) -> dict[str, Any]:
         return self.add(self._env(parent, type="attachment", attachment=attachment))
@@ -138,12 +182,18 @@ def check_api_shape(messages: Sequence[dict[str, Any]]) -> None:
         assert bs, f"message {k} is empty"
         assert m["role"] in ("user", "assistant")
         if m["role"] == "assistant":
-            assert not all(b.get("type") in ("thinking", "redacted_thinking") for b in bs), f"message {k}: thinking only"
-            assert any(b.get("type") != "text" or b.get("text", "").strip() for b in bs), f"message {k}: blank"
+            assert not all(b.get("type") in ("thinking", "redacted_thinking") for b in bs), (
+                f"message {k}: thinking only"
+            )
+            assert any(b.get("type") != "text" or b.get("text", "").strip() for b in bs), (
+                f"message {k}: blank"
+            )
             uses = [b["id"] for b in bs if b.get("type") == "tool_use"]
             assert all("caller" not in b for b in bs if b.get("type") == "tool_use")
             if uses:
-                assert k + 1 < len(messages) and messages[k + 1]["role"] == "user", f"calls of message {k} unanswered"
+                assert k + 1 < len(messages) and messages[k + 1]["role"] == "user", (
+                    f"calls of message {k} unanswered"
+                )
                 nxt = blocks(messages[k + 1])
                 results = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
                 assert sorted(results) == sorted(uses), f"message {k + 1} answers {results}, not {uses}"
@@ -151,9 +201,17 @@ def check_api_shape(messages: Sequence[dict[str, Any]]) -> None:
                 assert all(b.get("type") == "tool_result" for b in nxt[:n]), "tool results must come first"
         else:
             prev = messages[k - 1] if k else None
-            calls = {b["id"] for b in blocks(prev) if b.get("type") == "tool_use"} if prev and prev["role"] == "assistant" else set()
+            calls = (
+                {b["id"] for b in blocks(prev) if b.get("type") == "tool_use"}
+                if prev and prev["role"] == "assistant"
+                else set()
+            )
             for b in bs:
                 if b.get("type") == "tool_result":
-                    assert b["tool_use_id"] in calls, f"message {k}: result {b['tool_use_id']} answers no call"
+                    assert b["tool_use_id"] in calls, (
+                        f"message {k}: result {b['tool_use_id']} answers no call"
+                    )
         if k:
-            assert not (m["role"] == "user" and messages[k - 1]["role"] == "user"), f"messages {k - 1},{k}: two user turns"
+            assert not (m["role"] == "user" and messages[k - 1]["role"] == "user"), (
+                f"messages {k - 1},{k}: two user turns"
+            )

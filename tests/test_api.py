@@ -33,7 +33,9 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _cli(*args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-m", "transcript_tools", *args, "--json"], capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args, "--json"], capture_output=True, text=True, env=env
+    )
     assert p.returncode in (0, 1), p.stderr
     return json.loads(p.stdout)
 
@@ -81,8 +83,22 @@ def test_resume_request_is_the_dry_run_body(config: Path) -> None:
     req = tt.resume_request(SID, "next", cwd=here)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "resume", SID, "-p", "next", "--dry-run", "--json", "--cwd", here],
-        capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "transcript_tools",
+            "resume",
+            SID,
+            "-p",
+            "next",
+            "--dry-run",
+            "--json",
+            "--cwd",
+            here,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert p.returncode == 0, p.stderr
     assert req.request.params() == json.loads(p.stdout)
@@ -131,7 +147,9 @@ def test_rewind_session_plans_what_tt_rewind_plans(config: Path) -> None:
     r = tt.rewind_session(SID, "1928bebd", cwd=here)
     cli = _cli("rewind", SID, "--at", "1928bebd", "--cwd", here, "--dry-run")["files"]
     assert r.plan.target == cli["target"] and r.plan.snapshot == cli["snapshot"]
-    assert [(f.path, f.action, f.reason) for f in r.plan.files] == [(f["path"], f["action"], f["reason"]) for f in cli["files"]]
+    assert [(f.path, f.action, f.reason) for f in r.plan.files] == [
+        (f["path"], f["action"], f["reason"]) for f in cli["files"]
+    ]
     assert r.applied == []
 
 

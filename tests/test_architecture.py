@@ -18,7 +18,45 @@ import transcript_tools
 PKG = Path(transcript_tools.__file__).parent
 
 CORE = [
-    "model/active", "model/chain", "model/diagnostics", "model/errors", "model/lines", "model/pricing", "model/session", "validate/core", "model/api_checks", "repair/core", "repair/plan", "repair/survey", "repair/apply", "repair/fixes", "repair/model", "repair/records", "fork/core", "fork/branch", "fork/subagents", "compact/plan", "model/conversation", "catalog/stats", "catalog/listing", "manage/core", "redact/rules", "doctor/core", "redact/core", "bundle/core", "rewind/core", "model/request", "show/items", "show/text", "show/subagents", "show/core", "store/layers", "store/records", "store/schema", "store/prepare", "store/model",
+    "model/active",
+    "model/chain",
+    "model/diagnostics",
+    "model/errors",
+    "model/lines",
+    "model/pricing",
+    "model/session",
+    "validate/core",
+    "model/api_checks",
+    "repair/core",
+    "repair/plan",
+    "repair/survey",
+    "repair/apply",
+    "repair/fixes",
+    "repair/model",
+    "repair/records",
+    "fork/core",
+    "fork/branch",
+    "fork/subagents",
+    "compact/plan",
+    "model/conversation",
+    "catalog/stats",
+    "catalog/listing",
+    "manage/core",
+    "redact/rules",
+    "doctor/core",
+    "redact/core",
+    "bundle/core",
+    "rewind/core",
+    "model/request",
+    "show/items",
+    "show/text",
+    "show/subagents",
+    "show/core",
+    "store/layers",
+    "store/records",
+    "store/schema",
+    "store/prepare",
+    "store/model",
 ]
 FORBIDDEN = {"click", "rich", "anthropic", "tiktoken", "httpx", "subprocess", "socket", "requests", "urllib"}
 
@@ -63,7 +101,9 @@ def test_library_never_prints() -> None:
         if rel[0] in ("cli", "views"):
             continue
         tree = ast.parse(p.read_text(), str(p))
-        calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        calls = {
+            n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
         assert "print" not in calls, p
 
 
@@ -75,7 +115,9 @@ def test_no_catch_all_exception_handlers() -> None:
                 assert n.type is not None, f"bare except in {p}:{n.lineno}"
                 names = [n.type] if not isinstance(n.type, ast.Tuple) else list(n.type.elts)
                 for t in names:
-                    assert not (isinstance(t, ast.Name) and t.id in ("Exception", "BaseException")), f"{p}:{n.lineno}"
+                    assert not (isinstance(t, ast.Name) and t.id in ("Exception", "BaseException")), (
+                        f"{p}:{n.lineno}"
+                    )
 
 
 def test_every_module_has_a_docstring() -> None:
@@ -86,8 +128,16 @@ def test_every_module_has_a_docstring() -> None:
 
 def test_exported_members() -> None:
     assert set(transcript_tools.__all__) >= {
-        "Diagnostic", "Entry", "MAX_TRANSCRIPT_READ_BYTES", "Report", "TTError", "TranscriptTooLarge",
-        "iter_lines", "load", "resolve", "validate_path",
+        "Diagnostic",
+        "Entry",
+        "MAX_TRANSCRIPT_READ_BYTES",
+        "Report",
+        "TTError",
+        "TranscriptTooLarge",
+        "iter_lines",
+        "load",
+        "resolve",
+        "validate_path",
     }
     for name in transcript_tools.__all__:
         assert hasattr(transcript_tools, name), name
@@ -117,7 +167,11 @@ def _package_imports(p: Path, name: str) -> set[str]:
             else:
                 continue
             # `from . import x` names a module; `from .m import f` names m.
-            out.update(f"{mod}.{a.name}" for a in node.names if (PKG.parent / f"{mod}.{a.name}".replace(".", "/")).with_suffix(".py").exists())
+            out.update(
+                f"{mod}.{a.name}"
+                for a in node.names
+                if (PKG.parent / f"{mod}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
+            )
             out.add(mod)
     return out
 

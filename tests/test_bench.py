@@ -16,7 +16,13 @@ import anthropic
 import pytest
 
 from tests.support.claude_cli import ClaudeCLI
-from tests.support.oracle import Block, compare_histories, conversation_blocks, resume_request, resume_with_cli
+from tests.support.oracle import (
+    Block,
+    compare_histories,
+    conversation_blocks,
+    resume_request,
+    resume_with_cli,
+)
 from tests.support.policy import claude_code_policy, is_main_turn
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, Blocks, RecordedRequest, StandIn, Text, ToolUse
@@ -51,7 +57,10 @@ def test_plain_json_text_reply_and_recorded_request(standin: StandIn, client: an
     assert (request.method, request.path) == ("POST", "/v1/messages")
     assert request.body["messages"] == HELLO and request.system_text == "be brief"
     # anthropic 2.x sends the key as a bearer token; 0.x and Claude Code as x-api-key.
-    assert "k" in (request.headers.get("x-api-key"), request.headers.get("authorization", "").removeprefix("Bearer "))
+    assert "k" in (
+        request.headers.get("x-api-key"),
+        request.headers.get("authorization", "").removeprefix("Bearer "),
+    )
     assert not request.stream
 
 
@@ -77,7 +86,9 @@ def test_stream_helper_accumulates_the_final_message(standin: StandIn, client: a
     assert final.content[1].text == "the answer"  # type: ignore[union-attr]
 
 
-def test_tool_use_reply_json_and_streamed_input_json_delta(standin: StandIn, client: anthropic.Anthropic) -> None:
+def test_tool_use_reply_json_and_streamed_input_json_delta(
+    standin: StandIn, client: anthropic.Anthropic
+) -> None:
     tool_input = {"city": "Paris", "days": [1, 2, 3], "units": "metric", "note": "ünïcode"}
     standin.script(ToolUse("get_weather", tool_input, id="toolu_fixed1", text="Checking."))
     message = client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
@@ -109,7 +120,9 @@ def test_blocks_reply_is_sent_as_given(standin: StandIn, client: anthropic.Anthr
     assert [b.model_dump(exclude_none=True) for b in message.content] == blocks
 
 
-def test_429_carries_retry_after_and_the_api_error_body(standin: StandIn, client: anthropic.Anthropic) -> None:
+def test_429_carries_retry_after_and_the_api_error_body(
+    standin: StandIn, client: anthropic.Anthropic
+) -> None:
     standin.script(ApiError.rate_limited(retry_after=2))
     with pytest.raises(anthropic.RateLimitError) as caught:
         client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
@@ -121,7 +134,9 @@ def test_429_carries_retry_after_and_the_api_error_body(standin: StandIn, client
 
 
 def test_client_retries_429_then_succeeds(standin: StandIn) -> None:
-    standin.script(ApiError.rate_limited(retry_after=0.01), ApiError.overloaded(retry_after=0.01), Text("finally"))
+    standin.script(
+        ApiError.rate_limited(retry_after=0.01), ApiError.overloaded(retry_after=0.01), Text("finally")
+    )
     with anthropic.Anthropic(base_url=standin.base_url, api_key="k", max_retries=2) as client:
         message = client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
     assert message.content[0].text == "finally"  # type: ignore[union-attr]
@@ -133,7 +148,9 @@ def test_client_retries_429_then_succeeds(standin: StandIn) -> None:
     [(ApiError.server_error(), 500, "api_error"), (ApiError.overloaded(), 529, "overloaded_error")],
     ids=["500", "529-overloaded"],
 )
-def test_server_errors(standin: StandIn, client: anthropic.Anthropic, error: ApiError, status: int, kind: str) -> None:
+def test_server_errors(
+    standin: StandIn, client: anthropic.Anthropic, error: ApiError, status: int, kind: str
+) -> None:
     standin.script(error)
     with pytest.raises(anthropic.InternalServerError) as caught:
         client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
@@ -180,7 +197,9 @@ def test_concurrent_requests_are_all_answered_and_recorded(standin: StandIn) -> 
     assert standin.errors == []
 
 
-def test_scripted_reply_with_matcher_skips_other_requests(standin: StandIn, client: anthropic.Anthropic) -> None:
+def test_scripted_reply_with_matcher_skips_other_requests(
+    standin: StandIn, client: anthropic.Anthropic
+) -> None:
     tools = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
     standin.script(Text("for the main turn"), match=is_main_turn)
     side = client.messages.create(model=MODEL, max_tokens=10, messages=HELLO)  # no tools: a side call
@@ -221,7 +240,9 @@ def test_policy_plays_the_recorded_protocol() -> None:
     )
     assert isinstance(reply, Text) and reply.text.startswith("<summary>") and "last=kickoff" in reply.text
     no_tools = [{"role": "user", "content": 'TOOL:Read {"file_path": "/x"}'}]
-    assert claude_code_policy(_request(no_tools, tools=False)) == Text('ACK n=1 last=TOOL:Read {"file_path": "/x"}')
+    assert claude_code_policy(_request(no_tools, tools=False)) == Text(
+        'ACK n=1 last=TOOL:Read {"file_path": "/x"}'
+    )
     titled = _request(HELLO, tools=False)
     schema = {
         "type": "object",
@@ -247,7 +268,10 @@ def test_conversation_blocks_drop_runtime_renderings() -> None:
         },
         {"role": "system", "content": [{"type": "text", "text": "# Environment ..."}]},
         {"role": "user", "content": "second prompt\n"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"a": 1}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"a": 1}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
     ]
     assert conversation_blocks(messages) == [
@@ -259,7 +283,10 @@ def test_conversation_blocks_drop_runtime_renderings() -> None:
     merged: list[dict[str, Any]] = [
         {
             "role": "user",
-            "content": [{"type": "text", "text": "Summary: \nkept"}, {"type": "text", "text": "second prompt"}],
+            "content": [
+                {"type": "text", "text": "Summary: \nkept"},
+                {"type": "text", "text": "second prompt"},
+            ],
         }
     ]
     assert compare_histories(messages[:3], merged) == ""
@@ -294,7 +321,9 @@ def test_generated_session_has_the_expected_shape(generated_session: GeneratedSe
     after = records[boundaries[0] + 1 :]
     assert any(r.get("isCompactSummary") for r in after)
     prompts = [
-        r["message"]["content"] for r in after if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+        r["message"]["content"]
+        for r in after
+        if r.get("type") == "user" and isinstance(r["message"]["content"], str)
     ]
     assert "After compaction, turn 1" in prompts and "After compaction, turn 2" in prompts
     agents = sorted((s.session_dir / "subagents").glob("agent-*.jsonl"))
@@ -382,7 +411,9 @@ def test_resume_of_shipped_2_1_197_fixture(claude_197: ClaudeCLI, tmp_path: Path
 
 
 @pytest.mark.claude
-def test_resume_of_generated_session_matches_what_the_cli_sent_live(generated_session: GeneratedSession) -> None:
+def test_resume_of_generated_session_matches_what_the_cli_sent_live(
+    generated_session: GeneratedSession,
+) -> None:
     """The oracle's rebuilt history equals the last live request (plus its answer): the
     normaliser drops exactly the runtime renderings, nothing of the conversation."""
     s = generated_session
@@ -392,5 +423,9 @@ def test_resume_of_generated_session_matches_what_the_cli_sent_live(generated_se
     last_live = live[-1]
     reply = claude_code_policy(last_live)
     assert isinstance(reply, Text)
-    expected = [*last_live.messages, {"role": "assistant", "content": reply.text}, {"role": "user", "content": probe}]
+    expected = [
+        *last_live.messages,
+        {"role": "assistant", "content": reply.text},
+        {"role": "user", "content": probe},
+    ]
     assert compare_histories(expected, request.messages, labels=("live", "resumed")) == ""

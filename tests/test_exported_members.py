@@ -14,24 +14,80 @@ import transcript_tools
 PUBLIC = {
     "__version__",
     # readers and the shared model
-    "CODES", "Diagnostic", "Entry", "MAX_TRANSCRIPT_READ_BYTES", "Report", "Session", "SessionRef", "Severity",
-    "Transcript", "iter_lines", "load", "load_session", "resolve", "validate_path",
+    "CODES",
+    "Diagnostic",
+    "Entry",
+    "MAX_TRANSCRIPT_READ_BYTES",
+    "Report",
+    "Session",
+    "SessionRef",
+    "Severity",
+    "Transcript",
+    "iter_lines",
+    "load",
+    "load_session",
+    "resolve",
+    "validate_path",
     # the exception tree (each carries the CLI's exit code)
-    "ApiError", "CredentialsError", "NotFound", "TTError", "TranscriptTooLarge", "Unreadable", "UsageError", "WriteFailed",
+    "ApiError",
+    "CredentialsError",
+    "NotFound",
+    "TTError",
+    "TranscriptTooLarge",
+    "Unreadable",
+    "UsageError",
+    "WriteFailed",
     # one function per verb (transcript_tools/api.py) and the reports only they return
-    "validate_session", "repair_session", "redact_session", "compact_session", "fork_session", "rewind_session",
-    "resume_request", "export_session", "import_session", "list_sessions", "search_sessions", "get_session_stats",
-    "rename_session", "tag_session", "delete_session",
-    "ExportResult", "ForkResult", "RecordResult", "ResumeRequest", "RewindResult",
+    "validate_session",
+    "repair_session",
+    "redact_session",
+    "compact_session",
+    "fork_session",
+    "rewind_session",
+    "resume_request",
+    "export_session",
+    "import_session",
+    "list_sessions",
+    "search_sessions",
+    "get_session_stats",
+    "rename_session",
+    "tag_session",
+    "delete_session",
+    "ExportResult",
+    "ForkResult",
+    "RecordResult",
+    "ResumeRequest",
+    "RewindResult",
     # query(), shaped after the Agent SDK's, and the messages it yields
-    "query", "Query", "QueryOptions", "AssistantMessage", "UserMessage", "SystemMessage", "ResultMessage",
-    "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock",
+    "query",
+    "Query",
+    "QueryOptions",
+    "AssistantMessage",
+    "UserMessage",
+    "SystemMessage",
+    "ResultMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "ToolResultBlock",
 }
 
 VERBS = {
-    "validate_session", "repair_session", "redact_session", "compact_session", "fork_session", "rewind_session",
-    "resume_request", "export_session", "import_session", "list_sessions", "search_sessions", "get_session_stats",
-    "rename_session", "tag_session", "delete_session",
+    "validate_session",
+    "repair_session",
+    "redact_session",
+    "compact_session",
+    "fork_session",
+    "rewind_session",
+    "resume_request",
+    "export_session",
+    "import_session",
+    "list_sessions",
+    "search_sessions",
+    "get_session_stats",
+    "rename_session",
+    "tag_session",
+    "delete_session",
 }
 
 
@@ -58,7 +114,7 @@ def test_verbs_take_a_session_or_scope_first_and_are_keyword_only_after() -> Non
         params = list(inspect.signature(getattr(transcript_tools, name)).parameters.values())
         positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert 1 <= len(positional) <= 2, name
-        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(positional):]), name
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(positional) :]), name
         assert any(p.name == "directory" for p in params) or name == "import_session", name
 
 

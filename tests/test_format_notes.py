@@ -42,7 +42,7 @@ def _cited() -> dict[str, set[str]]:
 
 def test_sections_are_numbered_headings() -> None:
     secs = _sections()
-    assert {str(n) for n in range(0, 16)} <= secs
+    assert {str(n) for n in range(16)} <= secs
     assert {"1.1", "3.1", "3.2", "3.2.1", "3.6", "4.1"} <= secs
 
 
@@ -56,14 +56,25 @@ def test_the_code_cites_the_notes() -> None:
     # The notes are where the format facts live: the code points there (and nowhere else).
     cited = _cited()
     assert len({f for files in cited.values() for f in files if f.startswith("transcript_tools/")}) >= 20
-    stale = [str(p.relative_to(ROOT)) for base in ("transcript_tools", "tests", "schemas")
-             for p in (ROOT / base).rglob("*") if p.suffix in (".py", ".json") and p.is_file()
-             and re.search(r"(?<![\w/])FORMAT\.md", p.read_text(encoding="utf-8"))]
+    stale = [
+        str(p.relative_to(ROOT))
+        for base in ("transcript_tools", "tests", "schemas")
+        for p in (ROOT / base).rglob("*")
+        if p.suffix in (".py", ".json")
+        and p.is_file()
+        and re.search(r"(?<![\w/])FORMAT\.md", p.read_text(encoding="utf-8"))
+    ]
     assert not stale, stale
 
 
 def _evidence() -> list[str]:
-    return sorted(set(re.findall(r"`((?:tests|fixtures|transcript_tools|schemas)/[^`\s]+)`", NOTES.read_text(encoding="utf-8"))))
+    return sorted(
+        set(
+            re.findall(
+                r"`((?:tests|fixtures|transcript_tools|schemas)/[^`\s]+)`", NOTES.read_text(encoding="utf-8")
+            )
+        )
+    )
 
 
 @pytest.mark.parametrize("ref", _evidence())
@@ -73,7 +84,9 @@ def test_the_evidence_named_is_there(ref: str) -> None:
     matches = list(ROOT.glob(path.rstrip("/"))) if "*" in path else [p]
     assert matches and all(m.exists() for m in matches), ref
     if test:
-        assert re.search(rf"^(?:async )?def {re.escape(test)}\(", p.read_text(encoding="utf-8"), flags=re.M), ref
+        assert re.search(
+            rf"^(?:async )?def {re.escape(test)}\(", p.read_text(encoding="utf-8"), flags=re.M
+        ), ref
 
 
 def test_test_names_cited_after_a_file_exist() -> None:
@@ -91,5 +104,8 @@ def test_test_names_cited_after_a_file_exist() -> None:
 
 def test_fixtures_named_in_the_notes_exist() -> None:
     real = {p.name for p in (ROOT / "fixtures/real").iterdir()}
-    for name in re.findall(r"`((?:v[0-9][\w.-]*|handwritten-[\w.-]+|claude-config-[\w.-]+)(?:\.jsonl|/))`", NOTES.read_text(encoding="utf-8")):
+    for name in re.findall(
+        r"`((?:v[0-9][\w.-]*|handwritten-[\w.-]+|claude-config-[\w.-]+)(?:\.jsonl|/))`",
+        NOTES.read_text(encoding="utf-8"),
+    ):
         assert name.rstrip("/") in real, name

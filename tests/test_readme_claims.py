@@ -25,6 +25,8 @@ def test_every_named_test_function_exists() -> None:
     src = _tests_source()
     for doc in DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
-        names = {n for n in re.findall(r"\b(test_[a-z0-9_]+)\b", text) if not (ROOT / "tests" / f"{n}.py").exists()}
+        names = {
+            n for n in re.findall(r"\b(test_[a-z0-9_]+)\b", text) if not (ROOT / "tests" / f"{n}.py").exists()
+        }
         missing = sorted(n for n in names if f"def {n}(" not in src)
         assert missing == [], f"{doc} names tests that do not exist: {missing}"

@@ -70,7 +70,11 @@ def _pytest(suite: Path, *args: str, ci: bool) -> subprocess.CompletedProcess[st
         env["CI"] = "true"
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", *args],
-        cwd=suite, env=env, capture_output=True, text=True, timeout=120,
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -86,7 +90,10 @@ def test_in_ci_a_skipped_test_that_needs_a_real_tool_fails(tmp_path: Path) -> No
     assert r.returncode == 1, r.stdout
     assert "FAILED test_a.py::test_needs_ccusage - CI=true: a test that needs ccusage" in r.stdout
     # The fixture that starts a CLI marks its users `claude`, so their skip fails too.
-    assert "ERROR test_a.py::test_uses_a_cli_fixture_without_the_mark - CI=true: a test that needs a pinned real Claude Code CLI" in r.stdout
+    assert (
+        "ERROR test_a.py::test_uses_a_cli_fixture_without_the_mark - CI=true: a test that needs a pinned real Claude Code CLI"
+        in r.stdout
+    )
     assert "Claude Code 2.1.197 not installed" in r.stdout
     # A skip for another reason, and an expected failure, stay what they are.
     assert "SKIPPED [1] test_a.py:16: this fixture has no such shape" in r.stdout
@@ -114,7 +121,10 @@ def test_in_ci_a_whole_run_where_no_test_of_a_tool_passed_fails(tmp_path: Path) 
     from tests.support.real_tools import MARKERS
 
     idle = ", ".join(m for m in MARKERS if m != "claude")
-    assert idle.startswith("ccusage, git") and f"CI=true: no test that needs {idle} passed in this run" in r.stdout
+    assert (
+        idle.startswith("ccusage, git")
+        and f"CI=true: no test that needs {idle} passed in this run" in r.stdout
+    )
     # Naming files runs a part of the suite on purpose: no such check.
     assert _pytest(tmp_path, "test_c.py", ci=True).returncode == 0
     assert _pytest(tmp_path, ci=False).returncode == 0

@@ -36,17 +36,17 @@ if TYPE_CHECKING:
     from .bundle.core import Manifest
     from .bundle.files_import import Imported
     from .catalog.files import Row, SessionHits
+    from .catalog.stats import Stats
     from .compact.report import Result as CompactResult
+    from .compact.summarizers import Summarizer
+    from .edge.claude_dir import SessionRef
     from .fork.core import Fork
     from .manage.core import DeletePlan
+    from .model.request import ModelRequest
     from .redact.files import FileResult as RedactResult
     from .repair.files import FileReport
-    from .model.request import ModelRequest
     from .rewind.core import RewindPlan
     from .rewind.files import FileResult as RewindFileResult
-    from .catalog.stats import Stats
-    from .edge.claude_dir import SessionRef
-    from .compact.summarizers import Summarizer
     from .validate.core import Report
 
 __all__ = [
@@ -86,7 +86,10 @@ def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
 
     folders = {d.resolve() for d in project_dirs(str(directory))}
     if ref.path.parent.resolve() not in folders:
-        raise NotFound(f"no session {str(session)!r} in the project of {directory}", hint="leave directory out to look in every project")
+        raise NotFound(
+            f"no session {str(session)!r} in the project of {directory}",
+            hint="leave directory out to look in every project",
+        )
     return ref
 
 
@@ -116,7 +119,9 @@ def _not_the_input(src: Path, out: Path) -> None:
     except OSError:
         same = False
     if same:
-        raise UsageError(f"{out}: that is the input itself", hint="use in_place=True, or choose another output")
+        raise UsageError(
+            f"{out}: that is the input itself", hint="use in_place=True, or choose another output"
+        )
 
 
 def _one_output(output: str | Path | None, in_place: bool) -> None:
@@ -137,7 +142,11 @@ def _iso(now: datetime | None) -> str:
 
 
 def validate_session(
-    session: str | Path, *, directory: str | Path | None = None, subagents: bool = True, schema: bool = True,
+    session: str | Path,
+    *,
+    directory: str | Path | None = None,
+    subagents: bool = True,
+    schema: bool = True,
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> list[Report]:
     """Check a session (``tt validate``): one `validate.Report` per file, the main
@@ -152,10 +161,19 @@ def validate_session(
 
 
 def repair_session(
-    session: str | Path, *, directory: str | Path | None = None, output: str | Path | None = None,
-    in_place: bool = False, backup: bool = True, force: bool = False, subagents: bool = True,
-    drop_orphans: bool = False, strip_thinking: bool = False, max_image_bytes: int | None = None,
-    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, now: datetime | None = None,
+    session: str | Path,
+    *,
+    directory: str | Path | None = None,
+    output: str | Path | None = None,
+    in_place: bool = False,
+    backup: bool = True,
+    force: bool = False,
+    subagents: bool = True,
+    drop_orphans: bool = False,
+    strip_thinking: bool = False,
+    max_image_bytes: int | None = None,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    now: datetime | None = None,
 ) -> list[FileReport]:
     """Repair a session (``tt repair``): one `repair_files.FileReport` per file (main
     transcript first, then its subagents), each listing the fixes and what damage remains.
@@ -164,23 +182,40 @@ def repair_session(
     ``output`` names the repaired copy (its subagents go to ``<output stem>/subagents/``,
     Claude Code's layout); ``in_place`` replaces the files atomically, keeping a ``.bak``
     unless ``backup=False``. What a repair removes always goes to a quarantine file."""
+    from .edge.session_out import session_outputs
     from .repair.core import RepairOptions
     from .repair.files import repair_file
-    from .edge.session_out import session_outputs
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
     paths = _session_paths(ref, subagents)
-    outs: list[Path | None] = list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
+    outs: list[Path | None] = (
+        list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
+    )
     for src, out in zip(paths, outs):
         if out is not None:
             _not_the_input(src, out)
             _mkdir(out.parent)
-    opts = RepairOptions(drop_orphans=drop_orphans, strip_thinking=strip_thinking, max_image_bytes=max_image_bytes, cap=max_bytes)
+    opts = RepairOptions(
+        drop_orphans=drop_orphans,
+        strip_thinking=strip_thinking,
+        max_image_bytes=max_image_bytes,
+        cap=max_bytes,
+    )
     dry = output is None and not in_place
     stamp = _iso(now)
     reports = [
-        repair_file(p, opts, out=o, in_place=in_place, dry_run=dry, force=force, backup=backup, now=stamp, new_id=lambda: str(_uuid.uuid4()))
+        repair_file(
+            p,
+            opts,
+            out=o,
+            in_place=in_place,
+            dry_run=dry,
+            force=force,
+            backup=backup,
+            now=stamp,
+            new_id=lambda: str(_uuid.uuid4()),
+        )
         for p, o in zip(paths, outs)
     ]
     for p, o in zip(paths[1:], outs[1:]):
@@ -196,8 +231,14 @@ def _copy_sidecar(src: Path, out: Path) -> None:
 
 
 def redact_session(
-    session: str | Path, *, directory: str | Path | None = None, output: str | Path | None = None,
-    in_place: bool = False, backup: bool = True, force: bool = False, subagents: bool = True,
+    session: str | Path,
+    *,
+    directory: str | Path | None = None,
+    output: str | Path | None = None,
+    in_place: bool = False,
+    backup: bool = True,
+    force: bool = False,
+    subagents: bool = True,
 ) -> list[RedactResult]:
     """Find secrets in a session (``tt redact``): one `redact_files.FileResult` per file,
     each finding named by line, kind and JSON path (never the secret itself).
@@ -205,8 +246,8 @@ def redact_session(
     Without ``output`` or ``in_place`` it only reports. ``output`` writes a redacted copy
     (subagents beside it, as `repair_session`); ``in_place`` replaces the files atomically.
     A path names just that file; a session id, the session and its subagent files."""
-    from .redact.files import redact_in_place, redact_to, scan_file
     from .edge.session_out import session_outputs
+    from .redact.files import redact_in_place, redact_to, scan_file
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
@@ -228,11 +269,23 @@ def redact_session(
 
 
 def compact_session(
-    session: str | Path, *, directory: str | Path | None = None, output: str | Path | None = None,
-    in_place: bool = False, backup: bool = True, force: bool = False, dry_run: bool = False,
-    keep_tokens: int | None = None, keep: Sequence[str] = (), keep_first_request: bool = True,
-    prune: Sequence[str] = (), summarizer: Summarizer | None = None, model: str | None = None,
-    even_if_larger: bool = False, drop_unsent: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    session: str | Path,
+    *,
+    directory: str | Path | None = None,
+    output: str | Path | None = None,
+    in_place: bool = False,
+    backup: bool = True,
+    force: bool = False,
+    dry_run: bool = False,
+    keep_tokens: int | None = None,
+    keep: Sequence[str] = (),
+    keep_first_request: bool = True,
+    prune: Sequence[str] = (),
+    summarizer: Summarizer | None = None,
+    model: str | None = None,
+    even_if_larger: bool = False,
+    drop_unsent: bool = False,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
     now: datetime | None = None,
 ) -> CompactResult:
     """Make a session small and resumable (``tt compact``): all but the most recent
@@ -248,25 +301,37 @@ def compact_session(
     ``prune`` shrinks inside the kept messages first (``tool-output``, ``thinking``,
     ``images``); ``drop_unsent`` (``--prune progress``) writes the whole conversation without
     the records a resume never sends when nothing is worth summarising."""
-    from .compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
-    from .model.errors import UsageError
     from .compact.files import Target, compact_file
+    from .compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
     from .compact.summarizers import Extractive
     from .edge.tokenizer import TokenCounter
+    from .model.errors import UsageError
 
     _one_output(output, in_place)
     unknown = set(prune) - set(PRUNE_KINDS)
     if unknown:
-        raise UsageError(f"prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}")
+        raise UsageError(
+            f"prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}"
+        )
     ref = _ref(session, directory)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     target = Target(mode, Path(output).expanduser() if output is not None else None, force, backup=backup)
-    options = PlanOptions(keep_tokens=DEFAULT_KEEP_TOKENS if keep_tokens is None else keep_tokens, prune=frozenset(prune))
+    options = PlanOptions(
+        keep_tokens=DEFAULT_KEEP_TOKENS if keep_tokens is None else keep_tokens, prune=frozenset(prune)
+    )
     if model is None:
         model = _resumes_on(ref.path, now)
     return compact_file(
-        ref.path, summarizer or Extractive(), target, options, keep=keep, keep_first_request=keep_first_request,
-        max_bytes=max_bytes, even_if_larger=even_if_larger, drop_unsent=drop_unsent, counter=TokenCounter(model=model),
+        ref.path,
+        summarizer or Extractive(),
+        target,
+        options,
+        keep=keep,
+        keep_first_request=keep_first_request,
+        max_bytes=max_bytes,
+        even_if_larger=even_if_larger,
+        drop_unsent=drop_unsent,
+        counter=TokenCounter(model=model),
     )
 
 
@@ -281,8 +346,8 @@ def _clock(now: datetime | None) -> Any:
 def _resumes_on(path: Path, now: datetime | None) -> str | None:
     """The model a resume of ``path`` continues on at ``now``: the session's last model (from
     the file's tail, `catalog.read_row`) unless Claude Code retires or remaps it (`lifecycle`)."""
-    from .model import lifecycle
     from .catalog.files import read_row
+    from .model import lifecycle
 
     row = read_row(path)
     session_model = row.lite.model if row is not None else None
@@ -311,7 +376,11 @@ class ForkResult:
             "session_id": self.session_id,
             "path": str(self.path),
             "entries": f.entries,
-            "forked_from": {"session_id": f.source_session_id, "message_uuid": f.cut.uuid, "path": str(self.source_path)},
+            "forked_from": {
+                "session_id": f.source_session_id,
+                "message_uuid": f.cut.uuid,
+                "path": str(self.source_path),
+            },
             "title": f.title,
             "at": {"asked": f.cut.asked, "uuid": f.cut.uuid, "moved": f.cut.moved},
             "subagents": [str(p) for p in self.subagents],
@@ -321,9 +390,15 @@ class ForkResult:
 
 
 def fork_session(
-    session: str | Path, *, directory: str | Path | None = None, up_to_message_id: str | None = None,
-    title: str | None = None, output: str | Path | None = None, dry_run: bool = False,
-    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, now: datetime | None = None,
+    session: str | Path,
+    *,
+    directory: str | Path | None = None,
+    up_to_message_id: str | None = None,
+    title: str | None = None,
+    output: str | Path | None = None,
+    dry_run: bool = False,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    now: datetime | None = None,
 ) -> ForkResult:
     """Branch a session into a new one with fresh ids (``tt fork``; the SDK's
     ``fork_session``): whole, or ending at ``up_to_message_id`` (a uuid or unique prefix, or
@@ -331,10 +406,10 @@ def fork_session(
     ``claude --resume`` lists it, or to ``output``; its title defaults to the original's
     plus " (fork)". The original is only read; a cut that would part a tool call from its
     result moves, and ``result.fork.cut.moved`` says so."""
+    from .edge.loader import load_session
     from .fork.branch import resolve_at
     from .fork.core import fork
     from .fork.files import UuidSource, copy_paths, plan_subagents, write_fork
-    from .edge.loader import load_session
 
     if title is not None and not title.strip():
         from .model.errors import UsageError
@@ -372,8 +447,14 @@ class RewindResult:
 
 
 def rewind_session(
-    session: str | Path, at: str, *, directory: str | Path | None = None, cwd: str | Path | None = None,
-    dry_run: bool = True, allow_outside: bool = False, backup: bool = False,
+    session: str | Path,
+    at: str,
+    *,
+    directory: str | Path | None = None,
+    cwd: str | Path | None = None,
+    dry_run: bool = True,
+    allow_outside: bool = False,
+    backup: bool = False,
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> RewindResult:
     """Restore the files a session changed to their state at message ``at`` (``tt rewind
@@ -383,8 +464,8 @@ def rewind_session(
     Files outside ``cwd`` (default: the session's own) are left alone unless
     ``allow_outside``. To branch the conversation there instead, use `fork_session`."""
     from .edge import claude_dir as store
-    from .model.errors import UsageError
     from .edge.loader import load_session
+    from .model.errors import UsageError
     from .rewind.core import plan_rewind, resolve_target
     from .rewind.files import FileReader, apply_plan
 
@@ -394,8 +475,13 @@ def rewind_session(
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
     target = resolve_target(s, at)
-    root = str(cwd) if cwd is not None else next(
-        (c for e in s.entries if isinstance(c := e.record.get("cwd"), str) and c and not e.is_sidechain), None
+    root = (
+        str(cwd)
+        if cwd is not None
+        else next(
+            (c for e in s.entries if isinstance(c := e.record.get("cwd"), str) and c and not e.is_sidechain),
+            None,
+        )
     )
     if root is None:
         raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="pass cwd=")
@@ -406,7 +492,9 @@ def rewind_session(
     config = ref.path.parent.parent.parent if ref.path.parent.parent.name == "projects" else None
     backups = store.file_history_dir(sid, config) if config is not None else store.file_history_dir(sid)
     reader = FileReader(backups, root_s)
-    plan = plan_rewind(s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside)
+    plan = plan_rewind(
+        s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+    )
     applied = [] if dry_run else apply_plan(plan, backups, keep=backup)
     return RewindResult(sid, plan, applied)
 
@@ -428,10 +516,18 @@ class ResumeRequest:
 
 
 def resume_request(
-    session: str | Path, prompt: str | None = None, *, directory: str | Path | None = None,
-    model: str | None = None, system_prompt: str | None = None, cwd: str | Path | None = None,
-    allowed_tools: Sequence[str] = (), disallowed_tools: Sequence[str] = (), max_tokens: int | None = None,
-    now: datetime | None = None, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    session: str | Path,
+    prompt: str | None = None,
+    *,
+    directory: str | Path | None = None,
+    model: str | None = None,
+    system_prompt: str | None = None,
+    cwd: str | Path | None = None,
+    allowed_tools: Sequence[str] = (),
+    disallowed_tools: Sequence[str] = (),
+    max_tokens: int | None = None,
+    now: datetime | None = None,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> ResumeRequest:
     """Build the request ``tt resume`` would send to continue a session with ``prompt``,
     without sending it (no credentials needed). The history is read as Claude Code reads
@@ -449,7 +545,9 @@ def resume_request(
     ref = _ref(session, directory)
     got = load_for_resume(ref.path, max_bytes=max_bytes)
     if not got.conversation.messages:
-        raise Unreadable(f"{ref.path}: no conversation to resume (no user or assistant message on its main chain)")
+        raise Unreadable(
+            f"{ref.path}: no conversation to resume (no user or assistant message on its main chain)"
+        )
     choice = lifecycle.resume_model(lifecycle.CURRENT, got.conversation.model, model, clock)
     if not choice.model:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass model=")
@@ -457,7 +555,13 @@ def resume_request(
     where = Path(cwd) if cwd is not None else Path(conv.cwd or ".")
     system = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=where)
     extra = [conversation.user_message(prompt)] if prompt is not None else []
-    req = ModelRequest(choice.model, [*conv.messages, *extra], max_tokens or DEFAULT_MAX_TOKENS, system, registry.definitions())
+    req = ModelRequest(
+        choice.model,
+        [*conv.messages, *extra],
+        max_tokens or DEFAULT_MAX_TOKENS,
+        system,
+        registry.definitions(),
+    )
     repairs = [f"{getattr(a, 'fix', a)}" for a in got.actions] + list(got.mended)
     note = choice.explain(lifecycle.CURRENT.cli_version, conv.thinking_not_sent)
     return ResumeRequest(ref.path, conv.session_id, req, note, repairs, got.start)
@@ -480,8 +584,12 @@ class ExportResult:
 
 
 def export_session(
-    session: str | Path, output: str | Path | None = None, *, directory: str | Path | None = None,
-    redact: bool = True, dry_run: bool = False,
+    session: str | Path,
+    output: str | Path | None = None,
+    *,
+    directory: str | Path | None = None,
+    redact: bool = True,
+    dry_run: bool = False,
 ) -> ExportResult:
     """Pack a session into one zip bundle (``tt export``): transcript, subagents,
     file-history backups and a manifest with checksums, secrets redacted unless
@@ -504,7 +612,9 @@ def export_session(
         return ExportResult(out, e.bytes, e.manifest, list(e.skipped), False)
 
 
-def import_session(archive: str | Path, *, cwd: str | Path | None = None, dry_run: bool = False) -> Imported | Manifest:
+def import_session(
+    archive: str | Path, *, cwd: str | Path | None = None, dry_run: bool = False
+) -> Imported | Manifest:
     """Unpack a bundle written by `export_session` (``tt import``) into this machine's
     Claude config dir, under the project folder of ``cwd`` (default: the current
     directory), rewriting paths under the original cwd. Returns `bundle_import.Imported`
@@ -529,8 +639,13 @@ def _dirs(directory: str | Path | None) -> list[Path]:
 
 
 def list_sessions(
-    directory: str | Path | None = None, *, limit: int | None = None, include_hidden: bool = False,
-    tag: str | None = None, check: bool = False, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    directory: str | Path | None = None,
+    *,
+    limit: int | None = None,
+    include_hidden: bool = False,
+    tag: str | None = None,
+    check: bool = False,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> list[Row]:
     """The sessions of a project (``directory``: its working directory, or its folder under
     ``projects/``; with its git worktrees' sessions, as the SDK) or of every project
@@ -551,8 +666,14 @@ def list_sessions(
 
 
 def search_sessions(
-    pattern: str, directory: str | Path | None = None, *, regex: bool = False, case: str = "smart",
-    limit: int | None = None, per_session: int = 5, subagents: bool = True,
+    pattern: str,
+    directory: str | Path | None = None,
+    *,
+    regex: bool = False,
+    case: str = "smart",
+    limit: int | None = None,
+    per_session: int = 5,
+    subagents: bool = True,
 ) -> list[SessionHits]:
     """Find text in sessions (``tt search``): prompts, replies, tool inputs and outputs,
     newest session first; one `catalog.SessionHits` per session with a hit. ``case`` is
@@ -562,17 +683,21 @@ def search_sessions(
     from itertools import islice
 
     from .catalog.files import search_files
-    from .model.errors import UsageError
     from .catalog.search import make_matcher
+    from .model.errors import UsageError
 
     try:
         matcher = make_matcher(pattern, regex=regex, case=case)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    return list(islice(search_files(_dirs(directory), matcher, per_session=per_session, subagents=subagents), limit))
+    return list(
+        islice(search_files(_dirs(directory), matcher, per_session=per_session, subagents=subagents), limit)
+    )
 
 
-def get_session_stats(session: str | Path, *, directory: str | Path | None = None, subagents: bool = True) -> Stats:
+def get_session_stats(
+    session: str | Path, *, directory: str | Path | None = None, subagents: bool = True
+) -> Stats:
     """Tokens by model, cost, turns, tool calls, errors, duration and compactions of one
     session (``tt stats``), each API call counted once as ccusage counts them (split
     lines and subagent copies deduplicated). ``stats.to_dict()`` is ``tt stats --json``."""
@@ -600,10 +725,12 @@ def _session_id(ref: SessionRef) -> str:
     return session_id_of(ref)
 
 
-def _append_record(session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool) -> RecordResult:
-    from .model.errors import Unreadable
+def _append_record(
+    session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool
+) -> RecordResult:
     from .edge.reader import file_size
     from .edge.writer import append_records
+    from .model.errors import Unreadable
 
     ref = _ref(session, directory)
     sid = _session_id(ref)
@@ -615,7 +742,9 @@ def _append_record(session: str | Path, directory: str | Path | None, make: Any,
     return RecordResult(sid, ref.path, line.decode("ascii").rstrip("\n"), not dry_run)
 
 
-def rename_session(session: str | Path, title: str, *, directory: str | Path | None = None, dry_run: bool = False) -> RecordResult:
+def rename_session(
+    session: str | Path, title: str, *, directory: str | Path | None = None, dry_run: bool = False
+) -> RecordResult:
     """Set a session's title (``tt rename``; the SDK's ``rename_session``): appends the
     ``custom-title`` record the ``/resume`` picker and the SDK's ``list_sessions`` read."""
     from .manage.core import rename_line
@@ -623,7 +752,9 @@ def rename_session(session: str | Path, title: str, *, directory: str | Path | N
     return _append_record(session, directory, rename_line, title, dry_run)
 
 
-def tag_session(session: str | Path, tag: str | None, *, directory: str | Path | None = None, dry_run: bool = False) -> RecordResult:
+def tag_session(
+    session: str | Path, tag: str | None, *, directory: str | Path | None = None, dry_run: bool = False
+) -> RecordResult:
     """Tag a session (``tt tag``; the SDK's ``tag_session``): appends a ``tag`` record;
     ``None`` or ``""`` clears the tag."""
     from .manage.core import tag_line
@@ -631,7 +762,9 @@ def tag_session(session: str | Path, tag: str | None, *, directory: str | Path |
     return _append_record(session, directory, tag_line, tag or "", dry_run)
 
 
-def delete_session(session: str | Path, *, directory: str | Path | None = None, dry_run: bool = False) -> DeletePlan:
+def delete_session(
+    session: str | Path, *, directory: str | Path | None = None, dry_run: bool = False
+) -> DeletePlan:
     """Delete a session (``tt delete``; the SDK's ``delete_session``): its transcript, its
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""

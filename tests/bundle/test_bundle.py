@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.edge import claude_dir as store
 from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
 from transcript_tools.bundle.files_export import export_session
 from transcript_tools.bundle.files_import import import_bundle, read_manifest
-from transcript_tools.validate.files import validate_path
-from transcript_tools.model.errors import NotFound, Unreadable, UsageError, WriteFailed
+from transcript_tools.edge import claude_dir as store
 from transcript_tools.edge.loader import load_session
+from transcript_tools.model.errors import NotFound, Unreadable, UsageError, WriteFailed
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -74,14 +74,32 @@ def test_member_names_that_could_escape_are_refused(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["manifest.json", f"transcript/{SID}.jsonl", f"transcript/{SID}/subagents/agent-a1.jsonl", "transcript/agent-0c4c3cf8.jsonl", "file-history/cf6fbccebed484a3@v1"],
+    [
+        "manifest.json",
+        f"transcript/{SID}.jsonl",
+        f"transcript/{SID}/subagents/agent-a1.jsonl",
+        "transcript/agent-0c4c3cf8.jsonl",
+        "file-history/cf6fbccebed484a3@v1",
+    ],
 )
 def test_member_names_of_a_bundle(name: str) -> None:
     assert member_problem(name, SID) is None
 
 
 def test_manifest_round_trips_and_rejects_other_documents() -> None:
-    m = Manifest(SID, "/a", "-a", "/c/projects/-a", "/c", ("2.1.332",), "0.1.0", "2026-11-29T00:00:00.000Z", True, {"jwt": 1}, (Member(f"transcript/{SID}.jsonl", "transcript", 3, "0" * 64),))
+    m = Manifest(
+        SID,
+        "/a",
+        "-a",
+        "/c/projects/-a",
+        "/c",
+        ("2.1.332",),
+        "0.1.0",
+        "2026-11-29T00:00:00.000Z",
+        True,
+        {"jwt": 1},
+        (Member(f"transcript/{SID}.jsonl", "transcript", 3, "0" * 64),),
+    )
     assert parse_manifest(m.to_bytes(), "x.zip") == m
     with pytest.raises(Unreadable, match="not a tt session bundle"):
         parse_manifest(b'{"format":"other"}', "x.zip")
@@ -93,13 +111,18 @@ def test_manifest_round_trips_and_rejects_other_documents() -> None:
 
 def test_relocation_maps_paths_under_the_old_root_only() -> None:
     r = Relocation({"/home/dev/demo-app": "/srv/app"})
-    assert r.text("cat /home/dev/demo-app/a.py /home/dev/demo-app2/b /home/dev/demo-app.bak /home/dev/demo-app") == (
-        "cat /srv/app/a.py /home/dev/demo-app2/b /home/dev/demo-app.bak /srv/app"
-    )
+    assert r.text(
+        "cat /home/dev/demo-app/a.py /home/dev/demo-app2/b /home/dev/demo-app.bak /home/dev/demo-app"
+    ) == ("cat /srv/app/a.py /home/dev/demo-app2/b /home/dev/demo-app.bak /srv/app")
     rec = {
         "type": "user",
         "cwd": "/home/dev/demo-app",
-        "message": {"content": [{"type": "tool_result", "content": "at /home/dev/demo-app/x"}, {"type": "text", "text": "/home/dev/demo-app"}]},
+        "message": {
+            "content": [
+                {"type": "tool_result", "content": "at /home/dev/demo-app/x"},
+                {"type": "text", "text": "/home/dev/demo-app"},
+            ]
+        },
         "toolUseResult": {"filePath": "/home/dev/demo-app/x", "n": 1},
     }
     new = r.record(rec)
@@ -121,7 +144,14 @@ def test_export_then_import_under_another_cwd(source: Path, tmp_path: Path) -> N
     assert m.session_id == SID and m.cwd == RECORDED_CWD and m.claude_code_versions == ("2.1.332",)
     assert m.project_dir_name == "-home-dev-demo-app" and m.redacted and dict(m.redactions) == {}
     roles = sorted(x.role for x in m.members)
-    assert roles == ["file-history", "file-history", "file-history", "subagent", "subagent-meta", "transcript"]
+    assert roles == [
+        "file-history",
+        "file-history",
+        "file-history",
+        "subagent",
+        "subagent-meta",
+        "transcript",
+    ]
     with zipfile.ZipFile(out) as zf:
         for x in m.members:
             assert hashlib.sha256(zf.read(x.path)).hexdigest() == x.sha256
@@ -141,7 +171,7 @@ def test_export_then_import_under_another_cwd(source: Path, tmp_path: Path) -> N
     text = imp.path.read_text()
     cwds = {json.loads(ln).get("cwd") for ln in text.splitlines()} - {None}
     assert cwds == {str(cwd.resolve())}
-    assert f'"filePath":"{cwd.resolve()}/app.py"' in text and "realParentDir\":\"" + str(cwd.resolve()) in text
+    assert f'"filePath":"{cwd.resolve()}/app.py"' in text and 'realParentDir":"' + str(cwd.resolve()) in text
     # Lines without a path under the old root are the original bytes; the others changed
     # only in the relocated fields.
     orig = _ref(source).path.read_bytes().splitlines()
@@ -150,7 +180,10 @@ def test_export_then_import_under_another_cwd(source: Path, tmp_path: Path) -> N
     sub = f"{SID}/subagents/agent-a57f9afd470043d69.jsonl"
     sub_changed = sum(
         a != b
-        for a, b in zip((source / "projects/-home-dev-demo-app" / sub).read_bytes().splitlines(), (proj / sub).read_bytes().splitlines())
+        for a, b in zip(
+            (source / "projects/-home-dev-demo-app" / sub).read_bytes().splitlines(),
+            (proj / sub).read_bytes().splitlines(),
+        )
     )
     assert sum(a != b for a, b in zip(orig, new)) + sub_changed == imp.relocated_lines > sub_changed > 0
     for a, b in zip(orig, new):
@@ -210,18 +243,43 @@ def test_export_redacts_transcripts_subagents_and_backups(source: Path, tmp_path
         assert all(key.encode() not in zf.read(n) for n in zf.namelist())
     raw = tmp_path / "raw.zip"
     m2 = export_session(_ref(source), raw, redact=False, config=source).manifest
-    assert not m2.redacted and key.encode() in zipfile.ZipFile(raw).read(f"transcript/{SID}/subagents/agent-a57f9afd470043d69.jsonl")
+    assert not m2.redacted and key.encode() in zipfile.ZipFile(raw).read(
+        f"transcript/{SID}/subagents/agent-a57f9afd470043d69.jsonl"
+    )
 
 
 # --- crafted archives --------------------------------------------------------------------
 
 
 def _manifest_for(members: dict[str, bytes], sid: str = SID) -> bytes:
-    files = [Member(n, "transcript" if n.endswith(".jsonl") else "file-history", len(d), hashlib.sha256(d).hexdigest()) for n, d in members.items()]
-    return Manifest(sid, "/a", "-a", "/c/projects/-a", "/c", (), "0.1.0", "2026-11-29T00:00:00.000Z", False, {}, tuple(files)).to_bytes()
+    files = [
+        Member(
+            n, "transcript" if n.endswith(".jsonl") else "file-history", len(d), hashlib.sha256(d).hexdigest()
+        )
+        for n, d in members.items()
+    ]
+    return Manifest(
+        sid,
+        "/a",
+        "-a",
+        "/c/projects/-a",
+        "/c",
+        (),
+        "0.1.0",
+        "2026-11-29T00:00:00.000Z",
+        False,
+        {},
+        tuple(files),
+    ).to_bytes()
 
 
-def _zip(path: Path, members: dict[str, bytes], *, manifest: bytes | None = None, modes: dict[str, int] | None = None) -> Path:
+def _zip(
+    path: Path,
+    members: dict[str, bytes],
+    *,
+    manifest: bytes | None = None,
+    modes: dict[str, int] | None = None,
+) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("manifest.json", manifest if manifest is not None else _manifest_for(members))
         for name, data in members.items():
@@ -232,7 +290,11 @@ def _zip(path: Path, members: dict[str, bytes], *, manifest: bytes | None = None
     return path
 
 
-GOOD = {f"transcript/{SID}.jsonl": (REAL / "claude-config-2.1.332/projects/-home-dev-demo-app" / f"{SID}.jsonl").read_bytes()}
+GOOD = {
+    f"transcript/{SID}.jsonl": (
+        REAL / "claude-config-2.1.332/projects/-home-dev-demo-app" / f"{SID}.jsonl"
+    ).read_bytes()
+}
 
 
 @pytest.mark.parametrize(
@@ -241,12 +303,18 @@ GOOD = {f"transcript/{SID}.jsonl": (REAL / "claude-config-2.1.332/projects/-home
         ({**GOOD, "../evil.jsonl": b"x"}, None, "escapes"),
         ({**GOOD, "transcript/../../../evil": b"x"}, None, "escapes"),
         ({**GOOD, "/etc/cron.d/evil": b"x"}, None, "absolute path"),
-        ({**GOOD, f"transcript/{SID}/link": b"/etc/passwd"}, {f"transcript/{SID}/link": stat.S_IFLNK | 0o777}, "symbolic link"),
+        (
+            {**GOOD, f"transcript/{SID}/link": b"/etc/passwd"},
+            {f"transcript/{SID}/link": stat.S_IFLNK | 0o777},
+            "symbolic link",
+        ),
         ({**GOOD, f"transcript/{SID}/dev": b""}, {f"transcript/{SID}/dev": stat.S_IFCHR | 0o600}, "device"),
         ({**GOOD, "somewhere/x": b"x"}, None, "outside transcript/"),
     ],
 )
-def test_crafted_archives_are_refused_before_anything_is_written(tmp_path: Path, members: dict[str, bytes], modes: dict[str, int] | None, message: str) -> None:
+def test_crafted_archives_are_refused_before_anything_is_written(
+    tmp_path: Path, members: dict[str, bytes], modes: dict[str, int] | None, message: str
+) -> None:
     archive = _zip(tmp_path / "evil.zip", members, modes=modes)
     dest = tmp_path / "dst"
     with pytest.raises(Unreadable, match=message) as e:
@@ -282,7 +350,11 @@ def test_a_member_that_inflates_past_its_declared_size_is_refused(tmp_path: Path
     # bounded by the declared size, and the member is refused.
     data = b"A" * 200_000
     name = b"file-history/aa@v1"
-    path = _zip(tmp_path / "bomb.zip", {**GOOD, name.decode(): data}, manifest=_manifest_for({**GOOD, name.decode(): data[:10]}))
+    path = _zip(
+        tmp_path / "bomb.zip",
+        {**GOOD, name.decode(): data},
+        manifest=_manifest_for({**GOOD, name.decode(): data[:10]}),
+    )
     raw = bytearray(path.read_bytes())
     i = raw.find(b"PK\x01\x02")
     while i >= 0:
@@ -329,11 +401,13 @@ _SEG = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, ma
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_SEG, min_size=1, max_size=3), st.lists(_SEG, max_size=3), _SEG)
-def test_relocation_maps_exactly_the_paths_under_the_root(root: list[str], rest: list[str], tail: str) -> None:
+def test_relocation_maps_exactly_the_paths_under_the_root(
+    root: list[str], rest: list[str], tail: str
+) -> None:
     old = "/" + "/".join(root)
     r = Relocation({old: "/new/place"})
     under = old + "".join("/" + x for x in rest)
-    assert r.text(f"see {under}, ok") == "see /new/place" + under[len(old):] + ", ok"
+    assert r.text(f"see {under}, ok") == "see /new/place" + under[len(old) :] + ", ok"
     sibling = old + tail  # /a/app + "2": another folder, not under /a/app
     assert r.text(sibling + "/x") == sibling + "/x"
     assert r.value({"k": [sibling]})["k"] == [sibling]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.redact.test_redact import DOTENV_SECRETS, _plant
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.trees import digest, writable_copy
-from tests.redact.test_redact import DOTENV_SECRETS, _plant
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -30,7 +30,15 @@ RECORDED_CWD = "/home/dev/demo-app"
 
 def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture
@@ -102,7 +110,9 @@ def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path
     out = tmp_path / "red"
     r = tt("redact", SID, "-o", f"{out}/", "--json", config=config)
     assert r.returncode == 0, r.stderr
-    assert (out / f"{SID}.jsonl").is_file() and (out / SID / "subagents" / "agent-a57f9afd470043d69.jsonl").is_file()
+    assert (out / f"{SID}.jsonl").is_file() and (
+        out / SID / "subagents" / "agent-a57f9afd470043d69.jsonl"
+    ).is_file()
     assert tt("redact", SID, "--in-place", "--dry-run", config=config).returncode == 2
     assert tt("redact", SID, "--no-backup", config=config).returncode == 2
     assert tt("redact", "no-such-session", config=config).returncode == 3
@@ -126,7 +136,11 @@ def test_export_import_round_trip_with_json_and_continue_hints(config: Path, tmp
     assert dry.returncode == 0 and "nothing extracted" in dry.stdout and not dest.exists()
     r = tt("import", str(bundle), "--cwd", str(work), config=dest)
     assert r.returncode == 0, r.stderr
-    assert f"tt resume {SID}" in r.stdout and f"claude --resume {SID}" in r.stdout and f"cd {work.resolve()}" in r.stdout
+    assert (
+        f"tt resume {SID}" in r.stdout
+        and f"claude --resume {SID}" in r.stdout
+        and f"cd {work.resolve()}" in r.stdout
+    )
     again = tt("import", str(bundle), "--cwd", str(work), "--json", config=dest)
     assert again.returncode == 6 and "exists already" in again.stderr
     # The imported session is found by id and validates.
@@ -185,15 +199,22 @@ def test_rewind_dry_run_shows_a_diff_and_changes_nothing(config: Path, tmp_path:
     assert digest(work) == before
     refused = tt("rewind", SID, "--at", "21327ba7", "--cwd", str(work), config=config)
     assert refused.returncode == 2 and "--yes" in refused.stderr and digest(work) == before
-    j = tt("rewind", SID, "--at", "21327ba7", "--cwd", str(work), "--yes", "--backup", "--json", config=config)
+    j = tt(
+        "rewind", SID, "--at", "21327ba7", "--cwd", str(work), "--yes", "--backup", "--json", config=config
+    )
     assert j.returncode == 0, j.stderr
     doc = json.loads(j.stdout)
     assert doc["files"]["summary"] == {"restore": 1, "delete": 1}
-    assert [(Path(a["path"]).name, a["done"]) for a in doc["applied"]] == [("app.py", True), ("util.py", True)]
+    assert [(Path(a["path"]).name, a["done"]) for a in doc["applied"]] == [
+        ("app.py", True),
+        ("util.py", True),
+    ]
     assert (work / "app.py").read_bytes() == b"print('hello')\n" and not (work / "util.py").exists()
     assert (work / "app.py.tt-rewind.bak").read_bytes() == b"print('hello world')\n"
     assert (work / "util.py.tt-rewind.bak").is_file()
-    assert tt("rewind", SID, "--at", "zzzz9999", "--cwd", str(work), "--dry-run", config=config).returncode == 3
+    assert (
+        tt("rewind", SID, "--at", "zzzz9999", "--cwd", str(work), "--dry-run", config=config).returncode == 3
+    )
 
 
 def test_rewind_conversation_forks_like_tt_fork_at(config: Path, tmp_path: Path) -> None:
@@ -242,7 +263,9 @@ def test_real_cli_resumes_a_redacted_session(claude_332: ClaudeCLI, config: Path
 
 
 @pytest.mark.claude
-def test_real_cli_resumes_a_session_exported_and_imported_under_another_cwd(claude_332: ClaudeCLI, config: Path, tmp_path: Path) -> None:
+def test_real_cli_resumes_a_session_exported_and_imported_under_another_cwd(
+    claude_332: ClaudeCLI, config: Path, tmp_path: Path
+) -> None:
     bundle = tmp_path / "s.zip"
     assert tt("export", SID, "-o", str(bundle), config=config).returncode == 0
     other = tmp_path / "machine-b" / ".claude"
@@ -255,14 +278,23 @@ def test_real_cli_resumes_a_session_exported_and_imported_under_another_cwd(clau
     imported = resume_with_cli(claude_332, other, SID, work)
     assert compare_histories(original, imported, labels=("original", "imported")) == ""
     # tt's loader reads it too: the same messages as the original.
-    from transcript_tools.edge.loader import load_session
     from transcript_tools.edge.claude_dir import project_dir_name
+    from transcript_tools.edge.loader import load_session
 
     a = load_session(main_file(config)).session.messages()
     b = load_session(other / "projects" / project_dir_name(str(work)) / f"{SID}.jsonl").session.messages()
     assert [e.uuid for e in a] == [e.uuid for e in b]
     # And `tt resume` picks it up by id, in the new cwd, with the conversation the real CLI sent.
-    r = tt("resume", SID, "-p", "Oracle probe: what do you remember?", "--dry-run", "--json", config=other, cwd=work)
+    r = tt(
+        "resume",
+        SID,
+        "-p",
+        "Oracle probe: what do you remember?",
+        "--dry-run",
+        "--json",
+        config=other,
+        cwd=work,
+    )
     assert r.returncode == 0, r.stderr
     request = json.loads(r.stdout)
     assert compare_histories(imported, request["messages"], labels=("claude", "tt")) == ""
@@ -273,13 +305,20 @@ def _prompt_uuid(transcript: Path, startswith: str) -> str:
     for line in transcript.read_text().splitlines():
         rec = json.loads(line)
         msg = rec.get("message")
-        if rec.get("type") == "user" and isinstance(msg, dict) and isinstance(msg.get("content"), str) and msg["content"].startswith(startswith):
+        if (
+            rec.get("type") == "user"
+            and isinstance(msg, dict)
+            and isinstance(msg.get("content"), str)
+            and msg["content"].startswith(startswith)
+        ):
             return str(rec["uuid"])
     raise AssertionError(f"no prompt starting {startswith!r}")
 
 
 @pytest.mark.claude
-def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(generated_session: GeneratedSession, tmp_path: Path) -> None:
+def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(
+    generated_session: GeneratedSession, tmp_path: Path
+) -> None:
     s = generated_session.copy_to(tmp_path)
     # A private copy of the working folder (the generated one is shared by other tests).
     work = tmp_path / "work"
@@ -302,7 +341,9 @@ def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(gene
 
 
 @pytest.mark.claude
-def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(claude_332: ClaudeCLI, config: Path, tmp_path: Path) -> None:
+def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(
+    claude_332: ClaudeCLI, config: Path, tmp_path: Path
+) -> None:
     # Issue 18 item 4. The last tool call's id becomes a value the entropy rule flags on
     # its own, and the tool's output quotes it. The real CLI sends it as the tool_use id
     # and the tool_result's tool_use_id (so it is an id, not a secret); tt redact finds
@@ -318,9 +359,18 @@ def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(
     for i, ln in enumerate(lines):
         rec = json.loads(ln)
         blocks = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
-        if isinstance(blocks, list) and blocks and isinstance(blocks[0], dict) and blocks[0].get("tool_use_id") == odd:
+        if (
+            isinstance(blocks, list)
+            and blocks
+            and isinstance(blocks[0], dict)
+            and blocks[0].get("tool_use_id") == odd
+        ):
             c = blocks[0]["content"]
-            blocks[0]["content"] = f"(call {odd}) " + c if isinstance(c, str) else [{"type": "text", "text": f"(call {odd})"}, *c]
+            blocks[0]["content"] = (
+                f"(call {odd}) " + c
+                if isinstance(c, str)
+                else [{"type": "text", "text": f"(call {odd})"}, *c]
+            )
             lines[i] = json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n"
     f.write_text("".join(lines))
     assert any(r.findings for r in redact_lines(iter_lines(f)))  # judged line by line: flagged
@@ -333,9 +383,14 @@ def test_real_cli_sends_an_id_that_looks_random_and_redact_leaves_it_everywhere(
     assert f.read_bytes() == before
     staged, cwd = _staged(config, tmp_path)
     sent = resume_with_cli(claude_332, staged, SID, cwd)
-    blocks = [b for m in sent if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
+    blocks = [
+        b for m in sent if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)
+    ]
     assert any(b.get("type") == "tool_use" and b.get("id") == odd for b in blocks)
-    assert any(b.get("type") == "tool_result" and b.get("tool_use_id") == odd and odd in json.dumps(b.get("content")) for b in blocks)
+    assert any(
+        b.get("type") == "tool_result" and b.get("tool_use_id") == odd and odd in json.dumps(b.get("content"))
+        for b in blocks
+    )
 
 
 def test_export_dry_run_reports_the_bundle_and_writes_nothing(config: Path, tmp_path: Path) -> None:

@@ -27,7 +27,14 @@ REWIND_DIR = REAL / "claude-config-2.1.332-rewind-resume-session-at"
 
 def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "160", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=180,
+    )
 
 
 @pytest.fixture
@@ -39,7 +46,16 @@ def config(tmp_path: Path) -> Path:
     bad = cfg / "projects" / "-home-dev-damaged"
     bad.mkdir()
     src = (S332_DIR / "projects/-home-dev-demo-app" / f"{S332_ID}.jsonl").read_bytes()
-    for kind in ("torn-tail", "fused-records", "nul-run", "garbage", "not-object", "invalid-utf8", "cycle", "dangling-parent"):
+    for kind in (
+        "torn-tail",
+        "fused-records",
+        "nul-run",
+        "garbage",
+        "not-object",
+        "invalid-utf8",
+        "cycle",
+        "dangling-parent",
+    ):
         (bad / f"{uuid.uuid5(uuid.NAMESPACE_URL, kind)}.jsonl").write_bytes(damage.KINDS[kind](src).data)
     return cfg
 
@@ -54,7 +70,16 @@ def test_ls_json_shape_and_order(config: Path) -> None:
     one = next(x for x in rows if x["session_id"] == S332_ID)
     assert one["title"] and one["title_source"] == "last-prompt"
     assert one["subagents"] == 1 and one["model"] == "claude-opus-5-5" and one["health"] is None
-    assert {"messages", "compactions", "counts_exact", "size", "path", "project", "skipped", "hidden"} <= one.keys()
+    assert {
+        "messages",
+        "compactions",
+        "counts_exact",
+        "size",
+        "path",
+        "project",
+        "skipped",
+        "hidden",
+    } <= one.keys()
     torn = next(x for x in rows if x["session_id"] == str(uuid.uuid5(uuid.NAMESPACE_URL, "torn-tail")))
     assert [s["code"] for s in torn["skipped"]] == ["torn-tail"]
 
@@ -86,7 +111,9 @@ def test_show_text_markdown_json(config: Path) -> None:
     assert r.returncode == 0 and f"`{S332_ID}`" in r.stdout.split("### User")[0] and "### User" in r.stdout
     r = tt("show", S332_ID, "--json", config=config)
     doc = json.loads(r.stdout)
-    assert doc["session"] == S332_ID and doc["items"][0]["kind"] == "earlier" and doc["repaired_in_memory"] == []
+    assert (
+        doc["session"] == S332_ID and doc["items"][0]["kind"] == "earlier" and doc["repaired_in_memory"] == []
+    )
     assert tt("show", "--json", "--markdown", S332_ID, config=config).returncode == 2
     assert tt("show", "ffffffff", config=config).returncode == 3
 
@@ -161,11 +188,20 @@ print(sorted(m for m in ("anthropic", "tiktoken", "httpx") if m in sys.modules),
 """
 
 
-@pytest.mark.parametrize("command", [["ls", "--all"], ["show", S332_ID], ["stats", S332_ID], ["search", "x", "--all"]])
+@pytest.mark.parametrize(
+    "command", [["ls", "--all"], ["show", S332_ID], ["stats", S332_ID], ["search", "x", "--all"]]
+)
 def test_no_heavy_imports(config: Path, command: list[str]) -> None:
     env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(config)}
-    r = subprocess.run([sys.executable, "-c", HEAVY_PROBE, *command, "--no-pager"] if command[0] == "show" else [sys.executable, "-c", HEAVY_PROBE, *command],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", HEAVY_PROBE, *command, "--no-pager"]
+        if command[0] == "show"
+        else [sys.executable, "-c", HEAVY_PROBE, *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
 
 
@@ -175,7 +211,13 @@ def test_ls_filters_by_the_tag_and_title_tt_wrote(tmp_path: Path) -> None:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "NO_COLOR": "1"}
 
     def tt(*a: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "transcript_tools", *a], capture_output=True, text=True, env=env, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "transcript_tools", *a],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
 
     def ids(*a: str) -> list[str]:
         r = tt("ls", "--all", "--json", *a)
@@ -200,12 +242,34 @@ def _untitled_damaged(config: Path) -> str:
     sid = "d0d0d0d0-0000-4000-8000-000000000001"
     proj = config / "projects" / "-home-dev-untitled"
     proj.mkdir()
-    base = {"sessionId": sid, "cwd": "/home/dev/untitled", "version": "2.1.332", "isSidechain": False, "userType": "external"}
+    base = {
+        "sessionId": sid,
+        "cwd": "/home/dev/untitled",
+        "version": "2.1.332",
+        "isSidechain": False,
+        "userType": "external",
+    }
     lines = [
-        {**base, "type": "assistant", "uuid": "a1", "parentUuid": None, "timestamp": "2026-11-29T10:00:00Z",
-         "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-5-5", "content": [{"type": "text", "text": "hi"}]}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": None,
+            "timestamp": "2026-11-29T10:00:00Z",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [{"type": "text", "text": "hi"}],
+            },
+        },
     ]
-    data = b"".join(json.dumps(x).encode() + b"\n" for x in lines) + b'{"type":"user","sessionId":"' + sid.encode() + b'","mess'
+    data = (
+        b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+        + b'{"type":"user","sessionId":"'
+        + sid.encode()
+        + b'","mess'
+    )
     (proj / f"{sid}.jsonl").write_bytes(data)
     return sid
 
@@ -220,7 +284,13 @@ def test_ls_lists_a_damaged_session_the_picker_would_hide(config: Path) -> None:
 
 def test_ls_keeps_every_promised_column_at_80_columns(config: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "80", "CLAUDE_CONFIG_DIR": str(config)}
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", "ls", "--all"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "ls", "--all"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     header = r.stdout.splitlines()[0].split()
     assert header == ["id", "title", "modified", "size", "msgs", "cmp", "sub", "model", "health"]
     assert all(len(line) <= 80 for line in r.stdout.splitlines())
@@ -229,13 +299,23 @@ def test_ls_keeps_every_promised_column_at_80_columns(config: Path) -> None:
 def test_output_to_a_pipe_is_not_wrapped(config: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("TT_WIDTH", "COLUMNS")}
     env.update(NO_COLOR="1", CLAUDE_CONFIG_DIR=str(config))
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", "ls", "--all"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "ls", "--all"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     lines = r.stdout.splitlines()
-    ids = [x["session_id"][:8] for x in json.loads(tt("ls", "--all", "--json", config=config).stdout)["sessions"]]
+    ids = [
+        x["session_id"][:8] for x in json.loads(tt("ls", "--all", "--json", config=config).stdout)["sessions"]
+    ]
     # One line per session (nothing wrapped), the project column shown, the footer whole.
     assert sorted(line[:8] for line in lines[1 : 1 + len(ids)]) == sorted(ids)
     assert lines[0].split()[:3] == ["id", "project", "title"]
-    assert lines[-1].startswith(f"{len(ids)} session(s)") and lines[-1].endswith("(--check reads files whole)")
+    assert lines[-1].startswith(f"{len(ids)} session(s)") and lines[-1].endswith(
+        "(--check reads files whole)"
+    )
     assert any(len(line) > 80 for line in lines)
 
 

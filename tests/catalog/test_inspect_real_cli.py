@@ -15,20 +15,22 @@ from pathlib import Path
 
 import pytest
 
+from tests.catalog.test_stats import run_ccusage
 from tests.support.claude_cli import Sandbox, run_claude
 from tests.support.policy import TOOL_LINE
 from tests.support.standin import StandIn
-from tests.catalog.test_stats import run_ccusage
 from transcript_tools.catalog.files import list_sessions as tt_list
+from transcript_tools.catalog.files_usage import session_stats
 from transcript_tools.edge.reader import load
 from transcript_tools.model.session import Session
 from transcript_tools.show.tree import dead_branches
-from transcript_tools.catalog.files_usage import session_stats
 
 pytestmark = pytest.mark.claude
 
 
-def test_ls_titles_equal_the_sdk_on_a_fresh_session(generated_session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_ls_titles_equal_the_sdk_on_a_fresh_session(
+    generated_session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     from claude_agent_sdk import list_sessions
 
     s = generated_session.copy_to(tmp_path)
@@ -36,7 +38,10 @@ def test_ls_titles_equal_the_sdk_on_a_fresh_session(generated_session, tmp_path:
     (sdk,) = list_sessions()
     (row,) = [r for r in tt_list([s.project_dir]) if r.lite.hidden is None]
     assert (row.session_id, row.lite.title, row.lite.first_prompt, row.lite.git_branch) == (
-        sdk.session_id, sdk.summary, sdk.first_prompt, sdk.git_branch,
+        sdk.session_id,
+        sdk.summary,
+        sdk.first_prompt,
+        sdk.git_branch,
     )
     assert row.subagents == 1
 
@@ -63,13 +68,29 @@ def test_tree_finds_the_turns_a_real_rewind_abandoned(claude_332, tmp_path: Path
     dropped = ["Abandoned one", "Abandoned two"]
     with StandIn() as api:
         for i, p in enumerate(kept + dropped):
-            run_claude(claude_332, p, sandbox=sandbox, cwd=cwd, base_url=api.base_url,
-                       session_id=sid if i == 0 else None, resume=None if i == 0 else sid)
+            run_claude(
+                claude_332,
+                p,
+                sandbox=sandbox,
+                cwd=cwd,
+                base_url=api.base_url,
+                session_id=sid if i == 0 else None,
+                resume=None if i == 0 else sid,
+            )
         path = next((sandbox.config_dir / "projects").rglob(f"{sid}.jsonl"))
         recs = [json.loads(x) for x in path.read_text().splitlines()]
-        at = next(r["parentUuid"] for r in recs if r.get("type") == "user" and r["message"]["content"] == dropped[0])
-        run_claude(claude_332, "Instead, this", sandbox=sandbox, cwd=cwd, base_url=api.base_url, resume=sid,
-                   extra_args=["--resume-session-at", at])
+        at = next(
+            r["parentUuid"] for r in recs if r.get("type") == "user" and r["message"]["content"] == dropped[0]
+        )
+        run_claude(
+            claude_332,
+            "Instead, this",
+            sandbox=sandbox,
+            cwd=cwd,
+            base_url=api.base_url,
+            resume=sid,
+            extra_args=["--resume-session-at", at],
+        )
     s = Session.from_entries(load(path).entries, path)
     (d,) = dead_branches(s)
     assert [s.nodes[i].content for i in d.nodes if s.nodes[i].type == "user"] == dropped

@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import damage
-from transcript_tools.validate.files import validate_path
 from transcript_tools.catalog.listing import (
     LITE_READ_BYTES,
     count_entries,
@@ -28,8 +27,11 @@ from transcript_tools.catalog.listing import (
 )
 from transcript_tools.edge.reader import iter_lines, read_head_tail
 from transcript_tools.model.titles import first_prompt, first_string_field, last_string_field, last_titles
+from transcript_tools.validate.files import validate_path
 
-sdk_sessions = pytest.importorskip("claude_agent_sdk._internal.sessions", reason="claude-agent-sdk is a test dependency")
+sdk_sessions = pytest.importorskip(
+    "claude_agent_sdk._internal.sessions", reason="claude-agent-sdk is a test dependency"
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -37,7 +39,9 @@ REAL = ROOT / "fixtures" / "real"
 
 def main_files() -> list[Path]:
     """Every real transcript that is not a subagent file."""
-    return sorted(p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts)
+    return sorted(
+        p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts
+    )
 
 
 @pytest.fixture
@@ -111,8 +115,25 @@ def test_a_custom_title_appended_by_the_sdk_wins(config: tuple[Path, dict[str, P
 # --- the scans against the SDK's own functions -----------------------------------------------
 
 FRAGMENTS = [
-    '{"customTitle":"', '{"customTitle": "', '{"aiTitle":"', '"aiTitle": "', '"lastPrompt":"', '"summary":"',
-    '"', "\\", '\\"', "\\\\", "\n", "ab", "é", "}", ":", ",", 'Title":"', "\\u00e9", "\\n",
+    '{"customTitle":"',
+    '{"customTitle": "',
+    '{"aiTitle":"',
+    '"aiTitle": "',
+    '"lastPrompt":"',
+    '"summary":"',
+    '"',
+    "\\",
+    '\\"',
+    "\\\\",
+    "\n",
+    "ab",
+    "é",
+    "}",
+    ":",
+    ",",
+    'Title":"',
+    "\\u00e9",
+    "\\n",
 ]
 
 
@@ -133,7 +154,9 @@ def test_string_scans_equal_the_sdk(parts: list[str]) -> None:
 @given(st.binary(max_size=300))
 def test_scans_never_raise_on_any_bytes(data: bytes) -> None:
     text = data.decode("utf-8", errors="replace")
-    assert last_string_field(data, "customTitle") == sdk_sessions._extract_last_json_string_field(text, "customTitle")
+    assert last_string_field(data, "customTitle") == sdk_sessions._extract_last_json_string_field(
+        text, "customTitle"
+    )
     first_prompt(data)
     parse_lite("x", data, data, len(data))
 
@@ -141,7 +164,9 @@ def test_scans_never_raise_on_any_bytes(data: bytes) -> None:
 @pytest.mark.parametrize("path", main_files(), ids=lambda p: p.name[:40])
 def test_first_prompt_equals_the_sdk_on_real_heads(path: Path) -> None:
     head = path.read_bytes()[:LITE_READ_BYTES]
-    assert first_prompt(head) == sdk_sessions._extract_first_prompt_from_head(head.decode("utf-8", errors="replace"))
+    assert first_prompt(head) == sdk_sessions._extract_first_prompt_from_head(
+        head.decode("utf-8", errors="replace")
+    )
 
 
 # --- counts ------------------------------------------------------------------------------------
@@ -182,7 +207,11 @@ def test_damage_in_head_or_tail_is_reported_with_its_line(kind: str) -> None:
     d = damage.KINDS[kind](src)
     lite = parse_lite("x", d.data, d.data, len(d.data))
     report = damage.validate_bytes(d.data)
-    expected = {(x.line, x.code) for x in report.diagnostics if x.family == "line" and x.code not in ("no-final-newline",)}
+    expected = {
+        (x.line, x.code)
+        for x in report.diagnostics
+        if x.family == "line" and x.code not in ("no-final-newline",)
+    }
     got = {(s.line, s.code) for s in lite.skipped}
     # The lite read sees NULs and a torn end without parsing; the rest it sees when a
     # marker line it reads is damaged.
@@ -234,5 +263,9 @@ def out_has_empty(out: list[bytes]) -> bool:
 def test_sort_rows_keeps_the_newest_row_of_a_session() -> None:
     from transcript_tools.catalog.listing import Lite, Row
 
-    rows = [Row("a", "p1", 5, 1, Lite("s1", "t", None)), Row("b", "p2", 9, 1, Lite("s1", "u", None)), Row("c", "p1", 7, 1, Lite("s2", "v", None))]
+    rows = [
+        Row("a", "p1", 5, 1, Lite("s1", "t", None)),
+        Row("b", "p2", 9, 1, Lite("s1", "u", None)),
+        Row("c", "p1", 7, 1, Lite("s2", "v", None)),
+    ]
     assert [(r.session_id, r.path) for r in sort_rows(rows)] == [("s1", "b"), ("s2", "c")]

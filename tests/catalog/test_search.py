@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from tests import damage
 from transcript_tools.catalog.files import search_files
-from transcript_tools.edge.reader import iter_lines, iter_raw
 from transcript_tools.catalog.search import (
     Hit,
     SkippedLine,
@@ -20,6 +19,7 @@ from transcript_tools.catalog.search import (
     search_lines,
     texts_of,
 )
+from transcript_tools.edge.reader import iter_lines, iter_raw
 from transcript_tools.edge.writer import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,12 @@ FILES = sorted(p for p in REAL.rglob("*.jsonl"))
 def brute_force(path: Path, pattern: str, **kw: object) -> list[tuple[int, str, str]]:
     """Every hit, found by parsing every line (no prefilter)."""
     m = make_matcher(pattern, **kw)  # type: ignore[arg-type]
-    return [(h.line, h.kind, h.text) for ln in iter_lines(path) for e in ln.entries for h in record_hits(e.record, ln.line, m)]
+    return [
+        (h.line, h.kind, h.text)
+        for ln in iter_lines(path)
+        for e in ln.entries
+        for h in record_hits(e.record, ln.line, m)
+    ]
 
 
 def streamed(path: Path, pattern: str, **kw: object) -> list[tuple[int, str, str]]:
@@ -76,7 +81,10 @@ def test_a_literal_in_a_text_is_in_the_line_written_as_claude_code_writes(text: 
 
 def test_texts_of_a_record_cover_prompts_replies_thinking_tools() -> None:
     kinds = set()
-    for path in (REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl", REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"):
+    for path in (
+        REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl",
+        REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl",
+    ):
         for ln in iter_lines(path):
             for e in ln.entries:
                 kinds.update(k for k, _, _ in texts_of(e.record))
@@ -85,23 +93,32 @@ def test_texts_of_a_record_cover_prompts_replies_thinking_tools() -> None:
 
 def test_snippet_marks_the_match() -> None:
     m = make_matcher("needle")
-    rec = {"type": "assistant", "message": {"content": [{"type": "text", "text": "x" * 200 + " needle\nhere " + "y" * 200}]}}
+    rec = {
+        "type": "assistant",
+        "message": {"content": [{"type": "text", "text": "x" * 200 + " needle\nhere " + "y" * 200}]},
+    }
     (h,) = list(record_hits(rec, 1, m))
     snip, spans = h.snippet()
     assert "\n" not in snip and snip.startswith("…") and snip.endswith("…")
-    (a, b), = spans
+    ((a, b),) = spans
     assert snip[a:b] == "needle"
 
 
 @pytest.mark.parametrize("kind", ["torn-tail", "fused-records", "garbage", "invalid-utf8"])
 def test_damaged_lines_that_could_match_are_reported(kind: str, tmp_path: Path) -> None:
-    src = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    src = (
+        REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    )
     d = damage.KINDS[kind](src.read_bytes())
     bad = tmp_path / "s.jsonl"
     bad.write_bytes(d.data)
     got = list(search_lines(iter_raw(bad), make_matcher("a")))
     skipped = {(s.line, s.code) for s in got if isinstance(s, SkippedLine)}
-    line_codes = {(x.line, x.code) for x in damage.validate_bytes(d.data).diagnostics if x.family == "line" and x.code not in ("no-final-newline",)}
+    line_codes = {
+        (x.line, x.code)
+        for x in damage.validate_bytes(d.data).diagnostics
+        if x.family == "line" and x.code not in ("no-final-newline",)
+    }
     if kind == "invalid-utf8":
         assert not skipped  # read leniently: the record is searched, not skipped
     else:
@@ -116,7 +133,11 @@ def test_search_files_newest_first_with_titles(tmp_path: Path) -> None:
 
     proj = tmp_path / "-p"
     proj.mkdir()
-    srcs = [REAL / "v2.1.38-tool-heavy.jsonl", REAL / "v1.0.51-rejected-tool-interrupt.jsonl", REAL / "v2.1.29-user-image-partial-copy.jsonl"]
+    srcs = [
+        REAL / "v2.1.38-tool-heavy.jsonl",
+        REAL / "v1.0.51-rejected-tool-interrupt.jsonl",
+        REAL / "v2.1.29-user-image-partial-copy.jsonl",
+    ]
     for k, src in enumerate(srcs):
         dest = proj / f"{uuid.uuid5(uuid.NAMESPACE_URL, src.name)}.jsonl"
         shutil.copy(src, dest)

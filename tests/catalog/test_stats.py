@@ -19,12 +19,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from transcript_tools.catalog.files_usage import many_stats, session_stats
+from transcript_tools.catalog.stats import Call, Collector, Ledger, combine
+from transcript_tools.edge.reader import iter_lines
 from transcript_tools.model.lines import Entry
 from transcript_tools.model.pricing import Tokens, cost_usd
-from transcript_tools.edge.reader import iter_lines
 from transcript_tools.model.prompts import is_prompt
-from transcript_tools.catalog.stats import Call, Collector, Ledger, combine
-from transcript_tools.catalog.files_usage import many_stats, session_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -66,7 +66,9 @@ def test_split_lines_count_once_with_the_last_lines_usage() -> None:
     firsts: dict[tuple[str, str | None], int] = {}
     for r in recs:
         if r.get("type") == "assistant":
-            firsts.setdefault((r["message"]["id"], r.get("requestId")), r["message"]["usage"]["output_tokens"])
+            firsts.setdefault(
+                (r["message"]["id"], r.get("requestId")), r["message"]["usage"]["output_tokens"]
+            )
     assert any(firsts[k] != u["output_tokens"] for k, u in last.items())
     st = feed(recs).stats()
     assert len(st.ledger.calls()) == len(last)
@@ -78,9 +80,17 @@ def test_synthetic_and_api_error_messages_are_not_calls() -> None:
     recs = records(REAL / "v2.1.38-tool-heavy.jsonl")
     base = feed(recs).stats()
     synthetic = {
-        "type": "assistant", "uuid": "u-synth", "timestamp": "2026-01-01T00:00:00.000Z", "isApiErrorMessage": True,
-        "message": {"id": "msg_synth", "model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "API Error"}],
-                    "usage": {"input_tokens": 5, "output_tokens": 5}},
+        "type": "assistant",
+        "uuid": "u-synth",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "isApiErrorMessage": True,
+        "message": {
+            "id": "msg_synth",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "API Error"}],
+            "usage": {"input_tokens": 5, "output_tokens": 5},
+        },
     }
     st = feed(recs + [synthetic]).stats()
     assert st.tokens == base.tokens and len(st.ledger.calls()) == len(base.ledger.calls())
@@ -94,7 +104,9 @@ def _progress_copies(recs: list[dict]) -> list[dict]:  # type: ignore[type-arg]
         d = r.get("data") if r.get("type") == "progress" else None
         if isinstance(d, dict) and d.get("type") == "agent_progress":
             inner = d["message"]
-            out.append({**inner, "isSidechain": True, "agentId": d.get("agentId"), "sessionId": r.get("sessionId")})
+            out.append(
+                {**inner, "isSidechain": True, "agentId": d.get("agentId"), "sessionId": r.get("sessionId")}
+            )
     return out
 
 
@@ -131,13 +143,21 @@ def test_tools_errors_turns_compactions_match_an_independent_count() -> None:
             for b in r["message"]["content"]:
                 if b.get("type") == "tool_use":
                     calls[b["id"]] = b["name"]
-    failed = {b["tool_use_id"] for r in recs if r.get("type") == "user" and isinstance(r["message"]["content"], list)
-              for b in r["message"]["content"] if b.get("type") == "tool_result" and b.get("is_error")}
+    failed = {
+        b["tool_use_id"]
+        for r in recs
+        if r.get("type") == "user" and isinstance(r["message"]["content"], list)
+        for b in r["message"]["content"]
+        if b.get("type") == "tool_result" and b.get("is_error")
+    }
     assert sum(st.tools.values()) == len(calls)
     assert sum(st.tool_errors.values()) == len(failed & calls.keys())
     assert st.compactions == sum(1 for r in recs if r.get("isCompactSummary") and r.get("parentUuid") is None)
     assert st.turns == sum(1 for r in recs if is_prompt(r))
-    assert sum(st.tokens_per_turn()) + sum(c.tokens.total for c in st.ledger.calls() if c.subagent) == st.tokens.total
+    assert (
+        sum(st.tokens_per_turn()) + sum(c.tokens.total for c in st.ledger.calls() if c.subagent)
+        == st.tokens.total
+    )
     assert st.duration_s is not None and st.duration_s > 0
 
 
@@ -182,7 +202,9 @@ def test_session_stats_reads_subagent_files_and_reports_damage(tmp_path: Path) -
     bad.write_bytes(damage.fused_records(S332.read_bytes()).data)
     got = session_stats(bad)
     assert [(s.line, s.code) for s in got.skipped] == [
-        (x.line, x.code) for x in damage.validate_bytes(bad.read_bytes()).diagnostics if x.code == "fused-records"
+        (x.line, x.code)
+        for x in damage.validate_bytes(bad.read_bytes()).diagnostics
+        if x.code == "fused-records"
     ]
     assert got.tokens.total > 0
 
@@ -193,7 +215,11 @@ def test_session_stats_reads_subagent_files_and_reports_damage(tmp_path: Path) -
 def ccusage_bin() -> str | None:
     # Where tests/support/install_ccusage.sh puts it: $TT_CACHE/ccusage, else <repo>/.cache/ccusage.
     cache = Path(os.environ.get("TT_CACHE") or ROOT / ".cache")
-    for cand in (os.environ.get("TT_CCUSAGE"), str(cache / "ccusage/node_modules/.bin/ccusage"), shutil.which("ccusage")):
+    for cand in (
+        os.environ.get("TT_CCUSAGE"),
+        str(cache / "ccusage/node_modules/.bin/ccusage"),
+        shutil.which("ccusage"),
+    ):
         if cand and Path(cand).exists():
             return cand
     return None
@@ -206,7 +232,9 @@ def run_ccusage(config: Path, what: str) -> dict:  # type: ignore[type-arg]
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TZ")}
     env["CLAUDE_CONFIG_DIR"] = str(config)
     # --offline: its bundled price table; never the network.
-    out = subprocess.run([exe, what, "--json", "--offline"], env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [exe, what, "--json", "--offline"], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -245,7 +273,10 @@ def test_totals_equal_ccusage(src: Path, tmp_path: Path) -> None:
     _, total = many_stats(mains)
     t = total.tokens
     assert (t.input, t.output, t.cache_write, t.cache_read) == (
-        cc["inputTokens"], cc["outputTokens"], cc["cacheCreationTokens"], cc["cacheReadTokens"],
+        cc["inputTokens"],
+        cc["outputTokens"],
+        cc["cacheCreationTokens"],
+        cc["cacheReadTokens"],
     )
     # Cost by model, where both have a price (ccusage's table is LiteLLM's, ours is dated).
     theirs: dict[str, float] = {}
@@ -298,7 +329,9 @@ def test_cost_of_each_kind_of_token_by_hand() -> None:
 
 
 def test_an_unpriced_model_makes_the_total_unknown_not_zero() -> None:
-    st = session_stats(REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl")
+    st = session_stats(
+        REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    )
     doc = st.to_dict()
     # claude-opus-5-5 has no published price in tt's table (pricing.PRICES_READ_ON).
     assert [m["cost_usd"] for m in doc["models"]] == [None]
@@ -329,14 +362,16 @@ def _slow_session_stats(path: Path) -> dict:  # type: ignore[type-arg]
     """The statistics through the reader every command uses (`reader.iter_lines`, one
     `Entry` per record), as `usage` read before its fast path."""
     from transcript_tools.catalog.files import agent_files
-    from transcript_tools.model.session import session_id_from_name
     from transcript_tools.catalog.stats import SkippedLine
+    from transcript_tools.model.session import session_id_from_name
 
     c = Collector(session_id_from_name(path.name) or path.name)
     for i, p in enumerate([path, *agent_files(path)]):
         es = []
         for ln in iter_lines(p):
-            c.out.skipped.extend(SkippedLine(str(p), ln.line, x.code) for x in ln.pieces if x.code != "blank-line")
+            c.out.skipped.extend(
+                SkippedLine(str(p), ln.line, x.code) for x in ln.pieces if x.code != "blank-line"
+            )
             es.extend(ln.entries)
         c.feed(es, subagent=i > 0)
     return c.stats().to_dict()
@@ -346,7 +381,17 @@ def _damaged_copies(tmp_path: Path) -> list[Path]:
     from tests import damage
 
     out = []
-    kinds = (damage.fused_records, damage.torn_tail, damage.nul_run, damage.garbage, damage.not_object, damage.invalid_utf8, damage.lone_surrogate, damage.crlf, damage.bom)
+    kinds = (
+        damage.fused_records,
+        damage.torn_tail,
+        damage.nul_run,
+        damage.garbage,
+        damage.not_object,
+        damage.invalid_utf8,
+        damage.lone_surrogate,
+        damage.crlf,
+        damage.bom,
+    )
     for fn in kinds:
         name = fn.__name__
         p = tmp_path / name / S332.name
@@ -359,9 +404,15 @@ def _damaged_copies(tmp_path: Path) -> list[Path]:
 def test_fast_reader_counts_what_the_common_reader_counts(tmp_path: Path) -> None:
     # Every real fixture (main files with their subagents), plus damaged copies (each kind
     # of line damage the reader names): the same statistics, skipped lines included.
-    paths = [p for p in sorted(REAL.rglob("*.jsonl")) if "subagents" not in p.parts and not p.name.startswith("agent-")]
+    paths = [
+        p
+        for p in sorted(REAL.rglob("*.jsonl"))
+        if "subagents" not in p.parts and not p.name.startswith("agent-")
+    ]
     damaged = _damaged_copies(tmp_path)
-    assert len({(s.line, s.code) for p in damaged for s in session_stats(p).skipped}) >= 5  # the slow path is taken
+    assert (
+        len({(s.line, s.code) for p in damaged for s in session_stats(p).skipped}) >= 5
+    )  # the slow path is taken
     paths += damaged
     assert len(paths) > 15
     for p in paths:
@@ -369,7 +420,11 @@ def test_fast_reader_counts_what_the_common_reader_counts(tmp_path: Path) -> Non
 
 
 def test_many_processes_give_the_numbers_of_one(tmp_path: Path) -> None:
-    paths = [p for p in sorted(REAL.rglob("*.jsonl")) if "subagents" not in p.parts and not p.name.startswith("agent-")]
+    paths = [
+        p
+        for p in sorted(REAL.rglob("*.jsonl"))
+        if "subagents" not in p.parts and not p.name.startswith("agent-")
+    ]
     paths += _damaged_copies(tmp_path)
     one_each, one_total = many_stats(paths, workers=1)
     two_each, two_total = many_stats(paths, workers=2)
@@ -384,9 +439,14 @@ def test_combine_keeps_the_first_turn_and_the_last_usage_of_a_shared_call() -> N
     b.add(("m", "r"), Call("y", Tokens(5, 7), 9, True))
     b.add(("n", "r"), Call("y", Tokens(1, 0), 1, False))
     a.merge(b)
-    assert a.real == {("m", "r"): Call("y", Tokens(5, 7), 2, True), ("n", "r"): Call("y", Tokens(1, 0), 1, False)}
+    assert a.real == {
+        ("m", "r"): Call("y", Tokens(5, 7), 2, True),
+        ("n", "r"): Call("y", Tokens(1, 0), 1, False),
+    }
 
 
 def test_tokens_add_field_by_field() -> None:
     assert Tokens(1, 2, 3, 4, 1) + Tokens(10, 20, 30, 40, 10) == Tokens(11, 22, 33, 44, 11)
-    assert Tokens.from_usage({"input_tokens": True, "output_tokens": 3, "cache_creation_input_tokens": "9"}) == Tokens(0, 3, 0, 0, 0)
+    assert Tokens.from_usage(
+        {"input_tokens": True, "output_tokens": 3, "cache_creation_input_tokens": "9"}
+    ) == Tokens(0, 3, 0, 0, 0)

@@ -12,12 +12,19 @@ import pytest
 
 from transcript_tools.cli import common
 
-BIG = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "v2.1.237-attachments-chained-parallel-tools.jsonl"
+BIG = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures"
+    / "real"
+    / "v2.1.237-attachments-chained-parallel-tools.jsonl"
+)
 
 
 def tt(*args: str, **kw: object) -> subprocess.Popen[bytes]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.Popen([sys.executable, "-m", "transcript_tools", *args], env=env, stdin=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+    return subprocess.Popen(
+        [sys.executable, "-m", "transcript_tools", *args], env=env, stdin=subprocess.DEVNULL, **kw
+    )  # type: ignore[call-overload]
 
 
 def test_a_reader_that_goes_away_is_not_an_error() -> None:
@@ -33,7 +40,10 @@ def test_a_reader_that_goes_away_is_not_an_error() -> None:
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux) to fail a write")
 def test_output_that_cannot_be_written_is_exit_6_in_one_line() -> None:
-    with open("/dev/full", "wb") as full, tt("show", str(BIG), "--json", stdout=full, stderr=subprocess.PIPE) as p:
+    with (
+        open("/dev/full", "wb") as full,
+        tt("show", str(BIG), "--json", stdout=full, stderr=subprocess.PIPE) as p,
+    ):
         assert p.stderr is not None
         err = p.stderr.read().decode()
         code = p.wait(timeout=120)
@@ -43,7 +53,11 @@ def test_output_that_cannot_be_written_is_exit_6_in_one_line() -> None:
 
 def test_the_exit_code_is_mains(tmp_path: Path) -> None:
     # Usage (2), not found (3), findings (1), ok (0): as `main` gives them in-process.
-    cases = [(["resume", "--max-turns", "0", "x"], 2), (["show", str(tmp_path / "nope.jsonl")], 3), (["--version"], 0)]
+    cases = [
+        (["resume", "--max-turns", "0", "x"], 2),
+        (["show", str(tmp_path / "nope.jsonl")], 3),
+        (["--version"], 0),
+    ]
     for args, want in cases:
         with tt(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
             out, err = p.communicate(timeout=120)

@@ -13,7 +13,14 @@ import pytest
 
 def tt(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture(params=["empty", "random", "other-json"])
@@ -28,7 +35,9 @@ def not_a_transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return p
 
 
-@pytest.mark.parametrize("command", [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"]])
+@pytest.mark.parametrize(
+    "command", [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"]]
+)
 def test_reading_commands_say_it_is_not_a_transcript(not_a_transcript: Path, command: list[str]) -> None:
     r = tt(*command, str(not_a_transcript))
     assert r.returncode == 4 or (command == ["validate"] and r.returncode in (1, 4)), (r.stdout, r.stderr)

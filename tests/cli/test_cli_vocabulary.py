@@ -26,10 +26,41 @@ SHORT = {
 #: The one exception, on purpose: `tt resume -p` is `claude -p`, the prompt.
 EXCEPTIONS = {("resume", "-p"): "--prompt"}
 #: A long option is a flag everywhere, or takes a value everywhere (with the same metavar).
-FLAGS = {"--json", "--dry-run", "--in-place", "--force", "--no-backup", "--all", "--continue", "--yes", "--quiet", "--no-subagents"}
-VALUES = {"--output": None, "--project": "DIR", "--limit": None, "--at": "UUID|N", "--max-bytes": None, "--model": None, "--store": "URL"}
+FLAGS = {
+    "--json",
+    "--dry-run",
+    "--in-place",
+    "--force",
+    "--no-backup",
+    "--all",
+    "--continue",
+    "--yes",
+    "--quiet",
+    "--no-subagents",
+}
+VALUES = {
+    "--output": None,
+    "--project": "DIR",
+    "--limit": None,
+    "--at": "UUID|N",
+    "--max-bytes": None,
+    "--model": None,
+    "--store": "URL",
+}
 #: Commands that change or create files, and so have --dry-run.
-WRITERS = {"repair", "compact", "fork", "resume", "rename", "tag", "delete", "redact", "export", "import", "rewind"}
+WRITERS = {
+    "repair",
+    "compact",
+    "fork",
+    "resume",
+    "rename",
+    "tag",
+    "delete",
+    "redact",
+    "export",
+    "import",
+    "rewind",
+}
 
 
 def _command(name: str) -> click.Command:
@@ -101,6 +132,8 @@ def test_all_and_project_come_together(name: str) -> None:
 def test_the_renamed_options_are_gone() -> None:
     # fork --at and rewind --at name the same thing; --keep is a message (compact), not a backup.
     assert "--at" in _names("fork") and "--at" in _names("rewind") and "--to" not in _names("rewind")
-    assert "--keep" in _names("compact") and "--keep" not in _names("rewind") and "--backup" in _names("rewind")
+    assert (
+        "--keep" in _names("compact") and "--keep" not in _names("rewind") and "--backup" in _names("rewind")
+    )
     # -n is --limit in ls and search alike.
     assert "-n" in _names("ls") and "-n" in _names("search")

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,8 @@ from tests.support.oracle import conversation_blocks, resume_request, resume_wit
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
 from tests.support.trees import digest, writable_copy
-from transcript_tools.validate.files import validate_path
 from transcript_tools.edge.tokenizer import MARGIN, TokenCounter
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -36,7 +37,9 @@ def tt(*args: str, config: Path, env: dict[str, str] | None = None) -> subproces
     e = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     e.update({"NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)})
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=300
+    )
 
 
 @pytest.fixture
@@ -141,7 +144,17 @@ def test_in_place_reports_what_was_appended_and_the_size_of_the_file(config: Pat
 def test_drop_history_leaves_the_compaction_alone_and_the_history_in_the_backup(config: Path) -> None:
     path = transcript(config)
     original = path.read_bytes()
-    out = tt("compact", SID, "--in-place", "--drop-history", "--json", "--keep-tokens", "800", LARGER, config=config)
+    out = tt(
+        "compact",
+        SID,
+        "--in-place",
+        "--drop-history",
+        "--json",
+        "--keep-tokens",
+        "800",
+        LARGER,
+        config=config,
+    )
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert Path(d["backup"]).read_bytes() == original
@@ -157,10 +170,21 @@ def test_drop_history_leaves_the_compaction_alone_and_the_history_in_the_backup(
     from transcript_tools.compact.skeleton import METADATA_TYPES
 
     def labels(rs: list[dict[str, Any]]) -> dict[str, Any]:
-        return {r["type"]: {k: v for k, v in r.items() if k != "uuid"} for r in rs if r.get("type") in METADATA_TYPES}
+        return {
+            r["type"]: {k: v for k, v in r.items() if k != "uuid"}
+            for r in rs
+            if r.get("type") in METADATA_TYPES
+        }
+
     assert labels(recs) == labels([json.loads(ln) for ln in original.splitlines()]) != {}
-    listed = {s["session_id"]: (s["title"], s["first_prompt"]) for s in json.loads(tt("ls", "-a", "--json", config=config).stdout)["sessions"]}
-    assert listed[SID] == ('TOOL:Grep {"pattern": "def", "path": "/home/dev/demo-app"}', "Project kickoff 13000: we work on app.py")
+    listed = {
+        s["session_id"]: (s["title"], s["first_prompt"])
+        for s in json.loads(tt("ls", "-a", "--json", config=config).stdout)["sessions"]
+    }
+    assert listed[SID] == (
+        'TOOL:Grep {"pattern": "def", "path": "/home/dev/demo-app"}',
+        "Project kickoff 13000: we work on app.py",
+    )
     # The summary sends the model to the history where it now is: the backup.
     assert f"read the full transcript at: {d['backup']}" in recs[1]["message"]["content"]
     assert validate_path(path).errors == 0
@@ -170,7 +194,18 @@ def test_drop_history_leaves_the_compaction_alone_and_the_history_in_the_backup(
 
 
 def test_prune_and_keep_options(config: Path) -> None:
-    out = tt("compact", SID, "--dry-run", "--json", "--prune", "tool-output,thinking", "--keep", "ff44c48a-10bc-4e6a-8229-9e9c8bf05269", "--no-first-request", config=config)
+    out = tt(
+        "compact",
+        SID,
+        "--dry-run",
+        "--json",
+        "--prune",
+        "tool-output,thinking",
+        "--keep",
+        "ff44c48a-10bc-4e6a-8229-9e9c8bf05269",
+        "--no-first-request",
+        config=config,
+    )
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["messages"]["key"] == ["ff44c48a-10bc-4e6a-8229-9e9c8bf05269"]
@@ -227,8 +262,22 @@ def test_a_subagent_transcript_is_refused(config: Path) -> None:
 
 def test_model_summary_and_exact_count_through_the_stand_in(config: Path, standin: StandIn) -> None:
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": standin.base_url}
-    out = tt("compact", SID, "--summarizer", "anthropic", "--model", "claude-standin-1", "--instructions", "the tests",
-             "--exact", "--json", "--keep-tokens", "800", config=config, env=env)
+    out = tt(
+        "compact",
+        SID,
+        "--summarizer",
+        "anthropic",
+        "--model",
+        "claude-standin-1",
+        "--instructions",
+        "the tests",
+        "--exact",
+        "--json",
+        "--keep-tokens",
+        "800",
+        config=config,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["summarizer"] == "anthropic"
@@ -273,30 +322,45 @@ BUDGET = 6000
 
 
 @pytest.fixture(scope="module", params=["2.1.332", "2.1.197"], ids=lambda v: f"cc-{v}")
-def large_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
+def large_session(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> GeneratedSession:
     from tests.support.claude_cli import find_cli
     from tests.support.sessions import generate_session
 
     cli = find_cli(request.param)
     if cli is None:
         pytest.skip(f"Claude Code {request.param} is not installed (see tests/conftest.py)")
-    return generate_session(cli, tmp_path_factory.mktemp(f"large-{request.param}"), prompts=LARGE_SCRIPT, checkpointing=False)
+    return generate_session(
+        cli, tmp_path_factory.mktemp(f"large-{request.param}"), prompts=LARGE_SCRIPT, checkpointing=False
+    )
 
 
 @pytest.mark.claude
-def test_the_real_cli_resumes_the_small_file_as_it_resumes_the_appended_one(large_session: GeneratedSession, tmp_path: Path) -> None:
+def test_the_real_cli_resumes_the_small_file_as_it_resumes_the_appended_one(
+    large_session: GeneratedSession, tmp_path: Path
+) -> None:
     # Issue 18 item 7: --in-place --drop-history leaves the boundary, the summary and the
     # kept copies (the preserved segment) alone in the file. Claude Code must resume that
     # small file with the very conversation it resumes from the appended, big one.
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    clock = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)  # the CLI's clock, pinned
+    clock = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the CLI's clock, pinned
     probe = "Probe after tt compact --drop-history"
     sent: dict[str, list[dict[str, Any]]] = {}
     sizes: dict[str, int] = {}
     for name, extra in (("appended", []), ("alone", ["--drop-history"])):
         s = large_session.copy_to(tmp_path / name)
-        out = tt("compact", s.session_id, "--in-place", *extra, "--keep-tokens", str(BUDGET), "--json", config=s.config_dir)
+        out = tt(
+            "compact",
+            s.session_id,
+            "--in-place",
+            *extra,
+            "--keep-tokens",
+            str(BUDGET),
+            "--json",
+            config=s.config_dir,
+        )
         assert out.returncode == 0, out.stderr
         d = json.loads(out.stdout)
         sizes[name] = Path(d["output"]).stat().st_size
@@ -309,7 +373,9 @@ def test_the_real_cli_resumes_the_small_file_as_it_resumes_the_appended_one(larg
     assert sizes["alone"] < sizes["appended"] // 2
     blocks = conversation_blocks(sent["alone"])
     assert blocks[0].value.startswith("This session is being continued") and blocks[-1].value == probe
-    assert len(blocks) >= 8 and any(b.kind == "tool_result" for b in blocks)  # the kept messages came back too
+    assert len(blocks) >= 8 and any(
+        b.kind == "tool_result" for b in blocks
+    )  # the kept messages came back too
     assert sent["alone"] == sent["appended"]
 
 
@@ -336,13 +402,17 @@ def _tokens(messages: list[dict[str, Any]]) -> int:
 
 @pytest.mark.claude
 @pytest.mark.parametrize("mode", ["new", "in-place"])
-def test_the_real_cli_resumes_a_large_session_compacted_to_a_budget(large_session: GeneratedSession, tmp_path: Path, mode: str) -> None:
+def test_the_real_cli_resumes_a_large_session_compacted_to_a_budget(
+    large_session: GeneratedSession, tmp_path: Path, mode: str
+) -> None:
     s = large_session.copy_to(tmp_path)
     original = s.transcript.read_bytes()
     probe = "Probe after tt compact"
     before_messages = resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, probe)
     before = [b for b in conversation_blocks(before_messages) if b.value != probe]
-    args = ["compact", s.session_id, "--keep-tokens", str(BUDGET), "--json"] + (["--in-place"] if mode == "in-place" else [])
+    args = ["compact", s.session_id, "--keep-tokens", str(BUDGET), "--json"] + (
+        ["--in-place"] if mode == "in-place" else []
+    )
     out = tt(*args, config=s.config_dir)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
@@ -380,7 +450,9 @@ def test_the_real_cli_resumes_the_shipped_fixture_compacted(claude_332: ClaudeCL
     cwd = (tmp_path / "demo-app").resolve()
     cwd.mkdir()
     config = stage_config(CONFIG_332, tmp_path / "config", recorded_cwd="/home/dev/demo-app", cwd=cwd)
-    out = tt("compact", SID, "--keep-tokens", "300", "--prune", "tool-output", "--json", LARGER, config=config)
+    out = tt(
+        "compact", SID, "--keep-tokens", "300", "--prune", "tool-output", "--json", LARGER, config=config
+    )
     assert out.returncode == 0, out.stderr
     sid = json.loads(out.stdout)["new_session_id"]
     blocks = conversation_blocks(resume_with_cli(claude_332, config, sid, cwd, "probe 2"))
@@ -443,13 +515,26 @@ def test_progress_lines_go_first_when_nothing_is_worth_summarising(config: Path,
     src = _grown_progress_heavy(tmp_path)
     original = src.read_bytes()
     # The whole conversation fits the budget: nothing to summarise, and tt says what would help.
-    d = json.loads(tt("compact", str(src), "--dry-run", "--json", "--keep-tokens", "1000000", config=config).stdout)
+    d = json.loads(
+        tt("compact", str(src), "--dry-run", "--json", "--keep-tokens", "1000000", config=config).stdout
+    )
     assert d["nothing_to_do"] and not d["slim"]
     assert any("a resume never sends" in n and "--prune progress" in n for n in d["notes"]), d["notes"]
     # --prune progress (refused before issue 18): the conversation without them.
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    r = tt("compact", str(src), "--prune", "progress", "-o", str(out_dir), "--json", "--keep-tokens", "1000000", config=config)
+    r = tt(
+        "compact",
+        str(src),
+        "--prune",
+        "progress",
+        "-o",
+        str(out_dir),
+        "--json",
+        "--keep-tokens",
+        "1000000",
+        config=config,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["slim"] and d["messages"]["summarised"] == 0 and d["tokens"]["after"] == d["tokens"]["before"]
@@ -457,12 +542,18 @@ def test_progress_lines_go_first_when_nothing_is_worth_summarising(config: Path,
     assert src.read_bytes() == original
     assert made.stat().st_size < len(original) * 0.6
     records = [json.loads(x) for x in made.read_text().splitlines()]
-    assert not [x for x in records if x.get("type") == "progress" or x.get("subtype") == "compact_boundary" or x.get("isCompactSummary")]
-    assert sum(1 for x in records if x.get("parentUuid") is None and x.get("type") in ("user", "assistant")) == 1  # one chain
+    assert not [
+        x
+        for x in records
+        if x.get("type") == "progress" or x.get("subtype") == "compact_boundary" or x.get("isCompactSummary")
+    ]
+    assert (
+        sum(1 for x in records if x.get("parentUuid") is None and x.get("type") in ("user", "assistant")) == 1
+    )  # one chain
     assert validate_path(made).errors == 0
     # The same conversation as before, by tt's rebuild (the real CLI's: the claude test below).
-    from transcript_tools.model import conversation
     from transcript_tools.edge.loader import load_session
+    from transcript_tools.model import conversation
 
     before = conversation.build(load_session(src).session).messages
     after = conversation.build(load_session(made).session).messages
@@ -482,7 +573,10 @@ def test_prune_progress_in_place_writes_nothing(tmp_path: Path, config: Path) ->
 @pytest.mark.claude
 @pytest.mark.parametrize(
     "source, args",
-    [(PROGRESS_HEAVY, []), (REAL / "claude-config-2.1.332" / "projects" / PROJECT / f"{SID}.jsonl", ["--keep-tokens", "800"])],
+    [
+        (PROGRESS_HEAVY, []),
+        (REAL / "claude-config-2.1.332" / "projects" / PROJECT / f"{SID}.jsonl", ["--keep-tokens", "800"]),
+    ],
     ids=["progress-heavy", "after-claude-code-compact"],
 )
 def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(
@@ -507,10 +601,23 @@ def test_the_real_cli_resumes_the_copy_without_progress_lines_as_the_original(
     assert len(after) == len(before) and compare_histories(before, after, labels=("original", "copy")) == ""
 
 
-def test_prune_progress_instead_of_a_summary_that_would_grow_the_request(config: Path, tmp_path: Path) -> None:
+def test_prune_progress_instead_of_a_summary_that_would_grow_the_request(
+    config: Path, tmp_path: Path
+) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    r = tt("compact", SID, "--keep-tokens", "800", "--prune", "progress", "-o", str(out_dir), "--json", config=config)
+    r = tt(
+        "compact",
+        SID,
+        "--keep-tokens",
+        "800",
+        "--prune",
+        "progress",
+        "-o",
+        str(out_dir),
+        "--json",
+        config=config,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["slim"] and not d["grows"] and d["messages"]["summarised"] == 0

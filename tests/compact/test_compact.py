@@ -37,11 +37,15 @@ def think(mid: str, tokens: int = 10) -> NodeInfo:
 
 
 def call(mid: str, tid: str, tokens: int = 10) -> NodeInfo:
-    return NodeInfo("assistant", RecordCost(tokens, (BlockCost("tool_use", tokens),)), message_id=mid, tool_uses=(tid,))
+    return NodeInfo(
+        "assistant", RecordCost(tokens, (BlockCost("tool_use", tokens),)), message_id=mid, tool_uses=(tid,)
+    )
 
 
 def result(tid: str, tokens: int = 10, images: int = 0) -> NodeInfo:
-    return NodeInfo("user", RecordCost(tokens, (BlockCost("tool_output", tokens, images),)), tool_results=(tid,))
+    return NodeInfo(
+        "user", RecordCost(tokens, (BlockCost("tool_output", tokens, images),)), tool_results=(tid,)
+    )
 
 
 def boundary() -> NodeInfo:
@@ -140,7 +144,7 @@ def test_a_cut_never_splits_parallel_calls_from_their_results() -> None:
 def test_the_last_response_is_kept_even_over_budget() -> None:
     infos = [user(), text("a"), user(), call("m", "T", 500), result("T", 5000), text("m2", 300)]
     p = Conv(infos).plan(100)
-    assert p.kept == [5] and not p.over_budget or p.kept == [5]
+    assert (p.kept == [5] and not p.over_budget) or p.kept == [5]
     p = Conv([user(), text("a"), user(), text("big", 5000)]).plan(100)
     assert p.kept == [3] and p.over_budget and p.kept_tokens == 5000
 
@@ -230,7 +234,11 @@ def test_small_outputs_are_not_pruned_but_thinking_always_is() -> None:
 
 
 def test_prunes_for_images() -> None:
-    info = NodeInfo("user", RecordCost(3300, (BlockCost("tool_output", 3200, images=2), BlockCost("images", 1600))), tool_results=("t",))
+    info = NodeInfo(
+        "user",
+        RecordCost(3300, (BlockCost("tool_output", 3200, images=2), BlockCost("images", 1600))),
+        tool_results=("t",),
+    )
     ps = prunes_for(7, info, frozenset({"images"}), 500)
     assert [(p.kind, p.block) for p in ps] == [("images", 0), ("images", 1)]
     assert prunes_for(7, info, frozenset(), 500) == []
@@ -286,7 +294,11 @@ def _closed(infos: list[NodeInfo], kept: set[int]) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(conversations(), st.integers(0, 3000), st.sampled_from([frozenset(), frozenset({"tool-output", "thinking"})]))
+@given(
+    conversations(),
+    st.integers(0, 3000),
+    st.sampled_from([frozenset(), frozenset({"tool-output", "thinking"})]),
+)
 def test_plan_invariants(infos: list[NodeInfo], budget: int, prune: frozenset[str]) -> None:
     n = len(infos)
     p = Conv(infos).plan(budget, prune=prune)
@@ -351,4 +363,6 @@ def test_without_a_group_function_responses_are_read() -> None:
     with_group = Conv(infos).plan(45)
     without = plan(list(range(len(infos))), infos.__getitem__, nodes=len(infos), options=PlanOptions(45))
     assert without.kept == with_group.kept == [13]
-    assert plan(list(range(len(infos))), infos.__getitem__, nodes=len(infos), options=PlanOptions(60)).kept == [8, 9, 10, 11, 12, 13]
+    assert plan(
+        list(range(len(infos))), infos.__getitem__, nodes=len(infos), options=PlanOptions(60)
+    ).kept == [8, 9, 10, 11, 12, 13]

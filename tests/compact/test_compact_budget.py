@@ -34,7 +34,9 @@ def grown(claude_332: ClaudeCLI, tmp_path_factory: pytest.TempPathFactory) -> tu
 
 
 @pytest.mark.claude
-def test_the_request_after_a_resume_carries_the_budget(claude_332: ClaudeCLI, grown: tuple[Path, Path, str]) -> None:
+def test_the_request_after_a_resume_carries_the_budget(
+    claude_332: ClaudeCLI, grown: tuple[Path, Path, str]
+) -> None:
     rows = measure_on(claude_332, *grown, BUDGETS)
     for r in rows:
         assert 0.6 <= r.ratio <= 1.1, (r, [(x.budget, round(x.ratio, 2)) for x in rows])
@@ -59,18 +61,24 @@ def test_the_grown_session_is_mostly_records_that_are_not_sent(grown: tuple[Path
 
 
 def test_kept_tokens_counts_the_kept_messages_only() -> None:
-    from transcript_tools.model.costs import MESSAGE_OVERHEAD
     from transcript_tools.edge.tokenizer import TokenCounter
+    from transcript_tools.model.costs import MESSAGE_OVERHEAD
 
     c = TokenCounter()
     messages = [
         {"role": "system", "content": "environment: a lot of text"},
-        {"role": "user", "content": [
-            {"type": "text", "text": "<system-reminder>today is a day</system-reminder>"},
-            {"type": "text", "text": "This session is being continued from a previous conversation ..."},
-            {"type": "text", "text": "first request"},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>today is a day</system-reminder>"},
+                {"type": "text", "text": "This session is being continued from a previous conversation ..."},
+                {"type": "text", "text": "first request"},
+            ],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "an answer"}]},
         {"role": "user", "content": "the probe"},
     ]
-    assert kept_tokens(messages, probe="the probe", counter=c) == c.text("first request") + c.text("an answer") + 2 * MESSAGE_OVERHEAD
+    assert (
+        kept_tokens(messages, probe="the probe", counter=c)
+        == c.text("first request") + c.text("an answer") + 2 * MESSAGE_OVERHEAD
+    )

@@ -7,12 +7,20 @@ import copy
 import itertools
 from typing import Any
 
-from transcript_tools.compact.plan import Prune
 from transcript_tools.compact.form import SUMMARY_PREAMBLE, compaction_records, summary_content
+from transcript_tools.compact.plan import Prune
 from transcript_tools.edge.writer import dumps
 
 NOW = "2026-11-30T12:00:00.000Z"
-ENV = {"cwd": "/w", "version": "2.1.332", "gitBranch": "main", "userType": "external", "entrypoint": "cli", "slug": "a-b-c", "sessionId": "old"}
+ENV = {
+    "cwd": "/w",
+    "version": "2.1.332",
+    "gitBranch": "main",
+    "userType": "external",
+    "entrypoint": "cli",
+    "slug": "a-b-c",
+    "sessionId": "old",
+}
 
 
 def ids() -> Any:
@@ -22,16 +30,76 @@ def ids() -> Any:
 
 def kept() -> list[dict[str, Any]]:
     return [
-        {"type": "user", "uuid": "u1", "parentUuid": "x", "sessionId": "old", "slug": "a-b-c", "message": {"role": "user", "content": "do it"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "old", "requestId": "req_1",
-         "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"}], "usage": {"input_tokens": 9}}},
-        {"type": "assistant", "uuid": "a2", "parentUuid": "a1", "sessionId": "old", "requestId": "req_1",
-         "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/f"}}], "usage": {"input_tokens": 9}}},
-        {"type": "user", "uuid": "r1", "parentUuid": "a2", "sessionId": "old", "sourceToolAssistantUUID": "a2", "toolUseResult": {"file": {"content": "x" * 5000}},
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 5000}]}},
-        {"type": "user", "uuid": "r2", "parentUuid": "r1", "sessionId": "old", "sourceToolAssistantUUID": "gone",
-         "message": {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 4000}}, {"type": "text", "text": "see"}]}},
-        {"type": "assistant", "uuid": "a3", "parentUuid": "r2", "sessionId": "old", "message": {"id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": "x",
+            "sessionId": "old",
+            "slug": "a-b-c",
+            "message": {"role": "user", "content": "do it"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "old",
+            "requestId": "req_1",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "hmm", "signature": "s"}],
+                "usage": {"input_tokens": 9},
+            },
+        },
+        {
+            "type": "assistant",
+            "uuid": "a2",
+            "parentUuid": "a1",
+            "sessionId": "old",
+            "requestId": "req_1",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/f"}}],
+                "usage": {"input_tokens": 9},
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "r1",
+            "parentUuid": "a2",
+            "sessionId": "old",
+            "sourceToolAssistantUUID": "a2",
+            "toolUseResult": {"file": {"content": "x" * 5000}},
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 5000}],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "r2",
+            "parentUuid": "r1",
+            "sessionId": "old",
+            "sourceToolAssistantUUID": "gone",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": "A" * 4000},
+                    },
+                    {"type": "text", "text": "see"},
+                ],
+            },
+        },
+        {
+            "type": "assistant",
+            "uuid": "a3",
+            "parentUuid": "r2",
+            "sessionId": "old",
+            "message": {"id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        },
     ]
 
 
@@ -59,9 +127,16 @@ def test_claude_code_form() -> None:
     assert dumps(boundary).find(b'"compact_boundary"') < 256
     md = boundary["compactMetadata"]
     assert md["trigger"] == "manual" and md["preTokens"] == 1000 and md["postTokens"] == 100
-    assert md["preservedSegment"] == {"headUuid": copies[0]["uuid"], "anchorUuid": summary["uuid"], "tailUuid": copies[-1]["uuid"]}
+    assert md["preservedSegment"] == {
+        "headUuid": copies[0]["uuid"],
+        "anchorUuid": summary["uuid"],
+        "tailUuid": copies[-1]["uuid"],
+    }
     assert summary["parentUuid"] == boundary["uuid"] and summary["isCompactSummary"] is True
-    assert summary["isVisibleInTranscriptOnly"] is True and summary["message"] == {"role": "user", "content": "SUMMARY"}
+    assert summary["isVisibleInTranscriptOnly"] is True and summary["message"] == {
+        "role": "user",
+        "content": "SUMMARY",
+    }
     assert {boundary["sessionId"], summary["sessionId"]} == {"new-session"}
     assert boundary["cwd"] == "/w" and boundary["slug"] == "a-b-c"
     # The copies: fresh uuids, chained onto the summary, ids the API and cost tools use kept.
@@ -75,16 +150,32 @@ def test_claude_code_form() -> None:
     assert copies[3]["sourceToolAssistantUUID"] == copies[2]["uuid"]
     assert "sourceToolAssistantUUID" not in copies[4]  # named an entry that is not copied
     assert copies[1]["requestId"] == "req_1"
-    assert last_prompt == {"type": "last-prompt", "lastPrompt": "do it", "leafUuid": copies[-1]["uuid"], "sessionId": "new-session"}
+    assert last_prompt == {
+        "type": "last-prompt",
+        "lastPrompt": "do it",
+        "leafUuid": copies[-1]["uuid"],
+        "sessionId": "new-session",
+    }
     assert out.leaf_uuid == copies[-1]["uuid"] and out.copies == 6
     assert len({r.get("uuid") for r in out.records if "uuid" in r}) == 8
 
 
 def test_new_session_drops_the_slug_and_relabels_metadata() -> None:
-    out = build(kept(), new_session=True, logical_parent=None, metadata=[{"type": "custom-title", "customTitle": "T (compacted)", "sessionId": "old"}, {"type": "mode", "mode": "normal", "sessionId": "old"}])
+    out = build(
+        kept(),
+        new_session=True,
+        logical_parent=None,
+        metadata=[
+            {"type": "custom-title", "customTitle": "T (compacted)", "sessionId": "old"},
+            {"type": "mode", "mode": "normal", "sessionId": "old"},
+        ],
+    )
     assert all("slug" not in r for r in out.records)
     assert out.records[0]["logicalParentUuid"] is None
-    assert out.records[-2:] == [{"type": "custom-title", "customTitle": "T (compacted)", "sessionId": "new-session"}, {"type": "mode", "mode": "normal", "sessionId": "new-session"}]
+    assert out.records[-2:] == [
+        {"type": "custom-title", "customTitle": "T (compacted)", "sessionId": "new-session"},
+        {"type": "mode", "mode": "normal", "sessionId": "new-session"},
+    ]
 
 
 def test_no_kept_messages_no_preserved_segment() -> None:
@@ -96,12 +187,26 @@ def test_no_kept_messages_no_preserved_segment() -> None:
 def test_inputs_are_not_mutated() -> None:
     records = kept()
     before = copy.deepcopy(records)
-    build(records, prunes=[(1, Prune(1, 0, "thinking", 1)), (3, Prune(3, 0, "tool-output", 1000)), (4, Prune(4, 0, "images", 1570))])
+    build(
+        records,
+        prunes=[
+            (1, Prune(1, 0, "thinking", 1)),
+            (3, Prune(3, 0, "tool-output", 1000)),
+            (4, Prune(4, 0, "images", 1570)),
+        ],
+    )
     assert records == before
 
 
 def test_prunes() -> None:
-    out = build(kept(), prunes=[(1, Prune(1, 0, "thinking", 1)), (3, Prune(3, 0, "tool-output", 1000)), (4, Prune(4, 0, "images", 1570))])
+    out = build(
+        kept(),
+        prunes=[
+            (1, Prune(1, 0, "thinking", 1)),
+            (3, Prune(3, 0, "tool-output", 1000)),
+            (4, Prune(4, 0, "images", 1570)),
+        ],
+    )
     copies = out.records[2:]
     # The thinking-only line is gone and the chain closes over it.
     assert out.dropped == 1 and len(copies) == 5
@@ -122,7 +227,12 @@ def test_summary_wording() -> None:
     text = summary_content("S", transcript_path="/p/x.jsonl", kept=True)
     assert text.startswith(SUMMARY_PREAMBLE + "\n\nS\n\n")
     assert "read the full transcript at: /p/x.jsonl" in text
-    assert "Continue the conversation from where it left off without asking the user any further questions." in text
+    assert (
+        "Continue the conversation from where it left off without asking the user any further questions."
+        in text
+    )
     assert text.endswith("may already have happened in them.")
-    assert "original request" in summary_content("S", transcript_path=None, kept=True, first_request_kept=True)
+    assert "original request" in summary_content(
+        "S", transcript_path=None, kept=True, first_request_kept=True
+    )
     assert "kept verbatim" not in summary_content("S", transcript_path=None, kept=False)

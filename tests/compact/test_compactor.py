@@ -21,17 +21,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.damage import KINDS
-from transcript_tools.validate.files import validate_path
-from transcript_tools.compact.plan import PlanOptions
 from transcript_tools.compact.files import Target, compact_file, exact_after
+from transcript_tools.compact.plan import PlanOptions
+from transcript_tools.compact.skeleton import Skeleton
+from transcript_tools.compact.summarizers import Extractive, Material
+from transcript_tools.edge.loader import load_session
+from transcript_tools.edge.writer import dumps
 from transcript_tools.model.conversation import api_messages, build
 from transcript_tools.model.errors import FileChanged, NotFound, UsageError
 from transcript_tools.model.lines import Entry
-from transcript_tools.edge.loader import load_session
 from transcript_tools.model.session import Session
-from transcript_tools.compact.skeleton import Skeleton
-from transcript_tools.compact.summarizers import Extractive, Material
-from transcript_tools.edge.writer import dumps
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -64,7 +64,15 @@ def run(path: Path, mode: str = "new", keep_tokens: int = 1500, **kw: Any) -> An
     # The fixtures' conversations are small: their summaries make the request grow, and
     # these tests are about the form (tests/compact/test_compact_budget.py: the refusal).
     kw.setdefault("even_if_larger", True)
-    return compact_file(path, Extractive(), target, PlanOptions(keep_tokens=keep_tokens, prune=kw.pop("prune", frozenset())), now=lambda: NOW, new_id=ids(), **kw)
+    return compact_file(
+        path,
+        Extractive(),
+        target,
+        PlanOptions(keep_tokens=keep_tokens, prune=kw.pop("prune", frozenset())),
+        now=lambda: NOW,
+        new_id=ids(),
+        **kw,
+    )
 
 
 def messages(path: Path, **kw: Any) -> list[dict[str, Any]]:
@@ -98,7 +106,11 @@ def test_new_session_in_the_project_folder(tmp_path: Path) -> None:
     assert lines == r.records
     assert lines[0]["subtype"] == "compact_boundary" and lines[1]["isCompactSummary"] is True
     assert {x.get("sessionId") for x in lines if "sessionId" in x} == {r.new_session_id}
-    assert lines[-1] == {"type": "custom-title", "customTitle": "Project kickoff 13000: we work on app.py (compacted)", "sessionId": r.new_session_id}
+    assert lines[-1] == {
+        "type": "custom-title",
+        "customTitle": "Project kickoff 13000: we work on app.py (compacted)",
+        "sessionId": r.new_session_id,
+    }
     assert r.bytes_after == r.output.stat().st_size < r.bytes_before
     # The fixture's conversation is small (its bytes are mostly attachment records, which
     # a resume never sends): the summary makes the request grow, the file shrinks.
@@ -109,7 +121,10 @@ def test_new_session_in_the_project_folder(tmp_path: Path) -> None:
     want = messages(src)
     assert got[0]["role"] == "user"
     first = blocks(got[:1])
-    assert first[0].startswith('{"text": "This session is being continued') and "Project kickoff 13000" in first[1]
+    assert (
+        first[0].startswith('{"text": "This session is being continued')
+        and "Project kickoff 13000" in first[1]
+    )
     tail = blocks(got)[2:]
     assert tail == blocks(want)[-len(tail) :] and len(tail) >= 4
 
@@ -117,7 +132,18 @@ def test_new_session_in_the_project_folder(tmp_path: Path) -> None:
 def test_report_shape(tmp_path: Path) -> None:
     r = run(copy(CLEAN_332, tmp_path), mode="dry-run")
     d = r.to_dict()
-    assert set(d) >= {"source", "mode", "output", "summarizer", "tokens", "bytes", "messages", "prune", "damage", "notes"}
+    assert set(d) >= {
+        "source",
+        "mode",
+        "output",
+        "summarizer",
+        "tokens",
+        "bytes",
+        "messages",
+        "prune",
+        "damage",
+        "notes",
+    }
     assert d["tokens"]["estimate"] is True and "estimates" in d["tokens"]["note"]
     assert d["messages"]["summarised"] > 0 and d["messages"]["kept"] > 0
     assert d["messages"]["key"] == ["f4c86b1a-e3df-4fec-a7e9-9410414aebef"]
@@ -204,7 +230,15 @@ def test_in_place_refuses_when_the_file_changes_meanwhile(tmp_path: Path) -> Non
 
     with_line = None
     with pytest.raises(FileChanged):
-        compact_file(src, Appending(), Target("in-place"), PlanOptions(keep_tokens=1500), now=lambda: NOW, new_id=ids(), even_if_larger=True)
+        compact_file(
+            src,
+            Appending(),
+            Target("in-place"),
+            PlanOptions(keep_tokens=1500),
+            now=lambda: NOW,
+            new_id=ids(),
+            even_if_larger=True,
+        )
     with_line = src.read_bytes()
     assert with_line.endswith(b'"mode":"normal","sessionId":"' + SID.encode() + b'"}\n')
     assert not list(src.parent.glob("*.bak"))
@@ -213,7 +247,9 @@ def test_in_place_refuses_when_the_file_changes_meanwhile(tmp_path: Path) -> Non
 
 def test_keep_uuid(tmp_path: Path) -> None:
     src = copy(CLEAN_332, tmp_path)
-    before_boundary = "d17d6cbc-9166-49fd-9417-9de56e980fad"  # "TOOL:Read app.py": history behind the CC boundary
+    before_boundary = (
+        "d17d6cbc-9166-49fd-9417-9de56e980fad"  # "TOOL:Read app.py": history behind the CC boundary
+    )
     with pytest.raises(UsageError, match="not on the conversation"):
         run(src, keep=[before_boundary])
     with pytest.raises(NotFound):
@@ -243,10 +279,27 @@ def test_streaming_and_in_memory_agree_on_clean_files(tmp_path: Path) -> None:
         a = run(path, mode="dry-run", in_memory=False)
         b = run(path, mode="dry-run", in_memory=True)
         assert a.records == b.records, path.name
-        assert (a.tokens_before, a.tokens_after, a.summarised, a.kept) == (b.tokens_before, b.tokens_after, b.summarised, b.kept)
+        assert (a.tokens_before, a.tokens_after, a.summarised, a.kept) == (
+            b.tokens_before,
+            b.tokens_after,
+            b.summarised,
+            b.kept,
+        )
 
 
-@pytest.mark.parametrize("kind", ["torn-tail", "fused-records", "nul-run", "garbage", "invalid-utf8", "duplicate-uuid", "dangling-parent", "tool-use-unpaired"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "torn-tail",
+        "fused-records",
+        "nul-run",
+        "garbage",
+        "invalid-utf8",
+        "duplicate-uuid",
+        "dangling-parent",
+        "tool-use-unpaired",
+    ],
+)
 def test_damaged_input_is_read_through_the_repair_fixes(tmp_path: Path, kind: str) -> None:
     d = KINDS[kind](CLEAN_332.read_bytes())
     src = tmp_path / f"{SID}.jsonl"
@@ -270,7 +323,9 @@ def test_damage_past_the_cap_is_skipped_and_said(tmp_path: Path) -> None:
 
 def test_prune_reports_what_each_kind_saved(tmp_path: Path) -> None:
     plain = run(PARALLEL, mode="dry-run", keep_tokens=8_000)
-    pruned = run(PARALLEL, mode="dry-run", keep_tokens=8_000, prune=frozenset({"tool-output", "images", "thinking"}))
+    pruned = run(
+        PARALLEL, mode="dry-run", keep_tokens=8_000, prune=frozenset({"tool-output", "images", "thinking"})
+    )
     assert pruned.prune and set(pruned.prune) <= {"tool-output", "images", "thinking"}
     for kind, d in pruned.prune.items():
         assert d["blocks"] > 0 and d["bytes"] > 0, kind
@@ -279,7 +334,9 @@ def test_prune_reports_what_each_kind_saved(tmp_path: Path) -> None:
     assert pruned.kept_tokens_unpruned - pruned.kept_tokens == sum(d["tokens"] for d in pruned.prune.values())
     assert pruned.kept >= plain.kept
     out = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
-    r = run(PARALLEL, keep_tokens=8_000, prune=frozenset({"tool-output", "images"}), target=Target("new", out))
+    r = run(
+        PARALLEL, keep_tokens=8_000, prune=frozenset({"tool-output", "images"}), target=Target("new", out)
+    )
     assert validate_path(out).errors == 0
     # The last response is never pruned: the output ends like the original.
     assert blocks(output_messages(r.records))[-3:] == blocks(messages(PARALLEL))[-3:]
@@ -318,7 +375,12 @@ def test_compact_keeps_the_tail(tmp_path: Path, budget: int) -> None:
 
 
 def _grow(src: Path, out: Path, mb: int) -> None:
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grow.py"), str(src), str(out), "--mb", str(mb)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "grow.py"), str(src), str(out), "--mb", str(mb)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
 
 
 _MEASURE = """
@@ -338,7 +400,13 @@ print(json.dumps({"maxrss_kb": hwm[0] if hwm else resource.getrusage(resource.RU
 
 
 def _measure(src: Path, out_dir: Path) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", _MEASURE, str(src), str(out_dir)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(src), str(out_dir)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -367,7 +435,10 @@ def test_a_title_from_the_first_request_ends_on_a_whole_word() -> None:
     from transcript_tools.compact.files import title_words
 
     text = "Please refactor the parser module so that it handles every edge case in this file properly"
-    assert title_words(text, 80) == "Please refactor the parser module so that it handles every edge case in this…"
+    assert (
+        title_words(text, 80)
+        == "Please refactor the parser module so that it handles every edge case in this…"
+    )
     assert title_words("  short\n request ", 80) == "short request"
     assert title_words("x" * 100, 10) == "xxxxxxxxx…"
 
@@ -381,7 +452,10 @@ def test_plan_and_summary_header_count_the_same_messages(tmp_path: Path) -> None
     r = run(copy(REAL / "v2.0.76-compact-boundary-partial-copy.jsonl", tmp_path), mode="dry-run")
     m = r.to_dict()["messages"]
     head = r.summary.split("\n", 1)[0]
-    said = re.match(r"\[Extractive summary written offline by tt compact of (\d+) earlier message\(s\) \(and (\d+) read for context", head)
+    said = re.match(
+        r"\[Extractive summary written offline by tt compact of (\d+) earlier message\(s\) \(and (\d+) read for context",
+        head,
+    )
     assert said is not None, head
     assert (int(said[1]), int(said[2])) == (m["summarised"], m["read_for_context"])
     # What each counts: the summarised messages and the kept ones make the conversation;

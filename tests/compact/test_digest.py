@@ -22,7 +22,13 @@ from transcript_tools.compact.digest import (
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
-CLEAN_332 = REAL / "claude-config-2.1.332" / "projects" / "-home-dev-demo-app" / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+CLEAN_332 = (
+    REAL
+    / "claude-config-2.1.332"
+    / "projects"
+    / "-home-dev-demo-app"
+    / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+)
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -53,13 +59,18 @@ def res(tid: str, content: Any, *, error: bool = False, tur: Any = None) -> dict
 
 def test_prompt_text() -> None:
     assert prompt_text(u("fix the bug")) == "fix the bug"
-    assert prompt_text(u([{"type": "text", "text": "look"}, {"type": "image", "source": {}}])) == "look\n[image]"
+    assert (
+        prompt_text(u([{"type": "text", "text": "look"}, {"type": "image", "source": {}}])) == "look\n[image]"
+    )
     assert prompt_text(u("x", isMeta=True)) is None
     assert prompt_text(u("x", isCompactSummary=True)) is None
     assert prompt_text(u([{"type": "tool_result", "tool_use_id": "t", "content": "x"}])) is None
     assert prompt_text(u("<local-command-stdout>done</local-command-stdout>")) is None
     assert prompt_text(u("[Request interrupted by user]")) is None
-    assert prompt_text(u("<command-name>/review</command-name><command-args>PR 12</command-args>")) == "/review PR 12"
+    assert (
+        prompt_text(u("<command-name>/review</command-name><command-args>PR 12</command-args>"))
+        == "/review PR 12"
+    )
     assert prompt_text(u("<command-name>/compact</command-name>")) is None
     assert prompt_text({"type": "assistant", "message": {"content": "x"}}) is None
 
@@ -81,7 +92,16 @@ def test_files_commands_errors_and_fixes() -> None:
         a(use("6", "Bash", command="ls")),
         res("6", "a.py"),
         a(use("7", "TodoWrite", todos=[])),
-        res("7", "ok", tur={"newTodos": [{"content": "fix tests", "status": "in_progress"}, {"content": "docs", "status": "completed"}]}),
+        res(
+            "7",
+            "ok",
+            tur={
+                "newTodos": [
+                    {"content": "fix tests", "status": "in_progress"},
+                    {"content": "docs", "status": "completed"},
+                ]
+            },
+        ),
         a({"type": "text", "text": "Two tests still fail."}),
         u("second request"),
     ]:

@@ -29,7 +29,13 @@ def test_excerpt_keeps_the_first_request_and_the_end() -> None:
 
 
 def test_render() -> None:
-    assert render(a({"type": "tool_use", "id": "1", "name": "Bash", "input": {"command": "ls"}})) == '[assistant calls Bash] {"command":"ls"}'
-    assert render(u([{"type": "tool_result", "tool_use_id": "1", "content": "out", "is_error": True}])) == "[tool result (error)] out"
+    assert (
+        render(a({"type": "tool_use", "id": "1", "name": "Bash", "input": {"command": "ls"}}))
+        == '[assistant calls Bash] {"command":"ls"}'
+    )
+    assert (
+        render(u([{"type": "tool_result", "tool_use_id": "1", "content": "out", "is_error": True}]))
+        == "[tool result (error)] out"
+    )
     assert render(u("hi")) == "[user] hi"
     assert render({"type": "progress"}) == ""

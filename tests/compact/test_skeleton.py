@@ -9,14 +9,22 @@ from pathlib import Path
 import pytest
 
 from tests.damage import KINDS
+from transcript_tools.compact.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
 from transcript_tools.edge.reader import iter_lines, load
 from transcript_tools.model.session import Session
-from transcript_tools.compact.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
-CLEAN_332 = REAL / "claude-config-2.1.332" / "projects" / "-home-dev-demo-app" / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
-FILES = sorted(p for p in REAL.rglob("*.jsonl") if "subagents" not in p.parts and not p.name.startswith("agent-"))
+CLEAN_332 = (
+    REAL
+    / "claude-config-2.1.332"
+    / "projects"
+    / "-home-dev-demo-app"
+    / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+)
+FILES = sorted(
+    p for p in REAL.rglob("*.jsonl") if "subagents" not in p.parts and not p.name.startswith("agent-")
+)
 
 
 def outline(path: Path) -> Skeleton:
@@ -72,7 +80,12 @@ def test_damage_is_noted_and_skipped(tmp_path: Path) -> None:
         p = tmp_path / f"{kind}.jsonl"
         p.write_bytes(d.data)
         sk = outline(p)
-        assert sk.damage_count >= 1 and sk.damage[0].code in (kind, "truncated-record", "fused-records", "torn-tail")
+        assert sk.damage_count >= 1 and sk.damage[0].code in (
+            kind,
+            "truncated-record",
+            "fused-records",
+            "torn-tail",
+        )
         assert sk.damage_bytes > 0
         assert sk.conversation()  # what survives still outlines
 
@@ -90,8 +103,20 @@ def test_copies_after_a_boundary_are_not_siblings_of_their_originals(tmp_path: P
     b = str(uuid.uuid4())
     sm = str(uuid.uuid4())
     lines = [
-        {"parentUuid": None, "type": "system", "subtype": "compact_boundary", "uuid": b, "compactMetadata": {"trigger": "manual", "preTokens": 1}},
-        {"parentUuid": b, "type": "user", "isCompactSummary": True, "uuid": sm, "message": {"role": "user", "content": "summary"}},
+        {
+            "parentUuid": None,
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": b,
+            "compactMetadata": {"trigger": "manual", "preTokens": 1},
+        },
+        {
+            "parentUuid": b,
+            "type": "user",
+            "isCompactSummary": True,
+            "uuid": sm,
+            "message": {"role": "user", "content": "summary"},
+        },
     ]
     parent = sm
     for e in tail:
@@ -115,8 +140,15 @@ def test_parallel_results_hung_off_progress_lines_are_recovered_as_in_memory(tmp
     def line(uuid: str, parent: str | None, **rec: object) -> dict[str, object]:
         return {"uuid": uuid, "parentUuid": parent, "sessionId": "s", **rec}
 
-    call = lambda tid: {"role": "assistant", "id": "msg_1", "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}]}  # noqa: E731
-    res = lambda tid: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}]}  # noqa: E731
+    call = lambda tid: {
+        "role": "assistant",
+        "id": "msg_1",
+        "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}],
+    }  # noqa: E731
+    res = lambda tid: {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+    }  # noqa: E731
     records = [
         line("u0", None, type="user", message={"role": "user", "content": "go"}),
         line("a1", "u0", type="assistant", message=call("X")),
@@ -124,7 +156,12 @@ def test_parallel_results_hung_off_progress_lines_are_recovered_as_in_memory(tmp
         line("rx", "p1", type="user", message=res("X")),
         line("a2", "a1", type="assistant", message=call("Y")),
         line("ry", "a2", type="user", message=res("Y")),
-        line("t", "ry", type="assistant", message={"role": "assistant", "id": "msg_2", "content": [{"type": "text", "text": "done"}]}),
+        line(
+            "t",
+            "ry",
+            type="assistant",
+            message={"role": "assistant", "id": "msg_2", "content": [{"type": "text", "text": "done"}]},
+        ),
     ]
     p = tmp_path / "p.jsonl"
     p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))

@@ -12,10 +12,8 @@ import pytest
 
 from tests.support.standin import ApiError as ScriptedError
 from tests.support.standin import StandIn, Text
-from transcript_tools.edge.client import AnthropicClient, Credentials
 from transcript_tools.compact.digest import Digest
 from transcript_tools.compact.excerpt import Excerpt
-from transcript_tools.model.errors import ApiError, CredentialsError
 from transcript_tools.compact.summarizers import (
     MAX_SUMMARY_CHARS,
     RECIPE,
@@ -26,10 +24,18 @@ from transcript_tools.compact.summarizers import (
     extract_summary,
     summary_prompt,
 )
+from transcript_tools.edge.client import AnthropicClient, Credentials
+from transcript_tools.model.errors import ApiError, CredentialsError
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
-CLEAN_332 = REAL / "claude-config-2.1.332" / "projects" / "-home-dev-demo-app" / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+CLEAN_332 = (
+    REAL
+    / "claude-config-2.1.332"
+    / "projects"
+    / "-home-dev-demo-app"
+    / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+)
 TOOL_HEAVY = REAL / "v2.1.38-tool-heavy.jsonl"
 
 
@@ -59,7 +65,13 @@ def test_extractive_names_the_first_request_and_the_files() -> None:
     assert "Written (1): /home/dev/demo-app/util.py" in text
     assert "/home/dev/demo-app/util.py" in text.split("Read (")[1]
     assert "`python3 app.py`" in text
-    for section in ("1. User requests", "2. Files", "3. Commands run", "4. Errors and fixes", "5. Last state"):
+    for section in (
+        "1. User requests",
+        "2. Files",
+        "3. Commands run",
+        "4. Errors and fixes",
+        "5. Last state",
+    ):
         assert section in text
 
 
@@ -89,14 +101,23 @@ def test_prompt_follows_the_recipe() -> None:
     p = summary_prompt(m, "focus on the tests")
     assert p.startswith("<transcript>\n[user] Project kickoff 13000")
     assert "<facts>" in p and RECIPE in p
-    for section in ("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections", "Errors and Fixes", "Pending Tasks", "Current Work"):
+    for section in (
+        "Primary Request and Intent",
+        "Key Technical Concepts",
+        "Files and Code Sections",
+        "Errors and Fixes",
+        "Pending Tasks",
+        "Current Work",
+    ):
         assert section in p
     assert p.endswith("Additional instructions for this summary:\nfocus on the tests")
 
 
 @pytest.fixture
 def client(standin: StandIn) -> Iterator[AnthropicClient]:
-    with AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=2, base_delay=0.0, sleep=lambda s: None) as c:
+    with AnthropicClient(
+        Credentials("test-key", None, standin.base_url), max_retries=2, base_delay=0.0, sleep=lambda s: None
+    ) as c:
         yield c
 
 

@@ -23,7 +23,14 @@ def tt(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[st
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200"}
     if config is not None:
         env["CLAUDE_CONFIG_DIR"] = str(config)
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], check=False, capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_a_healthy_real_session_exits_0() -> None:
@@ -56,10 +63,15 @@ def test_an_unknown_session_exits_3_with_one_message(tmp_path: Path) -> None:
 
 
 def test_scan_counts_main_and_sidechain_messages() -> None:
-    scan = scan_records([
-        {"type": "user", "isSidechain": True}, {"type": "assistant", "isSidechain": True},
-        {"type": "user"}, {"type": "summary"}, {"type": 3},
-    ])
+    scan = scan_records(
+        [
+            {"type": "user", "isSidechain": True},
+            {"type": "assistant", "isSidechain": True},
+            {"type": "user"},
+            {"type": "summary"},
+            {"type": 3},
+        ]
+    )
     assert (scan.records, scan.main_messages, scan.sidechain_messages) == (5, 1, 2)
     assert scan.other_types == frozenset({"summary", "?"})
 
@@ -75,7 +87,12 @@ def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) 
     # [A-Za-z0-9] becomes '-'), not computed by tt.
     cwd = (tmp_path / "demo-app").resolve()
     cwd.mkdir()
-    project = tmp_path / "config" / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    project = (
+        tmp_path
+        / "config"
+        / "projects"
+        / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    )
     project.mkdir(parents=True)
     shutil.copy(PROJECT / f"{SID}.jsonl", project)
     (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 10)

@@ -50,11 +50,14 @@ def no_cwd(raw: bytes, sid: str) -> bytes:
 def metadata_only(raw: bytes, sid: str) -> bytes:
     # The stub shape of the threads: a summary and a title, the conversation elsewhere.
     last = [r for r in _records(raw) if r.get("uuid")][-1]["uuid"]
-    return b"".join(_dump(r) for r in (
-        {"type": "summary", "summary": "Earlier work on app.py", "leafUuid": last},
-        {"type": "custom-title", "customTitle": "my work", "sessionId": sid},
-        {"type": "tag", "tag": "wip", "sessionId": sid},
-    ))
+    return b"".join(
+        _dump(r)
+        for r in (
+            {"type": "summary", "summary": "Earlier work on app.py", "leafUuid": last},
+            {"type": "custom-title", "customTitle": "my work", "sessionId": sid},
+            {"type": "tag", "tag": "wip", "sessionId": sid},
+        )
+    )
 
 
 def nuls(raw: bytes, sid: str) -> bytes:
@@ -139,8 +142,12 @@ def sdk_config() -> Iterator[Callable[[Path], None]]:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_doctor_agrees_with_the_cli_and_the_sdk(
-    case: str, small_session: GeneratedSession, claude_332: ClaudeCLI, faketime: None,
-    tmp_path: Path, sdk_config: Callable[[Path], None],
+    case: str,
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
 ) -> None:
     from claude_agent_sdk import list_sessions
 
@@ -165,9 +172,20 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
 
     sandbox = Sandbox.create(tmp_path, config_dir=config)
     with StandIn() as api:
-        run = run_claude(claude_332, PROBE, sandbox=sandbox, cwd=g.cwd, base_url=api.base_url,
-                         resume=g.session_id, check=False, clock=CLOCK, timeout=90)
-        sent = [r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE]
+        run = run_claude(
+            claude_332,
+            PROBE,
+            sandbox=sandbox,
+            cwd=g.cwd,
+            base_url=api.base_url,
+            resume=g.session_id,
+            check=False,
+            clock=CLOCK,
+            timeout=90,
+        )
+        sent = [
+            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
+        ]
     if cli_loads:
         assert run.returncode == 0, run.stderr
         # The probe came after the earlier conversation: its first prompt was sent too.
@@ -178,8 +196,11 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
 
 
 def test_a_session_moved_to_another_project_folder_still_loads_by_id(
-    small_session: GeneratedSession, claude_332: ClaudeCLI, faketime: None,
-    tmp_path: Path, sdk_config: Callable[[Path], None],
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
 ) -> None:
     """Worktree relocation: the file moves to the new directory's project folder with a
     ``relocated`` record. The SDK lists it under the new directory only; 2.1.332's
@@ -191,10 +212,14 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
     elsewhere.mkdir()
     config = stage_config(g.config_dir, tmp_path / "config")
     old = config / "projects" / g.project_dir.name / g.transcript.name
-    moved_dir = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(elsewhere))
+    moved_dir = (
+        config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(elsewhere))
+    )
     moved_dir.mkdir()
     moved = moved_dir / old.name
-    moved.write_bytes(relocated(old.read_bytes(), g.session_id).replace(b"/srv/elsewhere/demo-app", str(elsewhere).encode()))
+    moved.write_bytes(
+        relocated(old.read_bytes(), g.session_id).replace(b"/srv/elsewhere/demo-app", str(elsewhere).encode())
+    )
     old.unlink()
 
     assert doctor_file(moved).findings == ()
@@ -204,8 +229,19 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
 
     sandbox = Sandbox.create(tmp_path, config_dir=config)
     with StandIn() as api:
-        run = run_claude(claude_332, PROBE, sandbox=sandbox, cwd=g.cwd, base_url=api.base_url,
-                         resume=g.session_id, check=False, clock=CLOCK, timeout=90)
-        sent = [r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE]
+        run = run_claude(
+            claude_332,
+            PROBE,
+            sandbox=sandbox,
+            cwd=g.cwd,
+            base_url=api.base_url,
+            resume=g.session_id,
+            check=False,
+            clock=CLOCK,
+            timeout=90,
+        )
+        sent = [
+            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
+        ]
     assert run.returncode == 0, run.stderr
     assert sent and PROMPTS[0] in json.dumps(sent[0].messages)

@@ -36,7 +36,11 @@ def test_project_dir_name_matches_the_agent_sdk() -> None:
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cfg = tmp_path / "cfg"
     shutil.copytree(REAL / "claude-config-2.1.332", cfg)
-    shutil.copytree(REAL / "claude-config-2.1.197/projects/-home-dev-demo-app", cfg / "projects/-home-dev-demo-app", dirs_exist_ok=True)
+    shutil.copytree(
+        REAL / "claude-config-2.1.197/projects/-home-dev-demo-app",
+        cfg / "projects/-home-dev-demo-app",
+        dirs_exist_ok=True,
+    )
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(cfg))
     return cfg
 
@@ -51,7 +55,10 @@ def test_resolve_by_id_prefix_and_path(config: Path) -> None:
 
 def test_ambiguous_and_missing(config: Path) -> None:
     proj = config / "projects/-home-dev-demo-app"
-    shutil.copy(proj / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl", proj / "4cd0c8e6-0000-4000-8000-000000000000.jsonl")
+    shutil.copy(
+        proj / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl",
+        proj / "4cd0c8e6-0000-4000-8000-000000000000.jsonl",
+    )
     with pytest.raises(AmbiguousSession) as e:
         store.resolve("4cd0c8e6")
     assert e.value.exit_code == 3

@@ -38,7 +38,9 @@ class Sleeps:
 
 def client_for(api: StandIn, retries: int = 3) -> tuple[AnthropicClient, Sleeps]:
     sleeps = Sleeps()
-    c = AnthropicClient(Credentials("test-key", None, api.base_url), max_retries=retries, sleep=sleeps, rand=lambda: 0.0)
+    c = AnthropicClient(
+        Credentials("test-key", None, api.base_url), max_retries=retries, sleep=sleeps, rand=lambda: 0.0
+    )
     return c, sleeps
 
 
@@ -113,7 +115,9 @@ def test_blocks_without_deltas_arrive_whole(standin: StandIn) -> None:
 
 
 def test_429_then_529_then_success_honours_retry_after(standin: StandIn) -> None:
-    standin.script(Scripted.rate_limited(retry_after=2), Scripted.overloaded(retry_after=0.5), Text("finally"))
+    standin.script(
+        Scripted.rate_limited(retry_after=2), Scripted.overloaded(retry_after=0.5), Text("finally")
+    )
     c, sleeps = client_for(standin)
     with c:
         r = c.create(request())
@@ -149,9 +153,16 @@ def test_x_should_retry_false_is_final(standin: StandIn) -> None:
 
 @pytest.mark.parametrize(
     ("status", "error", "hint"),
-    [(400, ApiError, "tt validate"), (404, ApiError, "--model"), (401, CredentialsError, "ANTHROPIC_API_KEY"), (403, CredentialsError, "ANTHROPIC_API_KEY")],
+    [
+        (400, ApiError, "tt validate"),
+        (404, ApiError, "--model"),
+        (401, CredentialsError, "ANTHROPIC_API_KEY"),
+        (403, CredentialsError, "ANTHROPIC_API_KEY"),
+    ],
 )
-def test_client_errors_are_not_retried(standin: StandIn, status: int, error: type[Exception], hint: str) -> None:
+def test_client_errors_are_not_retried(
+    standin: StandIn, status: int, error: type[Exception], hint: str
+) -> None:
     standin.script(Scripted(status, "nope"))
     c, sleeps = client_for(standin)
     with c, pytest.raises(error) as e:
@@ -182,12 +193,40 @@ def test_retry_after_forms() -> None:
 
 def test_accumulator_refuses_an_unfinished_stream() -> None:
     acc = StreamAccumulator()
-    acc.feed({"type": "message_start", "message": {"id": "m", "model": "x", "content": [], "usage": {"input_tokens": 3, "service_tier": None}}})
-    acc.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "Read", "input": {}, "caller": None}})
-    acc.feed({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a"'}})
+    acc.feed(
+        {
+            "type": "message_start",
+            "message": {
+                "id": "m",
+                "model": "x",
+                "content": [],
+                "usage": {"input_tokens": 3, "service_tier": None},
+            },
+        }
+    )
+    acc.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t", "name": "Read", "input": {}, "caller": None},
+        }
+    )
+    acc.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a"'},
+        }
+    )
     with pytest.raises(ApiError, match="ended before it was complete"):
         acc.result()
-    acc.feed({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ": 1}"}})
+    acc.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": ": 1}"},
+        }
+    )
     acc.feed({"type": "content_block_stop", "index": 0})
     acc.feed({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}})
     acc.feed({"type": "message_stop"})

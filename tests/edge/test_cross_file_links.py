@@ -18,33 +18,51 @@ from pathlib import Path
 import pytest
 
 from tests.validate.test_validate import CLEAN as VALIDATE_CLEAN
-from transcript_tools.validate.files import validate_path
-from transcript_tools.model.diagnostics import CODES
 from transcript_tools.edge.loader import load_session
+from transcript_tools.edge.siblings import session_files
+from transcript_tools.model.diagnostics import CODES
 from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.files import repair_file
-from transcript_tools.edge.siblings import session_files
+from transcript_tools.validate.files import validate_path
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
-ACOMPACT_PROJECT = REAL / "handwritten-2.1.39-acompact-subagent" / "-home-USER-projects-spotter-worktrees-spotter-dov"
+ACOMPACT_PROJECT = (
+    REAL / "handwritten-2.1.39-acompact-subagent" / "-home-USER-projects-spotter-worktrees-spotter-dov"
+)
 SID = "4d5611e5-241a-462a-8d15-5122611a9569"
 MAIN = ACOMPACT_PROJECT / f"{SID}.jsonl"
 ACOMPACT = ACOMPACT_PROJECT / SID / "subagents" / "agent-acompact-e1f845.jsonl"
 #: The main-file entries the compaction subagent's first three records hang off.
-MAIN_PARENTS = ["6d942f99-74cb-4183-92e6-69aa915cb5f6", "e9fefb1c-927a-42d2-80a7-61bb6cc646d2", "ce1910a6-d099-47d6-b88c-2f2f8abc0cc2"]
+MAIN_PARENTS = [
+    "6d942f99-74cb-4183-92e6-69aa915cb5f6",
+    "e9fefb1c-927a-42d2-80a7-61bb6cc646d2",
+    "ce1910a6-d099-47d6-b88c-2f2f8abc0cc2",
+]
 
 
 def tt(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200"}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def _dangling(path: Path) -> list[str]:
-    return [d.message.split()[1] for d in validate_path(path, schema=False).diagnostics if d.code == "dangling-parent"]
+    return [
+        d.message.split()[1]
+        for d in validate_path(path, schema=False).diagnostics
+        if d.code == "dangling-parent"
+    ]
 
 
 def _repair_dry(path: Path) -> object:
-    return repair_file(path, RepairOptions(), dry_run=True, now="2026-01-01T00:00:00.000Z", new_id=lambda: "unused")
+    return repair_file(
+        path, RepairOptions(), dry_run=True, now="2026-01-01T00:00:00.000Z", new_id=lambda: "unused"
+    )
 
 
 def test_the_compaction_subagent_names_main_file_parents_and_validates_clean() -> None:
@@ -123,7 +141,9 @@ def test_repair_is_the_identity_on_every_real_file_with_nothing_to_fix() -> None
 
 
 @pytest.mark.claude
-def test_repair_is_the_identity_on_every_file_the_real_cli_wrote(generated_session: object, tmp_path: Path) -> None:
+def test_repair_is_the_identity_on_every_file_the_real_cli_wrote(
+    generated_session: object, tmp_path: Path
+) -> None:
     g = generated_session.copy_to(tmp_path)  # type: ignore[attr-defined]
     files = [g.transcript, *sorted(g.session_dir.rglob("agent-*.jsonl"))]
     assert len(files) >= 2  # the bench's session has a subagent

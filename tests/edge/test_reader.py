@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.model.errors import NotFound, TranscriptTooLarge, Unreadable
 from transcript_tools.edge.reader import (
     MAX_TRANSCRIPT_READ_BYTES,
     find_last_boundary_offset,
@@ -19,9 +18,12 @@ from transcript_tools.edge.reader import (
     preserved_start,
     read_head_tail,
 )
+from transcript_tools.model.errors import NotFound, TranscriptTooLarge, Unreadable
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "real"
-SESSION_332 = FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+SESSION_332 = (
+    FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+)
 
 
 def test_cap_is_50_mib() -> None:
@@ -97,7 +99,9 @@ def test_head_and_tail(tmp_path: Path) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.binary(max_size=80), max_size=12), st.booleans())
-def test_arbitrary_files_round_trip(tmp_path_factory: pytest.TempPathFactory, chunks: list[bytes], final_newline: bool) -> None:
+def test_arbitrary_files_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, chunks: list[bytes], final_newline: bool
+) -> None:
     data = b"\n".join(chunks) + (b"\n" if final_newline and chunks else b"")
     p = tmp_path_factory.mktemp("h") / "f.jsonl"
     p.write_bytes(data)

@@ -33,7 +33,14 @@ def tt(*args: str, config: Path | None = None, cwd: Path | None = None) -> subpr
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400"}
     if config is not None:
         env["CLAUDE_CONFIG_DIR"] = str(config)
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture
@@ -49,39 +56,59 @@ def main_file(config: Path) -> Path:
 
 
 def test_the_rule_on_paths(tmp_path: Path) -> None:
-    files = [Path("/p/s.jsonl"), Path("/p/s/subagents/agent-a.jsonl"), Path("/p/s/subagents/workflows/r1/agent-b.jsonl")]
+    files = [
+        Path("/p/s.jsonl"),
+        Path("/p/s/subagents/agent-a.jsonl"),
+        Path("/p/s/subagents/workflows/r1/agent-b.jsonl"),
+    ]
     assert session_outputs(files, tmp_path / "fixed.jsonl") == [
         tmp_path / "fixed.jsonl",
         tmp_path / "fixed" / "subagents" / "agent-a.jsonl",
         tmp_path / "fixed" / "subagents" / "workflows" / "r1" / "agent-b.jsonl",
     ]
     # A folder that exists, or a path spelled as one: the session under its own name.
-    assert session_outputs(files, tmp_path)[:2] == [tmp_path / "s.jsonl", tmp_path / "s" / "subagents" / "agent-a.jsonl"]
+    assert session_outputs(files, tmp_path)[:2] == [
+        tmp_path / "s.jsonl",
+        tmp_path / "s" / "subagents" / "agent-a.jsonl",
+    ]
     assert names_folder(f"{tmp_path}/new/") and not (tmp_path / "new").exists()
     assert session_outputs(files, f"{tmp_path}/new/")[0] == tmp_path / "new" / "s.jsonl"
     # A name without .jsonl keeps its files in <name>.d/ (never the file's own name).
-    assert session_outputs(files, tmp_path / "fixed")[1] == tmp_path / "fixed.d" / "subagents" / "agent-a.jsonl"
-    assert main_output(tmp_path, "n.jsonl") == tmp_path / "n.jsonl" and session_dir(Path("x.jsonl")) == Path("x")
+    assert (
+        session_outputs(files, tmp_path / "fixed")[1] == tmp_path / "fixed.d" / "subagents" / "agent-a.jsonl"
+    )
+    assert main_output(tmp_path, "n.jsonl") == tmp_path / "n.jsonl" and session_dir(Path("x.jsonl")) == Path(
+        "x"
+    )
 
 
 # --- repair ------------------------------------------------------------------------------
 
 
-def test_repair_a_session_file_to_a_jsonl_path_writes_the_layout_and_says_so(config: Path, tmp_path: Path) -> None:
+def test_repair_a_session_file_to_a_jsonl_path_writes_the_layout_and_says_so(
+    config: Path, tmp_path: Path
+) -> None:
     main = main_file(config)
     r = tt("repair", str(main), "-o", "fixed.jsonl", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     sub = tmp_path / "fixed" / "subagents"
     assert (tmp_path / "fixed.jsonl").read_bytes() == main.read_bytes()
-    assert (sub / f"{AGENT}.jsonl").read_bytes() == (main.with_suffix("") / "subagents" / f"{AGENT}.jsonl").read_bytes()
+    assert (sub / f"{AGENT}.jsonl").read_bytes() == (
+        main.with_suffix("") / "subagents" / f"{AGENT}.jsonl"
+    ).read_bytes()
     # The sidecar goes with it (Claude Code reads the agent's type there).
-    assert (sub / f"{AGENT}.meta.json").read_bytes() == (main.with_suffix("") / "subagents" / f"{AGENT}.meta.json").read_bytes()
+    assert (sub / f"{AGENT}.meta.json").read_bytes() == (
+        main.with_suffix("") / "subagents" / f"{AGENT}.meta.json"
+    ).read_bytes()
     assert "1 subagent file(s) written beside fixed.jsonl under fixed/subagents" in " ".join(r.stdout.split())
     j = tt("repair", SID, "-o", str(tmp_path / "again.jsonl"), "--json", config=config)
     assert j.returncode == 0, j.stderr
     doc = json.loads(j.stdout)
     assert doc["subagents_dir"] == str(tmp_path / "again" / "subagents")
-    assert [f["output"] for f in doc["files"]] == [str(tmp_path / "again.jsonl"), str(tmp_path / "again" / "subagents" / f"{AGENT}.jsonl")]
+    assert [f["output"] for f in doc["files"]] == [
+        str(tmp_path / "again.jsonl"),
+        str(tmp_path / "again" / "subagents" / f"{AGENT}.jsonl"),
+    ]
 
 
 def test_repair_into_a_folder_and_the_refusals(config: Path, tmp_path: Path) -> None:
@@ -101,7 +128,9 @@ def test_repair_into_a_folder_and_the_refusals(config: Path, tmp_path: Path) -> 
 def test_redact_and_fork_follow_the_same_rule(config: Path, tmp_path: Path) -> None:
     r = tt("redact", SID, "-o", str(tmp_path / "red.jsonl"), config=config)
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "red.jsonl").is_file() and (tmp_path / "red" / "subagents" / f"{AGENT}.jsonl").is_file()
+    assert (tmp_path / "red.jsonl").is_file() and (
+        tmp_path / "red" / "subagents" / f"{AGENT}.jsonl"
+    ).is_file()
     f = tt("fork", SID, "-o", str(tmp_path / "branch.jsonl"), "--json", config=config)
     assert f.returncode == 0, f.stderr
     assert json.loads(f.stdout)["subagents"] == [str(tmp_path / "branch" / "subagents" / f"{AGENT}.jsonl")]
@@ -121,25 +150,38 @@ def test_redact_and_fork_follow_the_same_rule(config: Path, tmp_path: Path) -> N
 PROBE = "Subagent probe: list them again"
 
 
-def _subagent_turn(cli: object, config: Path, cwd: Path, session_id: str, agent_id: str, scratch: Path) -> list[Block]:
+def _subagent_turn(
+    cli: object, config: Path, cwd: Path, session_id: str, agent_id: str, scratch: Path
+) -> list[Block]:
     """Resume the session and message its subagent; the blocks of the request Claude Code
     sends for the subagent (its transcript's history, then the probe)."""
     sandbox = Sandbox.create(scratch, config_dir=config)
     with StandIn() as api:
         run_claude(
-            cli, f'TOOL:SendMessage {{"to": "{agent_id}", "message": "{PROBE}"}}', sandbox=sandbox, cwd=cwd,  # type: ignore[arg-type]
-            base_url=api.base_url, resume=session_id, extra_args=["--allowedTools", "SendMessage"],
+            cli,
+            f'TOOL:SendMessage {{"to": "{agent_id}", "message": "{PROBE}"}}',
+            sandbox=sandbox,
+            cwd=cwd,  # type: ignore[arg-type]
+            base_url=api.base_url,
+            resume=session_id,
+            extra_args=["--allowedTools", "SendMessage"],
         )
         requests = api.message_requests
     for q in requests:
         blocks = conversation_blocks(q.messages)
-        if blocks and blocks[0].role == "user" and any(PROBE in b.value and "coordinator" in b.value for b in blocks):
+        if (
+            blocks
+            and blocks[0].role == "user"
+            and any(PROBE in b.value and "coordinator" in b.value for b in blocks)
+        ):
             return blocks
     raise AssertionError(f"no subagent request carried the probe: {[len(q.messages) for q in requests]}")
 
 
 @pytest.mark.claude
-def test_the_real_cli_resumes_the_repaired_copy_with_its_subagent(real_session: GeneratedSession, tmp_path: Path) -> None:
+def test_the_real_cli_resumes_the_repaired_copy_with_its_subagent(
+    real_session: GeneratedSession, tmp_path: Path
+) -> None:
     g = real_session
     subs = sorted((g.session_dir / "subagents").glob("agent-*.jsonl"))
     assert subs, "the generated session has a subagent"

@@ -4,27 +4,27 @@ sampled estimate, and ``count_exact`` through tt's client against the local stan
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-import tiktoken
 import pytest
+import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.resume_helpers import NOT_A_CHAIN, REAL_FILES, S332
-from transcript_tools.model import conversation
 from transcript_tools.edge import tokenizer as tokens
-from transcript_tools.model.lines import Entry
 from transcript_tools.edge.reader import load
-from transcript_tools.model.session import Session
+from transcript_tools.edge.tokenizer import SampledEstimate, TokenCounter, chars, count_exact
+from transcript_tools.model import conversation
 from transcript_tools.model.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from transcript_tools.model.errors import ApiError
-from transcript_tools.edge.tokenizer import SampledEstimate, TokenCounter, chars, count_exact
+from transcript_tools.model.lines import Entry
+from transcript_tools.model.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -79,7 +79,9 @@ def test_counting_works_offline_with_an_empty_cache(tmp_path: Path) -> None:
         "from transcript_tools.edge.tokenizer import TokenCounter\n"
         "print(TokenCounter().text('hello world, offline'))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == 4  # "hello", " world", ",", " offline"
 
@@ -156,7 +158,17 @@ def test_what_a_record_costs_by_kind() -> None:
         "message": {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "file contents here"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [
+                        {"type": "text", "text": "file contents here"},
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                        },
+                    ],
+                },
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
             ],
         },
@@ -175,13 +187,29 @@ def test_records_that_are_not_sent_cost_nothing() -> None:
     assert c.record({"type": "progress", "data": {"type": "bash_progress", "output": "x" * 100}}).tokens == 0
     assert c.record({"type": "system", "subtype": "turn_duration", "durationMs": 5}).tokens == 0
     assert c.record({"type": "custom-title", "customTitle": "t"}).tokens == 0
-    assert c.record({"type": "system", "subtype": "local_command", "content": "<command-name>/x</command-name>"}).tokens > 0
+    assert (
+        c.record(
+            {"type": "system", "subtype": "local_command", "content": "<command-name>/x</command-name>"}
+        ).tokens
+        > 0
+    )
     # Claude Code renders attachments from its runtime, never from the file (conversation.py rule 1).
-    assert c.record({"type": "attachment", "attachment": {"type": "file", "content": "some file text"}}).tokens == 0
+    assert (
+        c.record({"type": "attachment", "attachment": {"type": "file", "content": "some file text"}}).tokens
+        == 0
+    )
     # ... except the words a user typed mid-turn, which tt sends as a reminder.
     queued = {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "also run the tests"}}
     reminder = conversation.api_messages(
-        [Entry(1, 0, b"", {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}), Entry(2, 0, b"", queued)]
+        [
+            Entry(
+                1,
+                0,
+                b"",
+                {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}},
+            ),
+            Entry(2, 0, b"", queued),
+        ]
     )[0][0]["content"][1]["text"]
     assert "also run the tests" in reminder
     assert c.record(queued).tokens == c.text(reminder) + MESSAGE_OVERHEAD
@@ -210,13 +238,18 @@ def _sent_tokens(c: TokenCounter, messages: list[dict]) -> int:
     for m in messages:
         content = m["content"]
         for b in [{"type": "text", "text": content}] if isinstance(content, str) else content:
-            if b.get("content") == conversation.INTERRUPTED_TOOL_RESULT or b.get("text") == conversation.NO_CONTENT:
+            if (
+                b.get("content") == conversation.INTERRUPTED_TOOL_RESULT
+                or b.get("text") == conversation.NO_CONTENT
+            ):
                 continue
             n += c.block(b).tokens
     return n
 
 
-@pytest.mark.parametrize("path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(
+    "path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40]
+)
 def test_record_costs_add_up_to_what_the_rebuild_sends(path: Path) -> None:
     """One set of rules for what is sent: the costs the compaction planner budgets with
     are, record by record, the blocks `conversation.api_messages` sends for the whole
@@ -228,7 +261,9 @@ def test_record_costs_add_up_to_what_the_rebuild_sends(path: Path) -> None:
     assert sum(sum(b.tokens for b in k.blocks) for k in costs) == _sent_tokens(c, messages)
 
 
-@pytest.mark.parametrize("path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(
+    "path", [p for p in REAL_FILES if p.name not in NOT_A_CHAIN], ids=lambda p: p.name[:40]
+)
 def test_for_another_model_the_costs_leave_out_its_thinking(path: Path) -> None:
     """A resume that continues on another model (a retired one's successor, `lifecycle`)
     sends none of the old model's thinking: the budget counts none of it either."""
@@ -248,7 +283,9 @@ def test_the_shortcut_for_records_the_rebuild_never_reads(path: Path) -> None:
     stub = Entry(0, 0, b"", {"type": "user", "message": {"role": "user", "content": "."}})
     for e in load(path).entries:
         if e.record.get("type") not in tokens._READ_BY_REBUILD:
-            assert conversation.api_messages([stub, e], sentinel=False)[0] == [{"role": "user", "content": "."}], e.record.get("type")
+            assert conversation.api_messages([stub, e], sentinel=False)[0] == [
+                {"role": "user", "content": "."}
+            ], e.record.get("type")
 
 
 def test_assistant_blocks() -> None:
@@ -271,7 +308,10 @@ def test_assistant_blocks() -> None:
 
 def test_every_real_record_has_a_cost() -> None:
     c = TokenCounter()
-    for name in ("v2.1.237-attachments-chained-parallel-tools.jsonl", "v1.0.51-rejected-tool-interrupt.jsonl"):
+    for name in (
+        "v2.1.237-attachments-chained-parallel-tools.jsonl",
+        "v1.0.51-rejected-tool-interrupt.jsonl",
+    ):
         for r in records(name):
             cost = c.record(r)
             assert cost.tokens >= 0
@@ -313,7 +353,9 @@ def test_chars_and_tokens_walk_the_same_blocks(text: str) -> None:
 def _client(base_url: str):  # type: ignore[no-untyped-def]
     from transcript_tools.edge.client import AnthropicClient, Credentials
 
-    return AnthropicClient(Credentials("test-key", None, base_url), max_retries=1, base_delay=0.0, sleep=lambda s: None)
+    return AnthropicClient(
+        Credentials("test-key", None, base_url), max_retries=1, base_delay=0.0, sleep=lambda s: None
+    )
 
 
 def test_count_exact_asks_the_count_tokens_endpoint(standin) -> None:  # type: ignore[no-untyped-def]

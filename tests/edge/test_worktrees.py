@@ -21,25 +21,39 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.edge import claude_dir as store, worktrees
 from transcript_tools.catalog.files import list_sessions, project_dirs
+from transcript_tools.edge import claude_dir as store
+from transcript_tools.edge import worktrees
 from transcript_tools.model.errors import NotFound
 
-pytestmark = [pytest.mark.git, pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read")]
+pytestmark = [
+    pytest.mark.git,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read"),
+]
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SESSION = REAL / "v2.1.38-tool-heavy.jsonl"  # a session the SDK lists (it has a title)
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "tt", "GIT_AUTHOR_EMAIL": "tt@example.invalid",
-    "GIT_COMMITTER_NAME": "tt", "GIT_COMMITTER_EMAIL": "tt@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "tt",
+    "GIT_AUTHOR_EMAIL": "tt@example.invalid",
+    "GIT_COMMITTER_NAME": "tt",
+    "GIT_COMMITTER_EMAIL": "tt@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
 def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
-    return subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def git_worktrees(cwd: Path) -> list[str]:
@@ -47,7 +61,11 @@ def git_worktrees(cwd: Path) -> list[str]:
     r = git("worktree", "list", "--porcelain", cwd=cwd)
     if r.returncode != 0:
         return []
-    return [unicodedata.normalize("NFC", ln[len("worktree "):]) for ln in r.stdout.split("\n") if ln.startswith("worktree ")]
+    return [
+        unicodedata.normalize("NFC", ln[len("worktree ") :])
+        for ln in r.stdout.split("\n")
+        if ln.startswith("worktree ")
+    ]
 
 
 def make_repo(path: Path) -> Path:
@@ -107,7 +125,14 @@ def put_session(folder: Path, sid: str, mtime: int, data: bytes | None = None) -
 
 def tt_ls(*args: str, cwd: Path, config: Path) -> list[str]:
     env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(config)}
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", "ls", "--json", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "ls", "--json", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return [row["session_id"] for row in json.loads(r.stdout)["sessions"]]
 
@@ -122,7 +147,9 @@ def sdk_ids(directory: Path) -> list[str]:
 
 def test_worktree_paths_are_what_git_lists(layout: Layout) -> None:
     expected = git_worktrees(layout.main)
-    assert expected[0] == str(layout.main) and sorted(expected[1:]) == sorted([str(layout.short), str(layout.long)])
+    assert expected[0] == str(layout.main) and sorted(expected[1:]) == sorted(
+        [str(layout.short), str(layout.long)]
+    )
     for where in [layout.main, layout.short, layout.long, layout.main / "pkg", layout.main / ".git"]:
         assert git_worktrees(where) == expected, where
         assert worktrees.worktree_paths(where) == expected, where
@@ -144,11 +171,17 @@ def test_a_worktree_whose_directory_is_gone_is_still_listed(layout: Layout) -> N
 
 def test_an_unreadable_registration_means_one_worktree_fewer(layout: Layout) -> None:
     registry = layout.main / ".git" / "worktrees"
-    (entry,) = [d for d in registry.iterdir() if (d / "gitdir").read_text().strip() == str(layout.short / ".git")]
+    (entry,) = [
+        d for d in registry.iterdir() if (d / "gitdir").read_text().strip() == str(layout.short / ".git")
+    ]
     (entry / "gitdir").unlink()
     (entry / "gitdir").mkdir()  # reading it fails, whoever runs the tests (root reads through chmod 000)
     (registry / "stray-file").write_text("not a worktree\n")
-    assert worktrees.worktree_paths(layout.main) == git_worktrees(layout.main) == [str(layout.main), str(layout.long)]
+    assert (
+        worktrees.worktree_paths(layout.main)
+        == git_worktrees(layout.main)
+        == [str(layout.main), str(layout.long)]
+    )
 
 
 def test_a_broken_git_file_is_no_repository_as_for_git(layout: Layout) -> None:
@@ -175,7 +208,10 @@ def test_bare_and_separate_git_dir_repositories_are_listed_as_git_lists_them(tmp
     assert git("push", "-q", str(bare), "main", cwd=seed).returncode == 0
     add_worktree(bare, tmp_path / "from-bare")
     sep = tmp_path / "sep"
-    assert git("init", "-q", f"--separate-git-dir={tmp_path / 'sep.git'}", str(sep), cwd=tmp_path).returncode == 0
+    assert (
+        git("init", "-q", f"--separate-git-dir={tmp_path / 'sep.git'}", str(sep), cwd=tmp_path).returncode
+        == 0
+    )
     assert git("commit", "-q", "--allow-empty", "-m", "x", cwd=sep).returncode == 0
     add_worktree(sep, tmp_path / "from-sep")
     for where in [bare, tmp_path / "from-bare", sep, tmp_path / "from-sep", tmp_path / "sep.git"]:
@@ -193,7 +229,9 @@ def test_paths_are_nfc_as_in_the_sdk(tmp_path: Path) -> None:
 
 def test_a_relative_registration_is_resolved_as_git_2_48_does(layout: Layout) -> None:
     registry = layout.main / ".git" / "worktrees"
-    (entry,) = [d for d in registry.iterdir() if (d / "gitdir").read_text().strip() == str(layout.short / ".git")]
+    (entry,) = [
+        d for d in registry.iterdir() if (d / "gitdir").read_text().strip() == str(layout.short / ".git")
+    ]
     (entry / "gitdir").write_text(os.path.relpath(layout.short / ".git", entry) + "\n")
     assert str(layout.short) in worktrees.worktree_paths(layout.main)
 
@@ -204,19 +242,39 @@ def test_a_relative_registration_is_resolved_as_git_2_48_does(layout: Layout) ->
 def test_folder_names_exact_for_short_names_prefix_for_cut_ones() -> None:
     trees = ["/root/project", "/root/project-wt", "/" + "x" * 250]
     long_name = store.project_dir_name(trees[2])
-    names = ["-root-project-foo", "-root-project", "-root-project-wt", long_name[:200] + "-bunhash", "-root-projectx", long_name[:199]]
-    assert store.worktree_folder_names(names, trees, None) == ["-root-project", "-root-project-wt", long_name[:200] + "-bunhash"]
+    names = [
+        "-root-project-foo",
+        "-root-project",
+        "-root-project-wt",
+        long_name[:200] + "-bunhash",
+        "-root-projectx",
+        long_name[:199],
+    ]
+    assert store.worktree_folder_names(names, trees, None) == [
+        "-root-project",
+        "-root-project-wt",
+        long_name[:200] + "-bunhash",
+    ]
     # The directory's own folder comes first, once.
-    assert store.worktree_folder_names(names, trees, "-root-project-wt") == ["-root-project-wt", "-root-project", long_name[:200] + "-bunhash"]
+    assert store.worktree_folder_names(names, trees, "-root-project-wt") == [
+        "-root-project-wt",
+        "-root-project",
+        long_name[:200] + "-bunhash",
+    ]
     # A name of exactly 200 characters takes ``name-...`` folders, as in the SDK.
     exact = "/" + "y" * 199
     assert len(store.project_dir_name(exact)) == 200
-    assert store.worktree_folder_names([store.project_dir_name(exact) + "-2"], [exact, "/a"], None) == [store.project_dir_name(exact) + "-2"]
+    assert store.worktree_folder_names([store.project_dir_name(exact) + "-2"], [exact, "/a"], None) == [
+        store.project_dir_name(exact) + "-2"
+    ]
 
 
 def test_project_dirs_of_a_worktree(layout: Layout) -> None:
     root = layout.projects
-    names = {k: store.project_dir_name(str(p)) for k, p in [("main", layout.main), ("short", layout.short), ("pkg", layout.main / "pkg")]}
+    names = {
+        k: store.project_dir_name(str(p))
+        for k, p in [("main", layout.main), ("short", layout.short), ("pkg", layout.main / "pkg")]
+    }
     got = project_dirs(cwd=layout.main, root=root)
     assert got[0].name == names["main"] and len(got) == 3
     assert {d.name for d in got} == {names["main"], names["short"], store.project_dir_name(str(layout.long))}
@@ -285,14 +343,20 @@ def test_a_long_worktree_folder_hashed_by_claude_code_is_found(layout: Layout) -
     assert tt_ls(cwd=layout.long, config=config) == sdk_ids(layout.long)  # its own folder: both find it
 
 
-def test_without_worktrees_only_the_directory_s_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_worktrees_only_the_directory_s_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = Path(store.canonical_cwd(tmp_path))
     alone = make_repo(base / "alone")
     plain = base / "plain"
     plain.mkdir()
     projects = tmp_path / "claude" / "projects"
     for k, d in enumerate([alone, base / "alone-foo", plain, base / "plain-foo"]):
-        put_session(projects / store.project_dir_name(str(d)), str(uuid.uuid5(uuid.NAMESPACE_URL, str(d))), 1_700_000_000 + k)
+        put_session(
+            projects / store.project_dir_name(str(d)),
+            str(uuid.uuid5(uuid.NAMESPACE_URL, str(d))),
+            1_700_000_000 + k,
+        )
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     for d in (alone, plain):
         got = tt_ls(cwd=d, config=tmp_path / "claude")

@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.model.active import conversation_nodes
-from transcript_tools.validate.files import validate_path
-from transcript_tools.model.errors import NotFound, UsageError
+from transcript_tools.edge.reader import load
 from transcript_tools.fork.branch import message_units, resolve_at
 from transcript_tools.fork.core import DROPPED_FIELDS, Fork, derive_title, fork
 from transcript_tools.fork.subagents import fork_subagent, remap_meta, subagent_wanted
+from transcript_tools.model.active import conversation_nodes
+from transcript_tools.model.errors import NotFound, UsageError
 from transcript_tools.model.lines import decode_line
-from transcript_tools.edge.reader import load
 from transcript_tools.model.session import Session
+from transcript_tools.validate.files import validate_path
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
@@ -60,12 +60,18 @@ def session_of(path: Path) -> Session:
 
 
 def records_to_session(records: list[dict[str, Any]]) -> Session:
-    entries = [e for k, r in enumerate(records) for e in decode_line(k + 1, 0, json.dumps(r).encode(), b"\n", is_last=False).entries]
+    entries = [
+        e
+        for k, r in enumerate(records)
+        for e in decode_line(k + 1, 0, json.dumps(r).encode(), b"\n", is_last=False).entries
+    ]
     return Session.from_entries(entries)
 
 
 def lines_to_session(lines: tuple[bytes, ...]) -> Session:
-    return Session.from_entries(e for k, ln in enumerate(lines) for e in decode_line(k + 1, 0, ln, b"\n", is_last=False).entries)
+    return Session.from_entries(
+        e for k, ln in enumerate(lines) for e in decode_line(k + 1, 0, ln, b"\n", is_last=False).entries
+    )
 
 
 def do_fork(s: Session, at: int | None = None, **kw: Any) -> Fork:
@@ -93,7 +99,11 @@ def conversation_at(s: Session, node: int) -> list[str]:
     """The original's messages as a resume would send them were ``node`` the leaf."""
     chain = list(s.index.walk_up(node))
     chain.reverse()
-    return [s.nodes[i].record["uuid"] for i in conversation_nodes(s.index, s.facts, chain) if s.nodes[i].type in ("user", "assistant")]
+    return [
+        s.nodes[i].record["uuid"]
+        for i in conversation_nodes(s.index, s.facts, chain)
+        if s.nodes[i].type in ("user", "assistant")
+    ]
 
 
 def forked_messages(f: Fork) -> list[str]:
@@ -119,12 +129,22 @@ def test_whole_fork_keeps_the_conversation_with_new_ids(path: Path) -> None:
             assert r["forkedFrom"]["sessionId"] == f.source_session_id
             assert r["isSidechain"] is False and not set(DROPPED_FIELDS) & set(r)
     assert not any(r["type"] == "progress" for r in records)
-    assert records[-1] == {"type": "custom-title", "sessionId": f.session_id, "customTitle": f.title, "uuid": records[-1]["uuid"], "timestamp": NOW}
+    assert records[-1] == {
+        "type": "custom-title",
+        "sessionId": f.session_id,
+        "customTitle": f.title,
+        "uuid": records[-1]["uuid"],
+        "timestamp": NOW,
+    }
     assert f.title.endswith(" (fork)")
     # Every copied entry keeps its time (issue 18.3): only the fork's title, new activity, is now.
     when = {e.record["uuid"]: e.record.get("timestamp") for e in s.nodes}
     copied = [r for r in records if "forkedFrom" in r]
-    assert copied and all(r["timestamp"] == when[r["forkedFrom"]["messageUuid"]] for r in copied if when[r["forkedFrom"]["messageUuid"]])
+    assert copied and all(
+        r["timestamp"] == when[r["forkedFrom"]["messageUuid"]]
+        for r in copied
+        if when[r["forkedFrom"]["messageUuid"]]
+    )
     assert f.cut.uuid == s.nodes[s.index.active_leaf()].record["uuid"]  # type: ignore[index]
     assert [e.record for e in s.entries] == snapshot  # the input is never changed
 
@@ -145,14 +165,23 @@ def test_compact_metadata_ids_point_into_the_fork() -> None:
     boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
     seg = boundary["compactMetadata"]["preservedSegment"]
     kept = boundary["compactMetadata"]["preservedMessages"]
-    for u in (seg["headUuid"], seg["anchorUuid"], seg["tailUuid"], kept["anchorUuid"], *kept["uuids"], *kept["allUuids"]):
+    for u in (
+        seg["headUuid"],
+        seg["anchorUuid"],
+        seg["tailUuid"],
+        kept["anchorUuid"],
+        *kept["uuids"],
+        *kept["allUuids"],
+    ):
         assert u in by_uuid
     assert by_uuid[seg["anchorUuid"]]["isCompactSummary"] is True
     assert by_uuid[seg["headUuid"]]["forkedFrom"]["messageUuid"] == "ff44c48a-10bc-4e6a-8229-9e9c8bf05269"
     assert boundary["logicalParentUuid"] == seg["tailUuid"]
     # The resume of the fork splices the preserved answer after the summary, as the original's.
     fs = lines_to_session(f.lines)
-    assert [e.record["message"] for e in fs.messages()][:2] == [e.record["message"] for e in session_of(S332).messages()][:2]
+    assert [e.record["message"] for e in fs.messages()][:2] == [
+        e.record["message"] for e in session_of(S332).messages()
+    ][:2]
 
 
 def test_last_prompt_records_are_kept_remapped_and_file_history_is_not() -> None:
@@ -161,7 +190,14 @@ def test_last_prompt_records_are_kept_remapped_and_file_history_is_not() -> None
     records = [json.loads(ln) for ln in f.lines]
     kinds = {r["type"] for r in records}
     assert "last-prompt" in kinds
-    assert not kinds & {"file-history-snapshot", "file-history-delta", "api-request", "queue-operation", "cost-state", "mode"}
+    assert not kinds & {
+        "file-history-snapshot",
+        "file-history-delta",
+        "api-request",
+        "queue-operation",
+        "cost-state",
+        "mode",
+    }
     uuids = {r["uuid"] for r in records if "uuid" in r}
     for r in records:
         if r["type"] == "last-prompt":
@@ -176,14 +212,31 @@ def _shape(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     pos = {r["uuid"]: k for k, r in enumerate(records) if "uuid" in r}
     out = []
     for r in records:
-        rest = {k: v for k, v in r.items() if k not in ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "compactMetadata")}
-        out.append((pos.get(r.get("parentUuid")), pos.get(r.get("logicalParentUuid")), json.dumps(rest, sort_keys=True), list(r)))
+        rest = {
+            k: v
+            for k, v in r.items()
+            if k
+            not in ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "compactMetadata")
+        }
+        out.append(
+            (
+                pos.get(r.get("parentUuid")),
+                pos.get(r.get("logicalParentUuid")),
+                json.dumps(rest, sort_keys=True),
+                list(r),
+            )
+        )
     return out
 
 
 @pytest.mark.parametrize(
     "path",
-    [REAL / "v2.1.38-tool-heavy.jsonl", REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl", REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl", S332],
+    [
+        REAL / "v2.1.38-tool-heavy.jsonl",
+        REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl",
+        REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl",
+        S332,
+    ],
     ids=lambda p: p.name[:30],
 )
 def test_entries_match_the_sdk_fork(path: Path) -> None:
@@ -219,8 +272,12 @@ def test_fork_at_every_message_sends_the_conversation_up_to_it(path: Path) -> No
             assert cut is not None
             assert got == conversation_at(s, cut)
             assert f.cut.asked == s.nodes[at].record["uuid"]
-            assert (f.cut.moved is None) == (f.cut.uuid == f.cut.asked) or (f.cut.moved or "").startswith("back")
-            assert not original_uuids(s) & set(itertools.chain.from_iterable(strings(json.loads(ln)) for ln in f.lines))
+            assert (f.cut.moved is None) == (f.cut.uuid == f.cut.asked) or (f.cut.moved or "").startswith(
+                "back"
+            )
+            assert not original_uuids(s) & set(
+                itertools.chain.from_iterable(strings(json.loads(ln)) for ln in f.lines)
+            )
 
 
 def test_cut_between_tool_use_and_result_moves_forward_and_says_so() -> None:
@@ -229,7 +286,10 @@ def test_cut_between_tool_use_and_result_moves_forward_and_says_so() -> None:
     f = do_fork(s, at=call)
     assert f.cut.uuid == "7407daaa-ff9d-41c6-beef-f74e849fbcc6"  # its tool_result
     assert f.cut.moved and "tool call" in f.cut.moved
-    assert forked_messages(f)[-2:] == ["2119681b-b435-4aea-86ef-4ec8785e73a5", "7407daaa-ff9d-41c6-beef-f74e849fbcc6"]
+    assert forked_messages(f)[-2:] == [
+        "2119681b-b435-4aea-86ef-4ec8785e73a5",
+        "7407daaa-ff9d-41c6-beef-f74e849fbcc6",
+    ]
 
 
 def test_cut_at_a_call_without_result_moves_back() -> None:
@@ -238,16 +298,41 @@ def test_cut_at_a_call_without_result_moves_back() -> None:
     f = do_fork(s, at=last)
     assert f.cut.moved and f.cut.moved.startswith("back")
     fs = lines_to_session(f.lines)
-    uses = {b["id"] for e in fs.messages() for b in (e.content or []) if isinstance(b, dict) and b.get("type") == "tool_use"}
-    results = {b["tool_use_id"] for e in fs.messages() for b in (e.content or []) if isinstance(b, dict) and b.get("type") == "tool_result"}
+    uses = {
+        b["id"]
+        for e in fs.messages()
+        for b in (e.content or [])
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    results = {
+        b["tool_use_id"]
+        for e in fs.messages()
+        for b in (e.content or [])
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
     assert uses <= results
 
 
 def _msg(uid: str, parent: str | None, role: str, text: str, **extra: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": role, "content": text}
     if role == "assistant":
-        message = {"id": f"msg_{uid[-4:]}", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": text}]}
-    return {"type": role, "uuid": uid, "parentUuid": parent, "isSidechain": False, "sessionId": "s0000000-0000-4000-8000-000000000000", "timestamp": "2026-01-01T00:00:00.000Z", "message": message, **extra}
+        message = {
+            "id": f"msg_{uid[-4:]}",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": text}],
+        }
+    return {
+        "type": role,
+        "uuid": uid,
+        "parentUuid": parent,
+        "isSidechain": False,
+        "sessionId": "s0000000-0000-4000-8000-000000000000",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": message,
+        **extra,
+    }
 
 
 def U(k: int) -> str:
@@ -293,7 +378,9 @@ def test_resolve_at() -> None:
     assert resolve_at(s, "1") == units[-1][-1]
     assert resolve_at(s, str(len(units))) == units[0][-1]
     assert resolve_at(s, "886f247e") == s.index.find("886f247e-dc88-462d-96d6-d8a381728a8f")
-    assert resolve_at(s, "886F247E-DC88-462D-96D6-D8A381728A8F") == s.index.find("886f247e-dc88-462d-96d6-d8a381728a8f")
+    assert resolve_at(s, "886F247E-DC88-462D-96D6-D8A381728A8F") == s.index.find(
+        "886f247e-dc88-462d-96d6-d8a381728a8f"
+    )
     for bad in ("0", str(len(units) + 1), "ab"):
         with pytest.raises(UsageError):
             resolve_at(s, bad)
@@ -318,12 +405,20 @@ def test_resolve_at_refuses_sidechain_and_ambiguous_prefixes() -> None:
 
 
 def test_title_precedence_and_explicit_title() -> None:
-    base = [_msg(U(1), None, "user", "<command-name>/model</command-name>"), _msg(U(2), U(1), "user", "  real\nprompt "), _msg(U(3), U(2), "assistant", "ok")]
+    base = [
+        _msg(U(1), None, "user", "<command-name>/model</command-name>"),
+        _msg(U(2), U(1), "user", "  real\nprompt "),
+        _msg(U(3), U(2), "assistant", "ok"),
+    ]
     assert derive_title(records_to_session(base).entries) == "real prompt"
     assert derive_title(records_to_session(base[:1]).entries) == "/model"
     ai = [*base, {"type": "ai-title", "aiTitle": "AI", "sessionId": "x"}]
     assert derive_title(records_to_session(ai).entries) == "AI"
-    custom = [*ai, {"type": "custom-title", "customTitle": "Mine", "sessionId": "x"}, {"type": "ai-title", "aiTitle": "AI2", "sessionId": "x"}]
+    custom = [
+        *ai,
+        {"type": "custom-title", "customTitle": "Mine", "sessionId": "x"},
+        {"type": "ai-title", "aiTitle": "AI2", "sessionId": "x"},
+    ]
     assert derive_title(records_to_session(custom).entries) == "Mine"
     assert do_fork(records_to_session(custom)).title == "Mine (fork)"
     assert do_fork(records_to_session(custom), title="  Exact  ").title == "Exact"
@@ -335,20 +430,38 @@ def test_title_precedence_and_explicit_title() -> None:
 def test_content_replacements_are_merged_with_the_new_session_id() -> None:
     recs = [
         _msg(U(1), None, "user", "hi"),
-        {"type": "content-replacement", "sessionId": "s0000000-0000-4000-8000-000000000000", "replacements": [{"a": 1}]},
+        {
+            "type": "content-replacement",
+            "sessionId": "s0000000-0000-4000-8000-000000000000",
+            "replacements": [{"a": 1}],
+        },
         {"type": "content-replacement", "sessionId": "other", "replacements": [{"b": 2}]},
-        {"type": "content-replacement", "sessionId": "s0000000-0000-4000-8000-000000000000", "replacements": [{"c": 3}]},
+        {
+            "type": "content-replacement",
+            "sessionId": "s0000000-0000-4000-8000-000000000000",
+            "replacements": [{"c": 3}],
+        },
     ]
     f = do_fork(records_to_session(recs))
     cr = [json.loads(ln) for ln in f.lines if b"content-replacement" in ln]
-    assert len(cr) == 1 and cr[0]["replacements"] == [{"a": 1}, {"c": 3}] and cr[0]["sessionId"] == f.session_id
+    assert (
+        len(cr) == 1 and cr[0]["replacements"] == [{"a": 1}, {"c": 3}] and cr[0]["sessionId"] == f.session_id
+    )
 
 
 def test_newer_reference_fields_are_remapped() -> None:
     recs = [
         _msg(U(1), None, "user", "hi"),
         {**_msg(U(2), U(1), "assistant", "yo"), "supersedesUuids": [U(1), U(99)]},
-        {"type": "attachment", "uuid": U(3), "parentUuid": U(2), "isSidechain": False, "sessionId": "s", "timestamp": "t", "attachment": {"type": "x", "source_uuid": U(1)}},
+        {
+            "type": "attachment",
+            "uuid": U(3),
+            "parentUuid": U(2),
+            "isSidechain": False,
+            "sessionId": "s",
+            "timestamp": "t",
+            "attachment": {"type": "x", "source_uuid": U(1)},
+        },
     ]
     f = do_fork(records_to_session(recs))
     rs = [json.loads(ln) for ln in f.lines]
@@ -369,7 +482,10 @@ def test_subagent_fork_uses_the_same_mapping_and_new_session_id() -> None:
     assert subagent_wanted(sub, json.loads(meta_raw), s, f)
     lines = fork_subagent(sub, f)
     recs = [json.loads(ln) for ln in lines]
-    assert recs and all(r["sessionId"] == f.session_id and r["isSidechain"] is True and r["agentId"] == "a57f9afd470043d69" for r in recs)
+    assert recs and all(
+        r["sessionId"] == f.session_id and r["isSidechain"] is True and r["agentId"] == "a57f9afd470043d69"
+        for r in recs
+    )
     orig = {e.record["uuid"] for e in sub if "uuid" in e.record}
     assert not orig & set(itertools.chain.from_iterable(strings(r) for r in recs))
     assert {r["uuid"] for r in recs} == {f.remap.mapping[u] for u in orig}
@@ -414,7 +530,17 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
 
     def entry(kind: str, parent: str | None, **extra: Any) -> str:
         u = uid()
-        recs.append({"type": kind, "uuid": u, "parentUuid": parent, "isSidechain": False, "sessionId": SID, "timestamp": "2026-01-01T00:00:00.000Z", **extra})
+        recs.append(
+            {
+                "type": kind,
+                "uuid": u,
+                "parentUuid": parent,
+                "isSidechain": False,
+                "sessionId": SID,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                **extra,
+            }
+        )
         if kind in ("user", "assistant") and not extra.get("isSidechain"):
             messages.append(u)
             content = extra["message"]["content"]
@@ -423,31 +549,74 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
         return u
 
     def assistant(parent: str | None, mid: str, block: dict[str, Any]) -> str:
-        return entry("assistant", parent, message={"id": mid, "role": "assistant", "type": "message", "model": "m", "content": [block]})
+        return entry(
+            "assistant",
+            parent,
+            message={"id": mid, "role": "assistant", "type": "message", "model": "m", "content": [block]},
+        )
 
     def result(parent: str | None, tid: str) -> str:
-        return entry("user", parent, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}]})
+        return entry(
+            "user",
+            parent,
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+            },
+        )
 
-    steps = draw(st.lists(st.sampled_from(["prompt", "text", "tool", "parallel", "chained", "attachment", "meta", "rewind", "compact", "sidechain", "metadata"]), min_size=1, max_size=25))
+    steps = draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "prompt",
+                    "text",
+                    "tool",
+                    "parallel",
+                    "chained",
+                    "attachment",
+                    "meta",
+                    "rewind",
+                    "compact",
+                    "sidechain",
+                    "metadata",
+                ]
+            ),
+            min_size=1,
+            max_size=25,
+        )
+    )
     for step in steps:
         n = next(tool)
         if step == "prompt":
-            leaf = entry("user", leaf, message={"role": "user", "content": f"prompt {n} " + draw(st.text(max_size=8))})
+            leaf = entry(
+                "user", leaf, message={"role": "user", "content": f"prompt {n} " + draw(st.text(max_size=8))}
+            )
         elif step == "text":
             leaf = assistant(leaf, f"msg_{n}", {"type": "text", "text": f"answer {n}"})
         elif step == "tool":
-            a = assistant(leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {}})
+            a = assistant(
+                leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {}}
+            )
             p = entry("progress", a, data={"type": "bash_progress"}) if draw(st.booleans()) else a
             leaf = result(p, f"toolu_{n}")
         elif step == "parallel":  # A1 → A2; results on each call line
-            a1 = assistant(leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}a", "name": "Read", "input": {}})
-            a2 = assistant(a1, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}b", "name": "Read", "input": {}})
+            a1 = assistant(
+                leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}a", "name": "Read", "input": {}}
+            )
+            a2 = assistant(
+                a1, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}b", "name": "Read", "input": {}}
+            )
             result(a1, f"toolu_{n}a")
             leaf = result(a2, f"toolu_{n}b")
         elif step == "chained":  # A1 → R1 → A2 → R2 (2.1.23x)
-            a1 = assistant(leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}a", "name": "Read", "input": {}})
+            a1 = assistant(
+                leaf, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}a", "name": "Read", "input": {}}
+            )
             r1 = result(a1, f"toolu_{n}a")
-            a2 = assistant(r1, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}b", "name": "Read", "input": {}})
+            a2 = assistant(
+                r1, f"msg_{n}", {"type": "tool_use", "id": f"toolu_{n}b", "name": "Read", "input": {}}
+            )
             leaf = result(a2, f"toolu_{n}b")
         elif step == "attachment":
             leaf = entry("attachment", leaf, attachment={"type": "date"})
@@ -459,17 +628,74 @@ def sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
             b = uid()
             s_uid = uid()
             tail = leaf
-            recs.append({"type": "system", "subtype": "compact_boundary", "uuid": b, "parentUuid": None, "logicalParentUuid": leaf, "isSidechain": False, "sessionId": SID, "timestamp": "t", "compactMetadata": {"trigger": "manual", "preservedSegment": {"headUuid": tail, "anchorUuid": s_uid, "tailUuid": tail}, "preservedMessages": {"anchorUuid": s_uid, "uuids": [tail]}}})
-            recs.append({"type": "user", "uuid": s_uid, "parentUuid": b, "isSidechain": False, "sessionId": SID, "timestamp": "t", "isCompactSummary": True, "message": {"role": "user", "content": f"summary {n}"}})
+            recs.append(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "uuid": b,
+                    "parentUuid": None,
+                    "logicalParentUuid": leaf,
+                    "isSidechain": False,
+                    "sessionId": SID,
+                    "timestamp": "t",
+                    "compactMetadata": {
+                        "trigger": "manual",
+                        "preservedSegment": {"headUuid": tail, "anchorUuid": s_uid, "tailUuid": tail},
+                        "preservedMessages": {"anchorUuid": s_uid, "uuids": [tail]},
+                    },
+                }
+            )
+            recs.append(
+                {
+                    "type": "user",
+                    "uuid": s_uid,
+                    "parentUuid": b,
+                    "isSidechain": False,
+                    "sessionId": SID,
+                    "timestamp": "t",
+                    "isCompactSummary": True,
+                    "message": {"role": "user", "content": f"summary {n}"},
+                }
+            )
             messages.append(s_uid)
             leaf = s_uid
         elif step == "sidechain":
             root = uid()
-            recs.append({"type": "user", "uuid": root, "parentUuid": None, "isSidechain": True, "sessionId": SID, "timestamp": "t", "message": {"role": "user", "content": "side"}})
-            recs.append({"type": "assistant", "uuid": uid(), "parentUuid": root, "isSidechain": True, "sessionId": SID, "timestamp": "t", "message": {"id": f"msg_s{n}", "role": "assistant", "content": [{"type": "text", "text": "s"}]}})
+            recs.append(
+                {
+                    "type": "user",
+                    "uuid": root,
+                    "parentUuid": None,
+                    "isSidechain": True,
+                    "sessionId": SID,
+                    "timestamp": "t",
+                    "message": {"role": "user", "content": "side"},
+                }
+            )
+            recs.append(
+                {
+                    "type": "assistant",
+                    "uuid": uid(),
+                    "parentUuid": root,
+                    "isSidechain": True,
+                    "sessionId": SID,
+                    "timestamp": "t",
+                    "message": {
+                        "id": f"msg_s{n}",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "s"}],
+                    },
+                }
+            )
         elif step == "metadata" and leaf is not None:
             recs.append({"type": "last-prompt", "lastPrompt": "p", "leafUuid": leaf, "sessionId": SID})
-            recs.append({"type": "file-history-snapshot", "messageId": leaf, "snapshot": {"messageId": leaf, "trackedFileBackups": {}}})
+            recs.append(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": leaf,
+                    "snapshot": {"messageId": leaf, "trackedFileBackups": {}},
+                }
+            )
             recs.append({"type": "custom-title", "customTitle": f"title {n}", "sessionId": SID})
     return recs
 
@@ -482,7 +708,9 @@ def _sessions_with_messages(recs: list[dict[str, Any]]) -> Session | None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sessions(), st.data())
-def test_property_fork_keeps_content_with_all_new_ids(recs: list[dict[str, Any]], data: st.DataObject) -> None:
+def test_property_fork_keeps_content_with_all_new_ids(
+    recs: list[dict[str, Any]], data: st.DataObject
+) -> None:
     s = _sessions_with_messages(recs)
     if s is None:
         return
@@ -507,7 +735,9 @@ def test_property_fork_keeps_content_with_all_new_ids(recs: list[dict[str, Any]]
     leaf = gs.index.active_leaf()
     assert leaf is not None and gs.nodes[leaf].record["forkedFrom"]["messageUuid"] == g.cut.uuid
     blocks = [b for e in gs.messages() for b in (e.content or []) if isinstance(b, dict)]
-    assert {b["id"] for b in blocks if b.get("type") == "tool_use"} <= {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+    assert {b["id"] for b in blocks if b.get("type") == "tool_use"} <= {
+        b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"
+    }
     assert recs == snapshot
 
 
@@ -534,5 +764,7 @@ def test_fork_of_a_damaged_session_validates_clean(path: Path, tmp_path: Path) -
     out.write_bytes(b"".join(f.chunks()))
     report = validate_path(out)
     assert report.errors == 0 and report.warnings == 0, [d.to_dict() for d in report.diagnostics]
-    assert [e.record["message"] for e in lines_to_session(f.lines).messages()] == [e.record["message"] for e in loaded.session.messages()]
+    assert [e.record["message"] for e in lines_to_session(f.lines).messages()] == [
+        e.record["message"] for e in loaded.session.messages()
+    ]
     assert path.read_bytes() == before

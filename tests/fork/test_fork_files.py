@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.trees import digest, writable_copy
-from transcript_tools.model.errors import WriteFailed
+from transcript_tools.edge.loader import load_session
+from transcript_tools.edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from transcript_tools.fork.core import Fork, fork
 from transcript_tools.fork.files import (
     SubagentCopy,
@@ -25,8 +26,7 @@ from transcript_tools.fork.files import (
     sidecar,
     write_fork,
 )
-from transcript_tools.edge.loader import load_session
-from transcript_tools.edge.reader import MAX_TRANSCRIPT_READ_BYTES
+from transcript_tools.model.errors import WriteFailed
 from transcript_tools.model.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,9 @@ def test_session_dir_and_sidecar_names() -> None:
     assert sidecar(Path("/p/abc/subagents/agent-x.jsonl")) == Path("/p/abc/subagents/agent-x.meta.json")
 
 
-def test_writes_the_fork_and_its_subagent_with_private_modes_and_reads_the_original_only(project: Path) -> None:
+def test_writes_the_fork_and_its_subagent_with_private_modes_and_reads_the_original_only(
+    project: Path,
+) -> None:
     before = digest(project)
     f, s = _fork(project)
     subs = plan_subagents(project / f"{SID}.jsonl", f, s, MAX_TRANSCRIPT_READ_BYTES)
@@ -68,7 +70,10 @@ def test_writes_the_fork_and_its_subagent_with_private_modes_and_reads_the_origi
     sub = written[0]
     recs = [json.loads(x) for x in sub.read_bytes().splitlines()]
     assert recs and {r["sessionId"] for r in recs} == {f.session_id} and all(r["isSidechain"] for r in recs)
-    originals = {json.loads(x).get("uuid") for x in (project / SID / "subagents" / f"{AGENT}.jsonl").read_bytes().splitlines()} - {None}
+    originals = {
+        json.loads(x).get("uuid")
+        for x in (project / SID / "subagents" / f"{AGENT}.jsonl").read_bytes().splitlines()
+    } - {None}
     assert originals and not originals & {r.get("uuid") for r in recs}
     # The sidecar names no entry uuid (2.1.332): copied byte for byte.
     assert sidecar(sub).read_bytes() == (project / SID / "subagents" / f"{AGENT}.meta.json").read_bytes()
@@ -132,7 +137,13 @@ _CHILD = textwrap.dedent(
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 def test_a_half_written_file_is_removed_too(project: Path) -> None:
     before = _tree(project)
-    r = subprocess.run([sys.executable, "-B", "-c", _CHILD, str(project), SID], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-B", "-c", _CHILD, str(project), SID],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr
     assert "agent-big.jsonl: write failed" in r.stdout, r.stdout
     assert _tree(project) == before

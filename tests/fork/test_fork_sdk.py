@@ -34,8 +34,20 @@ def _shape(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     pos = {r["uuid"]: k for k, r in enumerate(records) if "uuid" in r}
     out = []
     for r in records:
-        rest = {k: v for k, v in r.items() if k not in ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "compactMetadata")}
-        out.append((pos.get(r.get("parentUuid")), pos.get(r.get("logicalParentUuid")), json.dumps(rest, sort_keys=True), list(r)))
+        rest = {
+            k: v
+            for k, v in r.items()
+            if k
+            not in ("uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp", "compactMetadata")
+        }
+        out.append(
+            (
+                pos.get(r.get("parentUuid")),
+                pos.get(r.get("logicalParentUuid")),
+                json.dumps(rest, sort_keys=True),
+                list(r),
+            )
+        )
     return out
 
 
@@ -47,7 +59,11 @@ def _tt_fork(config: Path, *args: str) -> str:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "NO_COLOR": "1"}
     r = subprocess.run(
         [sys.executable, "-m", "transcript_tools", "fork", SID, "--json", *args],
-        capture_output=True, text=True, env=env, timeout=120, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
     )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -76,5 +92,9 @@ def test_tt_fork_writes_what_the_sdks_public_fork_session_writes(
     assert _shape(ours[:-1]) == _shape(theirs[:-1])
     # The last record is the fork's title; derived: the first prompt (no title was set) + " (fork)".
     assert ours[-1]["type"] == theirs[-1]["type"] == "custom-title"
-    assert ours[-1]["customTitle"] == theirs[-1]["customTitle"] == (title or "Project kickoff 13000: we work on app.py (fork)")
+    assert (
+        ours[-1]["customTitle"]
+        == theirs[-1]["customTitle"]
+        == (title or "Project kickoff 13000: we work on app.py (fork)")
+    )
     assert list(ours[-1]) == list(theirs[-1])

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
-from tests.support.policy import claude_code_policy, is_main_turn, prompt_text, last_user
+from tests.support.policy import claude_code_policy, is_main_turn, last_user, prompt_text
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import Text
 from tests.support.trees import digest, writable_copy
@@ -31,10 +31,18 @@ PROJECT = "-home-dev-demo-app"
 RECORDED_CWD = "/home/dev/demo-app"
 
 
-def tt(*args: str, config: Path, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def tt(
+    *args: str, config: Path, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)}
     return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, input=stdin, cwd=cwd
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        input=stdin,
+        cwd=cwd,
     )
 
 
@@ -209,7 +217,9 @@ def test_rename_and_tag_wiring(config: Path) -> None:
     assert path.stat().st_size == size
     r = tt("rename", SID, "New name", config=config)
     assert r.returncode == 0 and "New name" in r.stdout
-    assert path.read_bytes().endswith(b'{"type":"custom-title","customTitle":"New name","sessionId":"' + SID.encode() + b'"}\n')
+    assert path.read_bytes().endswith(
+        b'{"type":"custom-title","customTitle":"New name","sessionId":"' + SID.encode() + b'"}\n'
+    )
 
 
 # --- tt delete ----------------------------------------------------------------------
@@ -256,29 +266,46 @@ def _staged(config: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.claude
-def test_real_cli_resumes_a_fork_with_the_same_conversation(claude_332: ClaudeCLI, config: Path, tmp_path: Path) -> None:
+def test_real_cli_resumes_a_fork_with_the_same_conversation(
+    claude_332: ClaudeCLI, config: Path, tmp_path: Path
+) -> None:
     whole = fork_json(config)["session_id"]
     at_uuid = "886f247e-dc88-462d-96d6-d8a381728a8f"  # "ACK n=16 last=After compaction, turn 2 ..."
     cut = fork_json(config, "--at", at_uuid)["session_id"]
     staged, cwd = _staged(config, tmp_path)
     probe = "probe after fork"
     original = resume_with_cli(claude_332, staged, SID, cwd, probe=probe)
-    assert compare_histories(original, resume_with_cli(claude_332, staged, whole, cwd, probe=probe), labels=("original", "fork")) == ""
+    assert (
+        compare_histories(
+            original,
+            resume_with_cli(claude_332, staged, whole, cwd, probe=probe),
+            labels=("original", "fork"),
+        )
+        == ""
+    )
     # Forked at a message: the conversation up to that message, then the probe.
     blocks = conversation_blocks(original)
-    end = next(i for i, b in enumerate(blocks) if b.kind == "text" and b.value.startswith("ACK n=16 last=After compaction, turn 2"))
+    end = next(
+        i
+        for i, b in enumerate(blocks)
+        if b.kind == "text" and b.value.startswith("ACK n=16 last=After compaction, turn 2")
+    )
     expected = [str(b) for b in blocks[: end + 1] + blocks[-1:]]
     got = [str(b) for b in conversation_blocks(resume_with_cli(claude_332, staged, cut, cwd, probe=probe))]
     assert got == expected
 
 
 @pytest.mark.claude
-def test_real_cli_resumes_a_fork_at_a_message_before_compaction(real_session: GeneratedSession, tmp_path: Path) -> None:
+def test_real_cli_resumes_a_fork_at_a_message_before_compaction(
+    real_session: GeneratedSession, tmp_path: Path
+) -> None:
     """Forked at an answer given before /compact, the CLI sends exactly what it sent live
     when it asked for that answer, plus the answer and the probe."""
     s = real_session.copy_to(tmp_path)
     live = [r for r in s.requests if r.is_messages and is_main_turn(r) and r.messages]
-    plain = [r for r in live if (u := last_user(r)) is not None and prompt_text(u).startswith("Plain question")]
+    plain = [
+        r for r in live if (u := last_user(r)) is not None and prompt_text(u).startswith("Plain question")
+    ]
     assert plain, "the generated session has a plain question turn"
     request = plain[0]
     reply = claude_code_policy(request)
@@ -293,12 +320,18 @@ def test_real_cli_resumes_a_fork_at_a_message_before_compaction(real_session: Ge
     new_id = json.loads(r.stdout)["session_id"]
     probe = "probe after fork"
     got = resume_with_cli(s.cli, s.config_dir, new_id, s.cwd, probe=probe)
-    expected = [*request.messages, {"role": "assistant", "content": reply.text}, {"role": "user", "content": probe}]
+    expected = [
+        *request.messages,
+        {"role": "assistant", "content": reply.text},
+        {"role": "user", "content": probe},
+    ]
     assert compare_histories(expected, got, labels=("live", "fork")) == ""
 
 
 @pytest.mark.claude
-def test_real_cli_2_1_197_resumes_a_fork_with_the_same_conversation(claude_197: ClaudeCLI, tmp_path: Path) -> None:
+def test_real_cli_2_1_197_resumes_a_fork_with_the_same_conversation(
+    claude_197: ClaudeCLI, tmp_path: Path
+) -> None:
     config = tmp_path / "claude-config"
     shutil.copytree(REAL / "claude-config-2.1.197", config)
     sid = "8c2f9135-4610-4218-97b1-bc3e03643255"
@@ -307,7 +340,12 @@ def test_real_cli_2_1_197_resumes_a_fork_with_the_same_conversation(claude_197: 
     new_id = json.loads(r.stdout)["session_id"]
     staged, cwd = _staged(config, tmp_path)
     original = resume_with_cli(claude_197, staged, sid, cwd)
-    assert compare_histories(original, resume_with_cli(claude_197, staged, new_id, cwd), labels=("original", "fork")) == ""
+    assert (
+        compare_histories(
+            original, resume_with_cli(claude_197, staged, new_id, cwd), labels=("original", "fork")
+        )
+        == ""
+    )
 
 
 def test_uuid_source_gives_distinct_version_4_uuids() -> None:
@@ -318,7 +356,7 @@ def test_uuid_source_gives_distinct_version_4_uuids() -> None:
     ids = UuidSource()
     got = [ids() for _ in range(10_000)]
     assert len(set(got)) == len(got)
-    for g in got[:: 997]:
+    for g in got[::997]:
         u = uuid.UUID(g)
         assert str(u) == g and u.version == 4 and u.variant == uuid.RFC_4122
 

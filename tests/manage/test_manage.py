@@ -10,11 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.model.errors import UsageError
 from transcript_tools.manage.core import Found, plan_delete, rename_line, sanitize_unicode, tag_line
+from transcript_tools.model.errors import UsageError
 
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
-SEED = b'{"type":"user","uuid":"u","parentUuid":null,"sessionId":"' + SID.encode() + b'","message":{"role":"user","content":"hi"}}\n'
+SEED = (
+    b'{"type":"user","uuid":"u","parentUuid":null,"sessionId":"'
+    + SID.encode()
+    + b'","message":{"role":"user","content":"hi"}}\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +93,10 @@ def test_text_that_is_not_unicode_is_refused() -> None:
 
 def test_tag_line_opens_with_the_bytes_list_sessions_looks_for() -> None:
     assert tag_line(SID, "x").startswith(b'{"type":"tag"')
-    assert rename_line(SID, " Hé ") == b'{"type":"custom-title","customTitle":"H\\u00e9","sessionId":"' + SID.encode() + b'"}\n'
+    assert (
+        rename_line(SID, " Hé ")
+        == b'{"type":"custom-title","customTitle":"H\\u00e9","sessionId":"' + SID.encode() + b'"}\n'
+    )
 
 
 # --- delete plan ------------------------------------------------------------------------
@@ -102,23 +109,39 @@ def test_plan_for_a_session_takes_its_folder_history_and_legacy_agents(tmp_path:
         main,
         session_folder=Found(proj / SID, True, 2, 50),
         file_history=Found(tmp_path / "file-history" / SID, True, 3, 30),
-        legacy_subagents=[Found(proj / "agent-0c4c3cf8.jsonl", False, 1, 7), Found(tmp_path / "agent-elsewhere.jsonl", False, 1, 9)],
+        legacy_subagents=[
+            Found(proj / "agent-0c4c3cf8.jsonl", False, 1, 7),
+            Found(tmp_path / "agent-elsewhere.jsonl", False, 1, 9),
+        ],
     )
-    assert [t.kind for t in plan.targets] == ["transcript", "session-folder", "file-history", "legacy-subagent"]
+    assert [t.kind for t in plan.targets] == [
+        "transcript",
+        "session-folder",
+        "file-history",
+        "legacy-subagent",
+    ]
     assert plan.session_id == SID and plan.files == 1 + 2 + 3 + 1 and plan.bytes == 187
     assert plan.targets[1].is_dir and plan.to_dict()["files"] == 7
 
 
 def test_plan_never_takes_folders_for_a_file_not_named_by_a_session_id(tmp_path: Path) -> None:
     main = Found(tmp_path / "notes.jsonl", False, 1, 10)
-    plan = plan_delete(main, session_folder=Found(tmp_path / "notes", True, 5, 500), file_history=Found(tmp_path / "notes", True, 1, 1))
+    plan = plan_delete(
+        main,
+        session_folder=Found(tmp_path / "notes", True, 5, 500),
+        file_history=Found(tmp_path / "notes", True, 1, 1),
+    )
     assert [t.kind for t in plan.targets] == ["transcript"] and plan.session_id is None
 
 
 def test_plan_ignores_folders_of_another_session(tmp_path: Path) -> None:
     main = Found(tmp_path / f"{SID}.jsonl", False, 1, 10)
     other = "00000000-0000-4000-8000-000000000000"
-    plan = plan_delete(main, session_folder=Found(tmp_path / other, True, 1, 1), file_history=Found(tmp_path / other, True, 1, 1))
+    plan = plan_delete(
+        main,
+        session_folder=Found(tmp_path / other, True, 1, 1),
+        file_history=Found(tmp_path / other, True, 1, 1),
+    )
     assert [t.kind for t in plan.targets] == ["transcript"]
     with pytest.raises(UsageError):
         plan_delete(Found(tmp_path, True, 0, 0))

@@ -22,8 +22,8 @@ from tests.support.oracle import conversation_blocks
 from tests.support.strict import refusal
 from transcript_tools.model import api_rules
 from transcript_tools.model.conversation import build
-from transcript_tools.resume.files import load_for_resume
 from transcript_tools.model.session import Session
+from transcript_tools.resume.files import load_for_resume
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = next((ROOT / "fixtures/real/claude-config-2.1.332/projects").glob("*/*.jsonl"))
@@ -45,7 +45,9 @@ def test_each_shape_is_named_refused_repaired_and_resumed(kind: str, tmp_path: P
     d = API_KINDS[kind](src)
     # tt validate names it, as an error.
     report = validate_bytes(d.data)
-    assert {c for c in d.codes} <= {x.code for x in report.diagnostics}, [x.to_dict() for x in report.diagnostics]
+    assert {c for c in d.codes} <= {x.code for x in report.diagnostics}, [
+        x.to_dict() for x in report.diagnostics
+    ]
     assert report.errors > 0
     # The records as they are break the strict rules (what a client sending them gets).
     damaged = tmp_path / "damaged.jsonl"
@@ -98,7 +100,9 @@ def _from(block: object, src: bytes, uuids: set[str]) -> bool:
 def test_assistant_blank_text_lines_are_not_reported_the_clis_drop_them() -> None:
     # fixtures/real/v2.1.38-tool-heavy.jsonl: responses open with a "\n\n" text line;
     # both CLIs leave it out of the request (probed with the oracle), so it is no finding.
-    assert not [d for d in validate_bytes(TOOL_HEAVY.read_bytes()).diagnostics if d.code == "empty-text-block"]
+    assert not [
+        d for d in validate_bytes(TOOL_HEAVY.read_bytes()).diagnostics if d.code == "empty-text-block"
+    ]
     assert api_rules.content_problems([{"type": "text", "text": "\n\n"}], assistant=True) == 0
     assert api_rules.content_problems([{"type": "text", "text": "\n\n"}]) & api_rules.BLANK_TEXT
 
@@ -109,7 +113,11 @@ def test_fixes_clear_their_bits_and_never_mutate_the_input() -> None:
         {"type": "thinking", "thinking": "x", "signature": ""},
         {"type": "text", "text": "a\x00b"},
         {"type": "tool_use", "id": "t1", "name": "n" * 201, "input": {"a": 1}},
-        {"type": "tool_result", "tool_use_id": "t0", "content": [{"type": "tool_reference", "tool_name": "m" * 65}]},
+        {
+            "type": "tool_result",
+            "tool_use_id": "t0",
+            "content": [{"type": "tool_reference", "tool_name": "m" * 65}],
+        },
     ]
     snapshot = json.dumps(content)
     bits = api_rules.content_problems(content)
@@ -130,31 +138,73 @@ def test_strict_refusals_have_the_bodies_users_report() -> None:
         return r.message
 
     assert msg([{"type": "text", "text": ""}]) == "messages: text content blocks must be non-empty"
-    assert msg([{"type": "text", "text": " \n"}]) == "messages: text content blocks must contain non-whitespace text"
-    assert msg([{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}]) == "messages.0.content.0.text: cache_control cannot be set for empty text blocks"
-    assert msg([{"type": "text", "text": "a\x00"}]).startswith("The request body is not valid JSON: unexpected end of data")
-    body, raw = _request([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": ""}, {"type": "text", "text": "ok"}]},
-    ])
+    assert (
+        msg([{"type": "text", "text": " \n"}])
+        == "messages: text content blocks must contain non-whitespace text"
+    )
+    assert (
+        msg([{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}])
+        == "messages.0.content.0.text: cache_control cannot be set for empty text blocks"
+    )
+    assert msg([{"type": "text", "text": "a\x00"}]).startswith(
+        "The request body is not valid JSON: unexpected end of data"
+    )
+    body, raw = _request(
+        [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "t", "signature": ""},
+                    {"type": "text", "text": "ok"},
+                ],
+            },
+        ]
+    )
     assert refusal(body, raw).message == "messages.1.content.0: Invalid `signature` in `thinking` block"
     use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
     res = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
-    body, raw = _request([
-        {"role": "user", "content": "hi"}, {"role": "assistant", "content": [use]}, {"role": "user", "content": [res]},
-        {"role": "assistant", "content": [use]}, {"role": "user", "content": [res]},
-    ])
+    body, raw = _request(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [res]},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [res]},
+        ]
+    )
     assert refusal(body, raw).message == "messages.3.content.0: `tool_use` ids must be unique"
-    body, raw = _request([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{**use, "name": "x" * 201}]}, {"role": "user", "content": [res]}])
-    assert refusal(body, raw).message == "messages.1.content.0.tool_use.name: String should have at most 200 characters"
+    body, raw = _request(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{**use, "name": "x" * 201}]},
+            {"role": "user", "content": [res]},
+        ]
+    )
+    assert (
+        refusal(body, raw).message
+        == "messages.1.content.0.tool_use.name: String should have at most 200 characters"
+    )
 
 
 def test_resume_conversation_renames_a_duplicate_id_with_its_result() -> None:
     d = API_KINDS["tool-use-id-duplicate"](REAL.read_bytes())
     conv = build(Session.from_entries([e for ln in decoded(d.data) for e in ln.entries]))
-    ids = [b["id"] for m in conv.messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_use"]
+    ids = [
+        b["id"]
+        for m in conv.messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
     assert len(ids) == len(set(ids)) and any(i.endswith("_dup2") for i in ids)
-    answered = {b["tool_use_id"] for m in conv.messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"}
+    answered = {
+        b["tool_use_id"]
+        for m in conv.messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
     assert set(ids) <= answered
 
 
@@ -170,8 +220,15 @@ def _with_separators(src: bytes) -> tuple[bytes, int, str]:
     for n in reversed(range(len(lines))):  # the last prompt: on the chain a resume sends
         line = lines[n]
         rec = orjson.loads(line)
-        if rec.get("type") == "user" and isinstance(rec.get("message", {}).get("content"), str) and not rec.get("isMeta"):
-            text = rec["message"]["content"] + f" one{_SEPARATORS[0]}two{_SEPARATORS[1]}three{_SEPARATORS[2]}four"
+        if (
+            rec.get("type") == "user"
+            and isinstance(rec.get("message", {}).get("content"), str)
+            and not rec.get("isMeta")
+        ):
+            text = (
+                rec["message"]["content"]
+                + f" one{_SEPARATORS[0]}two{_SEPARATORS[1]}three{_SEPARATORS[2]}four"
+            )
             rec["message"]["content"] = text
             new = orjson.dumps(rec)
             assert "\u2028".encode() in new  # written raw, not escaped
@@ -203,14 +260,21 @@ def test_a_record_with_raw_line_separators_is_never_split(tmp_path: Path) -> Non
 
 def _texts(messages: list[dict]) -> list[str]:
     return [
-        t for m in messages
-        for t in ([m["content"]] if isinstance(m["content"], str) else [x.get("text") for x in m["content"] if isinstance(x, dict)])
+        t
+        for m in messages
+        for t in (
+            [m["content"]]
+            if isinstance(m["content"], str)
+            else [x.get("text") for x in m["content"] if isinstance(x, dict)]
+        )
         if isinstance(t, str)
     ]
 
 
 @pytest.mark.claude
-def test_claude_code_reads_a_record_with_raw_line_separators_whole(claude_332: object, faketime: None, tmp_path: Path) -> None:
+def test_claude_code_reads_a_record_with_raw_line_separators_whole(
+    claude_332: object, faketime: None, tmp_path: Path
+) -> None:
     """Claude Code 2.1.332 sends that prompt whole too: it and tt agree on one record."""
     from tests.model.test_conversation import CLOCKS, _oracle_request
 
@@ -228,7 +292,10 @@ def test_image_sizes_are_read_from_png_gif_jpeg_and_webp_headers() -> None:
     from tests.damage import png
 
     def block(data: bytes) -> dict:
-        return {"type": "image", "source": {"type": "base64", "media_type": "x", "data": base64.b64encode(data).decode()}}
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "x", "data": base64.b64encode(data).decode()},
+        }
 
     assert api_rules.image_size(block(png(2100, 7))) == (2100, 7)
     assert api_rules.image_size(block(b"GIF89a" + struct.pack("<HH", 300, 40) + b"\0" * 20)) == (300, 40)
@@ -236,10 +303,20 @@ def test_image_sizes_are_read_from_png_gif_jpeg_and_webp_headers() -> None:
     app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
     sof0 = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, 500, 9000, 1) + b"\x01\x11\x00"
     assert api_rules.image_size(block(b"\xff\xd8" + app0 + sof0 + b"\xff\xd9")) == (9000, 500)
-    vp8x = b"RIFF" + b"\0" * 4 + b"WEBPVP8X" + b"\0" * 8 + (2999).to_bytes(3, "little") + (99).to_bytes(3, "little")
+    vp8x = (
+        b"RIFF"
+        + b"\0" * 4
+        + b"WEBPVP8X"
+        + b"\0" * 8
+        + (2999).to_bytes(3, "little")
+        + (99).to_bytes(3, "little")
+    )
     assert api_rules.image_size(block(vp8x)) == (3000, 100)
     assert api_rules.image_size(block(b"not an image at all")) is None
-    assert api_rules.content_problems([block(png(8100, 2))]) & api_rules.RULE_MASK == api_rules.HUGE_IMAGE | api_rules.WIDE_IMAGE
+    assert (
+        api_rules.content_problems([block(png(8100, 2))]) & api_rules.RULE_MASK
+        == api_rules.HUGE_IMAGE | api_rules.WIDE_IMAGE
+    )
     assert api_rules.content_problems([block(png(2100, 2))]) >> api_rules.IMAGES_SHIFT == 1
 
 
@@ -248,13 +325,22 @@ def test_many_wide_images_are_refused_only_past_twenty() -> None:
 
     from tests.damage import png
 
-    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(2100, 2)).decode()}}
+    img = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(png(2100, 2)).decode(),
+        },
+    }
     for n, refused in ((20, False), (21, True)):
         body, raw = _request([{"role": "user", "content": [{"type": "text", "text": "look"}, *([img] * n)]}])
         r = refusal(body, raw)
         assert (r is not None) == refused
         if refused:
-            assert r.message.endswith("At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels")
+            assert r.message.endswith(
+                "At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+            )
         report = validate_bytes(_one_prompt(REAL.read_bytes(), [img] * n))
         assert ("image-dimensions-too-large" in {d.code for d in report.diagnostics}) == refused
 
@@ -280,12 +366,27 @@ def test_strict_stand_in_answers_over_http_as_the_api_does() -> None:
         client = anthropic.Anthropic(base_url=api.base_url, api_key="k", max_retries=0)
         with pytest.raises(anthropic.BadRequestError) as e:
             client.messages.create(
-                model="claude-x", max_tokens=10,
-                messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": ""}]}],
+                model="claude-x",
+                max_tokens=10,
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": ""}],
+                    }
+                ],
             )
         assert e.value.status_code == 400
-        assert e.value.body == {"type": "error", "error": {"type": "invalid_request_error", "message": "messages: text content blocks must be non-empty"}, "request_id": e.value.body["request_id"]}
-        ok = client.messages.create(model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+        assert e.value.body == {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "messages: text content blocks must be non-empty",
+            },
+            "request_id": e.value.body["request_id"],
+        }
+        ok = client.messages.create(
+            model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
         assert ok.content
         assert len(api.message_requests) == 2
 
@@ -299,16 +400,44 @@ def tt_resume_strict(data: bytes, scratch: Path) -> tuple[list[str], int, str]:
 
     from tests.support.standin import ApiError, StandIn
 
-    sid = next((r["sessionId"] for r in map(orjson.loads, data.splitlines()[:50]) if isinstance(r.get("sessionId"), str)), "s")
+    sid = next(
+        (
+            r["sessionId"]
+            for r in map(orjson.loads, data.splitlines()[:50])
+            if isinstance(r.get("sessionId"), str)
+        ),
+        "s",
+    )
     p = scratch / f"{sid}.jsonl"
     p.write_bytes(data)
     work = scratch / "work"
     work.mkdir(exist_ok=True)
     with StandIn(strict=True) as api:
-        env = {**os.environ, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": api.base_url, "PYTHONPATH": str(ROOT), "TT_NOW": "2026-12-01T12:00:00Z"}
+        env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": "k",
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "PYTHONPATH": str(ROOT),
+            "TT_NOW": "2026-12-01T12:00:00Z",
+        }
         r = subprocess.run(
-            [sys.executable, "-m", "transcript_tools", "resume", str(p), "-p", "Go on", "--output-format", "json", "--cwd", str(work)],
-            capture_output=True, text=True, env=env, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "transcript_tools",
+                "resume",
+                str(p),
+                "-p",
+                "Go on",
+                "--output-format",
+                "json",
+                "--cwd",
+                str(work),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
         )
         refused = [e.reply.message for e in api.exchanges if isinstance(e.reply, ApiError)]
         if not api.message_requests:
@@ -317,7 +446,9 @@ def tt_resume_strict(data: bytes, scratch: Path) -> tuple[list[str], int, str]:
 
 
 @pytest.mark.parametrize("kind", sorted(API_KINDS))
-def test_tt_resume_of_each_damaged_shape_is_accepted_by_the_strict_stand_in(kind: str, tmp_path: Path) -> None:
+def test_tt_resume_of_each_damaged_shape_is_accepted_by_the_strict_stand_in(
+    kind: str, tmp_path: Path
+) -> None:
     """End to end: ``tt resume FILE -p ...`` on the damaged file, against the strict
     stand-in: every request it sends is accepted and the turn completes."""
     refused, code, out = tt_resume_strict(API_KINDS[kind](REAL.read_bytes()).data, tmp_path)
@@ -330,9 +461,18 @@ def test_repair_of_many_wide_images_beside_another_rule_leaves_nothing_refused(t
 
     from tests.damage import png
 
-    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(2100, 2)).decode()}}
+    img = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(png(2100, 2)).decode(),
+        },
+    }
     data = _one_prompt(REAL.read_bytes(), [{"type": "text", "text": ""}, *([img] * 21)])
-    assert {"empty-text-block", "image-dimensions-too-large"} <= {d.code for d in validate_bytes(data).diagnostics}
+    assert {"empty-text-block", "image-dimensions-too-large"} <= {
+        d.code for d in validate_bytes(data).diagnostics
+    }
     fixed = repair_bytes(data)
     check_accounting(data, fixed)
     assert validate_bytes(fixed.data).errors == 0
@@ -354,7 +494,10 @@ def test_both_clis_leave_blank_assistant_text_out_of_the_request(version: str, f
     assert b'"text":"\\n\\n"' in TOOL_HEAVY.read_bytes()
     request = _oracle_request(require_cli(version), TOOL_HEAVY, "Blank probe", CLOCKS["2026-12-01"])
     blanks = [
-        b for m in request.messages if m["role"] == "assistant" and isinstance(m["content"], list)
-        for b in m["content"] if isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text", "")).strip()
+        b
+        for m in request.messages
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text", "")).strip()
     ]
     assert request.messages and blanks == []

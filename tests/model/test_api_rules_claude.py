@@ -15,23 +15,23 @@ import json
 import tempfile
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from tests.damage import API_KINDS
+from tests.model.test_api_rules import tt_resume_strict
 from tests.support.claude_cli import ClaudeRunError, Sandbox, run_claude
 from tests.support.oracle import DEFAULT_PROBE, _is_probe_turn, conversation_blocks
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, StandIn
-from tests.model.test_api_rules import tt_resume_strict
 from transcript_tools.repair.files import repair_file
 
 pytestmark = pytest.mark.claude
 
 #: The CLIs run at this instant (libfaketime), so the verdict is the same on any day.
-CLOCK = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +52,22 @@ def resume_strict(session: GeneratedSession, data: bytes) -> Outcome:
         with StandIn(strict=True) as api:
             said = ""
             try:
-                run = run_claude(session.cli, DEFAULT_PROBE, sandbox=sandbox, cwd=session.cwd, base_url=api.base_url,
-                                 resume=session.session_id, clock=CLOCK, check=False)
+                run = run_claude(
+                    session.cli,
+                    DEFAULT_PROBE,
+                    sandbox=sandbox,
+                    cwd=session.cwd,
+                    base_url=api.base_url,
+                    resume=session.session_id,
+                    clock=CLOCK,
+                    check=False,
+                )
                 said = str(run.result.get("result") or run.stderr.strip() or f"exit {run.returncode}")
             except ClaudeRunError as e:
                 said = str(e).splitlines()[0] if str(e) else "timed out"
-            ex = [e for e in api.exchanges if e.request.is_messages and _is_probe_turn(e.request, DEFAULT_PROBE)]
+            ex = [
+                e for e in api.exchanges if e.request.is_messages and _is_probe_turn(e.request, DEFAULT_PROBE)
+            ]
     if not ex:
         return Outcome(False, f"no request sent; the CLI said: {said.splitlines()[0] if said else ''}", [])
     e = ex[0]
@@ -86,7 +96,7 @@ class Row:
 
     def cell_alone(self) -> str:
         if not self.alone.accepted and self.alone.error.startswith("no request"):
-            return f"**fails before sending**: \"{_short(self.alone.error.split('the CLI said: ', 1)[-1])}\""
+            return f'**fails before sending**: "{_short(self.alone.error.split("the CLI said: ", 1)[-1])}"'
         if not self.alone.accepted:
             return f"**400** {_code(_short(self.alone.error))}"
         return "accepted, " + _blocks(self.kept, self.alone_lost, self.alone.messages)
@@ -139,7 +149,9 @@ def measure(session: GeneratedSession, kind: str) -> Row:
     lost = [b for b in keep if b not in got]
     alone_got = conversation_blocks(alone.messages)
     alone_lost = [b for b in keep if b not in alone_got] if alone.accepted else []
-    return Row(kind, session.cli.version, alone, repaired, lost, tt_resume_accepted(d.data), alone_lost, len(keep))
+    return Row(
+        kind, session.cli.version, alone, repaired, lost, tt_resume_accepted(d.data), alone_lost, len(keep)
+    )
 
 
 def _edited_blocks(src: bytes, uuids: set[str]) -> list:
@@ -158,7 +170,9 @@ def test_repaired_file_is_accepted_and_tt_resume_never_sends_a_refused_request(
 ) -> None:
     row = measure(generated_session, kind)
     assert row.tt_resume, f"{kind}: tt resume would send a request the API refuses"
-    assert row.repaired.accepted, f"{kind}: Claude Code {row.version} on the repaired file: {row.repaired.error}"
+    assert row.repaired.accepted, (
+        f"{kind}: Claude Code {row.version} on the repaired file: {row.repaired.error}"
+    )
     assert row.lost == [], row.lost
     # What the CLI does alone is measured, not asserted (the README table):
     assert row.alone.accepted or row.alone.error

@@ -33,7 +33,9 @@ def test_uuid_keys_round_trip() -> None:
     for s in [u(5), "edge_010", "[trimmed for fixture]"]:
         assert key_uuid(uuid_key(s)) == s
     # UUIDs compare by their hex digits; they render in Claude Code's lowercase form.
-    assert key_uuid(uuid_key("ABCDEF00-0000-4000-8000-000000000000")) == "abcdef00-0000-4000-8000-000000000000"
+    assert (
+        key_uuid(uuid_key("ABCDEF00-0000-4000-8000-000000000000")) == "abcdef00-0000-4000-8000-000000000000"
+    )
     assert len(uuid_key(u(1))) == 16
 
 
@@ -87,7 +89,16 @@ def test_duplicates_and_dangling() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 30), st.one_of(st.none(), st.integers(0, 30)), st.sampled_from([USER, ASSISTANT, 0, USER | SIDECHAIN])), max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 30),
+            st.one_of(st.none(), st.integers(0, 30)),
+            st.sampled_from([USER, ASSISTANT, 0, USER | SIDECHAIN]),
+        ),
+        max_size=40,
+    )
+)
 def test_walks_end_on_any_graph(edges: list[tuple[int, int | None, int]]) -> None:
     ix = ChainIndex()
     for line, (n, p, f) in enumerate(edges):

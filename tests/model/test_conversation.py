@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from tests.resume_helpers import (
     thinking,
     tool_use,
 )
+from transcript_tools.edge.loader import load_session
+from transcript_tools.edge.reader import load
 from transcript_tools.model import conversation, lifecycle
 from transcript_tools.model.conversation import (
     INTERRUPTED_TOOL_RESULT,
@@ -39,11 +41,9 @@ from transcript_tools.model.conversation import (
     NO_RESPONSE_REQUESTED,
     api_messages,
 )
-from transcript_tools.edge.loader import load_session
-from transcript_tools.resume.quickchain import Outside, quick_conversation
-from transcript_tools.edge.reader import load
-from transcript_tools.resume.files import load_for_resume, resume_start
 from transcript_tools.model.session import Session
+from transcript_tools.resume.files import load_for_resume, resume_start
+from transcript_tools.resume.quickchain import Outside, quick_conversation
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("TT_HYPOTHESIS_EXAMPLES", "150")),
@@ -135,7 +135,9 @@ def test_dangling_call_gets_claude_codes_interrupted_result_then_the_sentinel() 
     c = build(b)
     assert c.messages[2] == {
         "role": "user",
-        "content": [{"type": "tool_result", "content": INTERRUPTED_TOOL_RESULT, "is_error": True, "tool_use_id": "t1"}],
+        "content": [
+            {"type": "tool_result", "content": INTERRUPTED_TOOL_RESULT, "is_error": True, "tool_use_id": "t1"}
+        ],
     }
     assert c.messages[3] == {"role": "assistant", "content": [text(NO_RESPONSE_REQUESTED)]}
     assert [n.code for n in c.notes] == ["synthetic-tool-result", "no-response-sentinel"]
@@ -187,8 +189,15 @@ def test_empty_assistant_is_no_content_and_empty_user_is_dropped() -> None:
     b.assistant(text("a1"))
     b.user("")
     b.assistant(mid="msg_empty")  # no blocks: no line at all
-    b.records.append({**b.records[-2], "uuid": b.uid(), "type": "assistant", "parentUuid": b.last,
-                      "message": {"id": "msg_e", "role": "assistant", "model": MODEL, "content": []}})
+    b.records.append(
+        {
+            **b.records[-2],
+            "uuid": b.uid(),
+            "type": "assistant",
+            "parentUuid": b.last,
+            "message": {"id": "msg_e", "role": "assistant", "model": MODEL, "content": []},
+        }
+    )
     m = api_messages(b.entries())[0]
     assert m[-1] == {"role": "assistant", "content": [text(NO_CONTENT)]}
     assert {"role": "user", "content": ""} not in m
@@ -223,7 +232,9 @@ def test_system_progress_and_attachments_are_not_sent_except_commands_and_queued
     b.assistant(text("done"))
     m = msgs(b)
     assert m[0]["content"] == [text("p1"), text("<command-name>/mcp</command-name>")]
-    assert m[2]["content"][1]["text"].startswith("<system-reminder>\nThe user sent a new message while you were working:\nalso do X")
+    assert m[2]["content"][1]["text"].startswith(
+        "<system-reminder>\nThe user sent a new message while you were working:\nalso do X"
+    )
     assert "skills..." not in json.dumps(m) and "hook_progress" not in json.dumps(m)
 
 
@@ -262,14 +273,23 @@ def test_envelope_facts_come_from_the_chain() -> None:
     b.user("p1")
     b.assistant(text("a1"))
     c = build(b)
-    assert (c.cwd, c.version, c.git_branch, c.session_id, c.model) == ("/srv/app", "2.1.197", "main", SESSION, MODEL)
+    assert (c.cwd, c.version, c.git_branch, c.session_id, c.model) == (
+        "/srv/app",
+        "2.1.197",
+        "main",
+        SESSION,
+        MODEL,
+    )
 
 
 # --- invariants ------------------------------------------------------------------------
 
 STEP = st.one_of(
     st.tuples(st.just("user"), st.text(min_size=0, max_size=8)),
-    st.tuples(st.just("answer"), st.lists(st.sampled_from(["text", "blank", "thinking", "call"]), min_size=0, max_size=4)),
+    st.tuples(
+        st.just("answer"),
+        st.lists(st.sampled_from(["text", "blank", "thinking", "call"]), min_size=0, max_size=4),
+    ),
     st.tuples(st.just("results"), st.lists(st.sampled_from(["answer", "skip", "orphan", "dup"]), max_size=3)),
     st.tuples(st.just("noise"), st.sampled_from(["attachment", "system", "progress", "api_error", "meta"])),
 )
@@ -339,7 +359,10 @@ def test_any_session_rebuilds_into_a_request_the_api_accepts(steps: list[tuple[s
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(["user", "answer", "call", "result", "attachment"]), min_size=1, max_size=20), st.randoms(use_true_random=False))
+@given(
+    st.lists(st.sampled_from(["user", "answer", "call", "result", "attachment"]), min_size=1, max_size=20),
+    st.randoms(use_true_random=False),
+)
 def test_fast_chain_equals_the_reference_chain_on_branching_sessions(kinds: list[str], rnd: Any) -> None:
     # Random trees: each entry's parent is any earlier entry (rewinds, forks, dead branches).
     b = Builder()
@@ -443,7 +466,9 @@ def test_resume_reads_the_whole_file_when_the_part_is_not_self_contained(tmp_pat
     b.system("compact_boundary", parent=None, compactMetadata={"trigger": "manual"})
     b.user("This session is being continued ...", isCompactSummary=True)
     b.assistant(text("after"))
-    b.user("rewound to before the compaction", parent=u1["uuid"])  # the active leaf's chain skips the boundary
+    b.user(
+        "rewound to before the compaction", parent=u1["uuid"]
+    )  # the active leaf's chain skips the boundary
     b.assistant(text("on the old branch"))
     path = b.write(tmp_path / "s.jsonl")
     got = load_for_resume(path)
@@ -468,7 +493,9 @@ def test_a_torn_tail_and_a_dangling_call_resume_on_the_fast_path(tmp_path: Path)
         f.write(torn)
     before = path.read_bytes()
     got = load_for_resume(path)
-    assert got.fast and got.mended == [f"left out the torn last line ({len(torn)} bytes), as `tt repair` cuts it"]
+    assert got.fast and got.mended == [
+        f"left out the torn last line ({len(torn)} bytes), as `tt repair` cuts it"
+    ]
     check_api_shape(got.conversation.messages)
     assert got.conversation.messages[-2]["content"][0]["content"] == INTERRUPTED_TOOL_RESULT
     # the continuation chains onto the file's own call line
@@ -507,8 +534,8 @@ DIFFERS_IN_197 = {
 #: retires Claude Sonnet 4.5 (2026-11-30, `lifecycle`), and a day after. Pinned, so the
 #: verdict is the same on any day the suite runs.
 CLOCKS = {
-    "2026-11-29": datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc),
-    "2026-12-01": datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc),
+    "2026-11-29": datetime(2026, 11, 29, 12, 0, tzinfo=UTC),
+    "2026-12-01": datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
 }
 
 
@@ -527,11 +554,15 @@ def _oracle_request(cli: Any, path: Path, probe: str, clock: datetime) -> Any:
         return resume_request(cli, root / "config", sid, cwd, probe, clock=clock)
 
 
-def _oracle_messages(cli: Any, path: Path, probe: str, clock: datetime = CLOCKS["2026-12-01"]) -> list[dict[str, Any]]:
+def _oracle_messages(
+    cli: Any, path: Path, probe: str, clock: datetime = CLOCKS["2026-12-01"]
+) -> list[dict[str, Any]]:
     return list(_oracle_request(cli, path, probe, clock).messages)
 
 
-def _as_sent(conv: conversation.Conversation, table: lifecycle.ModelTable, clock: datetime) -> conversation.Conversation:
+def _as_sent(
+    conv: conversation.Conversation, table: lifecycle.ModelTable, clock: datetime
+) -> conversation.Conversation:
     """``conv`` as a resume at ``clock`` sends it: the model `lifecycle` picks, its thinking only."""
     choice = lifecycle.resume_model(table, conv.model, None, lifecycle.Clock.fixed(clock))
     return conv.for_model(choice.model) if choice.model else conv
@@ -547,7 +578,9 @@ PARITY_FILES = [p for p in REAL_FILES if p.name not in NOT_A_CHAIN and "edge-cas
 @pytest.mark.claude
 @pytest.mark.parametrize("when", sorted(CLOCKS))
 @pytest.mark.parametrize("path", PARITY_FILES, ids=lambda p: p.name[:40])
-def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332: Any, faketime: None, path: Path, when: str) -> None:
+def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(
+    claude_332: Any, faketime: None, path: Path, when: str
+) -> None:
     from tests.support.oracle import compare_histories, conversation_blocks
 
     probe = "Parity probe"
@@ -556,14 +589,18 @@ def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332
     theirs = request.messages
     # The rebuild itself, on the file's entries as they are: exactly Claude Code's blocks,
     # to the model Claude Code picks at that clock.
-    built = _as_sent(conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_332, clock)
+    built = _as_sent(
+        conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_332, clock
+    )
     assert request.model == built.model
     plain = built.messages + [{"role": "user", "content": probe}]
     assert compare_histories(plain, theirs, labels=("tt", "claude")) == ""
     # What tt sends after its in-memory repair: the same, or more where repair relinked a
     # broken parentUuid and so recovered history Claude Code silently cut off.
     got = load_for_resume(path)
-    mine = _as_sent(got.conversation, lifecycle.CLAUDE_CODE_2_1_332, clock).messages + [{"role": "user", "content": probe}]
+    mine = _as_sent(got.conversation, lifecycle.CLAUDE_CODE_2_1_332, clock).messages + [
+        {"role": "user", "content": probe}
+    ]
     if any(a.fix == "relink-parent" for a in got.actions) and got.start == 0:
         ours, cc = conversation_blocks(mine), conversation_blocks(theirs)
         assert ours[-len(cc) :] == cc
@@ -572,15 +609,21 @@ def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(claude_332
 
 
 @pytest.mark.claude
-@pytest.mark.parametrize("path", [p for p in PARITY_FILES if p.name not in DIFFERS_IN_197], ids=lambda p: p.name[:40])
-def test_first_request_carries_the_same_blocks_as_claude_code_2_1_197(claude_197: Any, faketime: None, path: Path) -> None:
+@pytest.mark.parametrize(
+    "path", [p for p in PARITY_FILES if p.name not in DIFFERS_IN_197], ids=lambda p: p.name[:40]
+)
+def test_first_request_carries_the_same_blocks_as_claude_code_2_1_197(
+    claude_197: Any, faketime: None, path: Path
+) -> None:
     from tests.support.oracle import compare_histories
 
     probe = "Parity probe"
     clock = CLOCKS["2026-12-01"]
     request = _oracle_request(claude_197, path, probe, clock)
     # 2.1.197's own table: Sonnet 4.5 is not retired there, so it keeps that model and its thinking.
-    built = _as_sent(conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_197, clock)
+    built = _as_sent(
+        conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_197, clock
+    )
     assert request.model == built.model
     plain = built.messages + [{"role": "user", "content": probe}]
     assert compare_histories(plain, request.messages, labels=("tt", "claude")) == ""
@@ -637,7 +680,9 @@ def thinking_of_other_models() -> Builder:
     b.result("toolu_1", "res")
     b.assistant(thinking("t3"))
     b.user("p2")
-    b.assistant({"type": "redacted_thinking", "data": "abc"}, text("after redacted"), model="claude-opus-4-5-20251101")
+    b.assistant(
+        {"type": "redacted_thinking", "data": "abc"}, text("after redacted"), model="claude-opus-4-5-20251101"
+    )
     b.user("p3")
     b.assistant(thinking("by opus 4.5"), text("opus text"), model="claude-opus-4-5-20251101")
     b.user("p4")
@@ -649,7 +694,9 @@ def thinking_of_other_models() -> Builder:
 @pytest.mark.claude
 @pytest.mark.parametrize("when", sorted(CLOCKS))
 @pytest.mark.parametrize("name", sorted(_probe_sessions()))
-def test_edge_cases_match_claude_code_2_1_332(claude_332: Any, faketime: None, name: str, when: str, tmp_path: Path) -> None:
+def test_edge_cases_match_claude_code_2_1_332(
+    claude_332: Any, faketime: None, name: str, when: str, tmp_path: Path
+) -> None:
     from tests.support.oracle import compare_histories
 
     b = _probe_sessions()[name]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import mmap
 import re
 import tempfile
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ O45 = "claude-opus-4-5-20251101"
 S4 = "claude-sonnet-4-20250514"
 O4 = "claude-opus-4-20250514"
 O41 = "claude-opus-4-1-20250805"
-UTC = timezone.utc
+UTC = UTC
 LA_WINTER = timezone(timedelta(hours=-8), "PST")
 TOKYO = timezone(timedelta(hours=9), "JST")
 
@@ -79,7 +79,10 @@ def test_2_1_197_reads_dates_as_local_midnight_and_does_not_retire_sonnet_4_5() 
     # Local midnight in Tokyo is 15:00Z the day before.
     assert resume_model(T197, S4, None, at("2026-06-14T15:30:00Z", TOKYO)).model == "claude-opus-4-8"
     # Claude 3.5 Sonnet is not in 2.1.197's table: kept at any date.
-    assert resume_model(T197, "claude-3-5-sonnet-20241022", None, at("2026-12-01T12:00:00Z")).model == "claude-3-5-sonnet-20241022"
+    assert (
+        resume_model(T197, "claude-3-5-sonnet-20241022", None, at("2026-12-01T12:00:00Z")).model
+        == "claude-3-5-sonnet-20241022"
+    )
 
 
 def test_the_legacy_opus_ids_are_remapped_at_any_date_even_when_asked_for() -> None:
@@ -107,7 +110,9 @@ def test_opus_4_5_retires_on_2027_01_22_in_2_1_332() -> None:
 
 
 @pytest.mark.parametrize("table", [T332, T197], ids=lambda t: t.cli_version)
-def test_every_dated_entry_switches_between_the_day_before_and_the_day_after(table: lifecycle.ModelTable) -> None:
+def test_every_dated_entry_switches_between_the_day_before_and_the_day_after(
+    table: lifecycle.ModelTable,
+) -> None:
     for key, r in table.retirements.items():
         before = datetime(r.day.year, r.day.month, r.day.day, tzinfo=UTC) - timedelta(days=1, hours=1)
         after = datetime(r.day.year, r.day.month, r.day.day, tzinfo=UTC) + timedelta(days=1, hours=1)
@@ -179,7 +184,13 @@ def _mixed() -> Builder:
 
 
 def _thinking(messages: list[dict[str, Any]]) -> list[str]:
-    return [b.get("thinking", "") for m in messages if isinstance(m["content"], list) for b in m["content"] if b["type"] == "thinking"]
+    return [
+        b.get("thinking", "")
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "thinking"
+    ]
 
 
 def test_for_model_keeps_only_that_models_thinking_and_the_shape() -> None:
@@ -220,7 +231,10 @@ def read_table(binary: Path) -> tuple[dict[str, str | None], set[str], set[str]]
         at_ = mm.find(b"retirementDates:{firstParty:")
         assert at_ >= 0, f"{binary}: no retirement table found"
         window = mm[max(0, at_ - 200) : at_ + 6000]
-        dates = {m.group(1).decode(): (None if m.group(3) == b"null" else m.group(3).strip(b'"').decode()) for m in _ENTRY.finditer(window)}
+        dates = {
+            m.group(1).decode(): (None if m.group(3) == b"null" else m.group(3).strip(b'"').decode())
+            for m in _ENTRY.finditer(window)
+        }
         remap = _REMAP.search(mm)
         assert remap is not None, f"{binary}: no legacy-Opus remap list found"
         ids = set(re.findall(rb'"([^"]+)"', remap.group(0)))
@@ -230,11 +244,15 @@ def read_table(binary: Path) -> tuple[dict[str, str | None], set[str], set[str]]
 
 @pytest.mark.claude
 @pytest.mark.parametrize("version", ["2.1.332", "2.1.197"])
-def test_tt_tables_are_the_tables_in_the_pinned_binaries(version: str, claude_332: Any, claude_197: Any) -> None:
+def test_tt_tables_are_the_tables_in_the_pinned_binaries(
+    version: str, claude_332: Any, claude_197: Any
+) -> None:
     cli = claude_332 if version == "2.1.332" else claude_197
     table = lifecycle.TABLES[version]
     dates, remap, known = read_table(cli.path)
-    assert {k: v for k, v in dates.items() if v is not None} == {k: r.written for k, r in table.retirements.items()}
+    assert {k: v for k, v in dates.items() if v is not None} == {
+        k: r.written for k, r in table.retirements.items()
+    }
     assert remap == set(table.remapped)
     assert known == set(table.known)
 
@@ -278,7 +296,9 @@ def _session(models: tuple[str, ...]) -> Builder:
     return b
 
 
-def _probe(cli: Any, table: lifecycle.ModelTable, models: tuple[str, ...], given: str | None, when: str, zone: str) -> None:
+def _probe(
+    cli: Any, table: lifecycle.ModelTable, models: tuple[str, ...], given: str | None, when: str, zone: str
+) -> None:
     from tests.support.oracle import resume_request
 
     b = _session(models)
@@ -291,8 +311,15 @@ def _probe(cli: Any, table: lifecycle.ModelTable, models: tuple[str, ...], given
 
         b.write(root / "config" / "projects" / project_folder_name(cwd) / f"{SESSION}.jsonl")
         extra = ("--model", given) if given else ()
-        request = resume_request(cli, root / "config", SESSION, cwd, "probe", clock=clock, tz=zone, extra_args=extra)
-    choice = resume_model(table, conversation.build(Session.from_entries(b.entries())).model, given, Clock.fixed(clock, _ZONES[zone]))
+        request = resume_request(
+            cli, root / "config", SESSION, cwd, "probe", clock=clock, tz=zone, extra_args=extra
+        )
+    choice = resume_model(
+        table,
+        conversation.build(Session.from_entries(b.entries())).model,
+        given,
+        Clock.fixed(clock, _ZONES[zone]),
+    )
     sent = conversation.build(Session.from_entries(b.entries())).for_model(choice.model or "")
     assert request.model == choice.model
     assert _thinking(request.messages) == _thinking(sent.messages)

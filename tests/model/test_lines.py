@@ -106,7 +106,10 @@ def test_any_bytes_are_accounted_for_and_never_crash(data: bytes, last: bool) ->
     data = data.replace(b"\n", b"")
     d = dec(data, last=last)
     assert d.accounted_bytes() == len(data)
-    spans = sorted([(e.offset - 100, e.offset - 100 + len(e.raw)) for e in d.entries] + [(p.start, p.end) for p in d.pieces])
+    spans = sorted(
+        [(e.offset - 100, e.offset - 100 + len(e.raw)) for e in d.entries]
+        + [(p.start, p.end) for p in d.pieces]
+    )
     pos = 0
     for a, b in spans:
         assert a == pos
@@ -123,7 +126,9 @@ def test_damaged_real_shaped_line_keeps_every_whole_record(cut: int, junk: bytes
     assert d.accounted_bytes() == len(data)
     # The whole record at the end survives whatever precedes it on the line.
     # (JSON whitespace before it, e.g. a stray CR, belongs to the record's bytes.)
-    assert d.entries and d.entries[-1].raw.endswith(REC) and not d.entries[-1].raw[: -len(REC)].strip(b" \t\r")
+    assert (
+        d.entries and d.entries[-1].raw.endswith(REC) and not d.entries[-1].raw[: -len(REC)].strip(b" \t\r")
+    )
     assert d.entries[-1].record == orjson.loads(REC)
 
 
@@ -131,7 +136,9 @@ def test_damaged_real_shaped_line_keeps_every_whole_record(cut: int, junk: bytes
 
 
 def test_looks_like_names_what_the_file_is() -> None:
-    pretty = orjson.dumps({"sessionId": "s", "messages": [{"type": "user", "content": "hi"}]}, option=orjson.OPT_INDENT_2)
+    pretty = orjson.dumps(
+        {"sessionId": "s", "messages": [{"type": "user", "content": "hi"}]}, option=orjson.OPT_INDENT_2
+    )
     cases = {
         b"": "an empty file",
         b"\0" * 300: "NUL bytes only",

@@ -27,7 +27,13 @@ def tt(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[st
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400"}
     if config is not None:
         env["CLAUDE_CONFIG_DIR"] = str(config)
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     return r
 
 
@@ -41,7 +47,9 @@ def span(doc: dict) -> tuple[str, str, float]:  # type: ignore[type-arg]
     return doc["first_timestamp"], doc["last_timestamp"], doc["duration_s"]
 
 
-@pytest.mark.parametrize("name", ["v2.1.17-agent-progress-ends-mid-tool.jsonl", "v1.0.71-summaries-sdk-ends-mid-tool.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["v2.1.17-agent-progress-ends-mid-tool.jsonl", "v1.0.71-summaries-sdk-ends-mid-tool.jsonl"]
+)
 def test_repair_adds_the_interrupted_result_at_the_calls_time(name: str, tmp_path: Path) -> None:
     src = REAL / name
     before = stats(src)
@@ -51,8 +59,19 @@ def test_repair_adds_the_interrupted_result_at_the_calls_time(name: str, tmp_pat
     assert sum(f["records_added"] for f in json.loads(r.stdout)["files"]) >= 1  # the result was added
     assert span(stats(out)) == span(before)  # the session lasted as long as it did
     records = [json.loads(x) for x in out.read_bytes().splitlines() if x.strip()]
-    calls = {b["id"]: rec for rec in records if rec.get("type") == "assistant" for b in rec["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
-    added = [rec for rec in records if rec.get("toolUseResult") == "Error: [Request interrupted by user for tool use]" and rec["uuid"] not in src.read_text()]
+    calls = {
+        b["id"]: rec
+        for rec in records
+        if rec.get("type") == "assistant"
+        for b in rec["message"]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    added = [
+        rec
+        for rec in records
+        if rec.get("toolUseResult") == "Error: [Request interrupted by user for tool use]"
+        and rec["uuid"] not in src.read_text()
+    ]
     assert added
     for rec in added:
         (block,) = rec["message"]["content"]
@@ -76,7 +95,9 @@ def test_fork_at_a_message_keeps_its_time_and_the_conversations_span(tmp_path: P
     assert last == original[info["at"]["uuid"]]["timestamp"]
     assert first == min(rec["timestamp"] for rec in copies)
     # Its title is new activity and keeps its own (current) time.
-    assert forked[-1]["type"] == "custom-title" and forked[-1]["timestamp"] not in {rec["timestamp"] for rec in copies}
+    assert forked[-1]["type"] == "custom-title" and forked[-1]["timestamp"] not in {
+        rec["timestamp"] for rec in copies
+    }
 
 
 def test_a_rename_or_tag_does_not_stretch_the_duration(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcript_tools.validate.files import validate_path
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.redact.core import SKIPPED_KEYS, redact_line, redact_lines, redact_record
 from transcript_tools.redact.files import scan_file
 from transcript_tools.redact.rules import KINDS, find_secrets, redact_text, secret_key, shannon_entropy
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -30,7 +30,7 @@ PLANTED: dict[str, str] = {
     "anthropic-api-key": "sk-ant-api03-" + "Qx7vT2pL9mN4bR8s" * 6 + "AA",
     "openai-api-key": "sk-proj-" + "Zx9Yw8Vu7T6s5R4q" * 4,
     "aws-access-key": "AKIAZ3QX7RWTJ4M2PL6Q",
-    "github-token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2 ,
+    "github-token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2,
     "gitlab-token": "glpat-" + "Xy7Zq2Wm9Kp4Rt6Vb3Nc",
     "slack-token": "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx",
     "stripe-key": "sk_live_" + "51HqLyjWDarjtT1zdp7dcXyZ",
@@ -38,7 +38,10 @@ PLANTED: dict[str, str] = {
     "npm-token": "npm_" + "k3Jd9Fh2Lq8Zx5Vb7Nm1Pw4Rt6Yu0Ei2Oa3S",
     "pypi-token": "pypi-AgEIcHlwaS5vcmc" + "CJGM0ZDk1YTk4LTk5ZjQtNDZmNy1hODA3LWI4YzE2MDE0N2VhOAACKlsz",
     "twilio-api-key": "SK" + "3f1c9a7e5b2d4f6a8c0e1b3d5f7a9c2e",
-    "sendgrid-api-key": "SG." + "Nq3kVw8XrT2pLm5Zb7Hc1A" + "." + "Yd4Fg6Jk8Lm0Np2Qr4St6Uv8Wx0Yz2Ab4Cd6Ef8Gh0I",
+    "sendgrid-api-key": "SG."
+    + "Nq3kVw8XrT2pLm5Zb7Hc1A"
+    + "."
+    + "Yd4Fg6Jk8Lm0Np2Qr4St6Uv8Wx0Yz2Ab4Cd6Ef8Gh0I",
     "huggingface-token": "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwicm9sZSI6ImFkbWluIn0.Xq7tN2mB9vL4kR8sP1zW6yC3dF5gH0jA",
 }
@@ -114,12 +117,24 @@ def test_ordinary_text_code_ids_and_placeholders_are_not_secrets(text: str) -> N
 
 
 def test_secret_key_names() -> None:
-    assert secret_key("DB_PASSWORD") and secret_key("apiKey") and secret_key("client-secret") and secret_key("AWS_SECRET_ACCESS_KEY")
-    assert not secret_key("MAX_TOKENS") and not secret_key("token_count") and not secret_key("secretFile") and not secret_key("key")
+    assert (
+        secret_key("DB_PASSWORD")
+        and secret_key("apiKey")
+        and secret_key("client-secret")
+        and secret_key("AWS_SECRET_ACCESS_KEY")
+    )
+    assert (
+        not secret_key("MAX_TOKENS")
+        and not secret_key("token_count")
+        and not secret_key("secretFile")
+        and not secret_key("key")
+    )
 
 
 def test_high_entropy_strings_conservatively() -> None:
-    assert [s.kind for s in find_secrets("key Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0 end")] == ["high-entropy-string"]
+    assert [s.kind for s in find_secrets("key Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0 end")] == [
+        "high-entropy-string"
+    ]
     assert shannon_entropy("aaaa") == 0.0 and shannon_entropy("") == 0.0
     assert find_secrets("x" * 40) == [] and find_secrets("deadbeef" * 6) == []  # no variety / hex
 
@@ -133,7 +148,11 @@ def test_spans_are_sorted_disjoint_and_never_leak_the_value() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(list(PLANTED.values()) + [PEM, DOTENV]), st.text(max_size=40)), max_size=8))
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(list(PLANTED.values()) + [PEM, DOTENV]), st.text(max_size=40)), max_size=8
+    )
+)
 def test_redaction_is_idempotent_and_removes_every_planted_secret(parts: list[str]) -> None:
     text = " ".join(parts)
     once, _ = redact_text(text)
@@ -155,7 +174,14 @@ def test_ids_signatures_and_image_data_are_not_searched() -> None:
             "id": "msg_" + "Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0",
             "content": [
                 {"type": "thinking", "thinking": "hmm", "signature": sig},
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo" + "Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0" * 4}},
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "image/png",
+                        "data": "iVBORw0KGgo" + "Zq8vN3mK1pL0rT7yXc5WbA2sD4fG6hJ9kL0" * 4,
+                    },
+                },
             ],
         },
     }
@@ -170,8 +196,17 @@ def test_record_walk_reaches_tool_inputs_results_nested_blocks_and_tool_use_resu
         "message": {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "token " + PLANTED["github-token"]}]},
-                {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "curl -H 'x: " + PLANTED["openai-api-key"] + "'"}},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "token " + PLANTED["github-token"]}],
+                },
+                {
+                    "type": "tool_use",
+                    "id": "toolu_2",
+                    "name": "Bash",
+                    "input": {"command": "curl -H 'x: " + PLANTED["openai-api-key"] + "'"},
+                },
             ],
         },
         "toolUseResult": {"file": {"content": DOTENV}},
@@ -210,7 +245,10 @@ def _plant(src: Path, dst: Path, *, after_boundary: bool = False) -> dict[str, s
         msg = rec.get("message") if isinstance(rec.get("message"), dict) else None
         content = msg.get("content") if msg else None
         prompt = (
-            rec.get("type") == "user" and isinstance(content, str) and not rec.get("isMeta") and not rec.get("isCompactSummary")
+            rec.get("type") == "user"
+            and isinstance(content, str)
+            and not rec.get("isMeta")
+            and not rec.get("isCompactSummary")
             and not content.startswith(("<", "TOOL:", "/", "This session"))
         )
         if not live:
@@ -218,10 +256,23 @@ def _plant(src: Path, dst: Path, *, after_boundary: bool = False) -> dict[str, s
         elif prompt and "prompt" not in planted and (after_boundary or content.startswith("Plain question")):
             msg["content"] = content + " My token is " + PLANTED["github-token"]
             planted["prompt"] = PLANTED["github-token"]
-        elif rec.get("type") == "assistant" and isinstance(content, list) and content and content[0].get("name") == "Bash" and "bash" not in planted:
-            content[0]["input"]["command"] = "OPENAI_API_KEY=" + PLANTED["openai-api-key"] + " " + content[0]["input"]["command"]
+        elif (
+            rec.get("type") == "assistant"
+            and isinstance(content, list)
+            and content
+            and content[0].get("name") == "Bash"
+            and "bash" not in planted
+        ):
+            content[0]["input"]["command"] = (
+                "OPENAI_API_KEY=" + PLANTED["openai-api-key"] + " " + content[0]["input"]["command"]
+            )
             planted["bash"] = PLANTED["openai-api-key"]
-        elif rec.get("type") == "user" and isinstance(rec.get("toolUseResult"), dict) and "stdout" in rec["toolUseResult"] and "aws" not in planted:
+        elif (
+            rec.get("type") == "user"
+            and isinstance(rec.get("toolUseResult"), dict)
+            and "stdout" in rec["toolUseResult"]
+            and "aws" not in planted
+        ):
             leak = f"aws_access_key_id = {PLANTED['aws-access-key']}\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8vN3mK1p"
             if after_boundary:
                 leak += "\n" + PEM
@@ -229,12 +280,25 @@ def _plant(src: Path, dst: Path, *, after_boundary: bool = False) -> dict[str, s
             rec["toolUseResult"]["stdout"] = leak
             content[0]["content"] = leak
             planted["aws"] = PLANTED["aws-access-key"]
-        elif rec.get("type") == "user" and isinstance(rec.get("toolUseResult"), dict) and rec["toolUseResult"].get("type") == "text" and "env" not in planted:
-            rec["toolUseResult"]["file"]["filePath"] = rec["toolUseResult"]["file"]["filePath"].rsplit("/", 1)[0] + "/.env"
+        elif (
+            rec.get("type") == "user"
+            and isinstance(rec.get("toolUseResult"), dict)
+            and rec["toolUseResult"].get("type") == "text"
+            and "env" not in planted
+        ):
+            rec["toolUseResult"]["file"]["filePath"] = (
+                rec["toolUseResult"]["file"]["filePath"].rsplit("/", 1)[0] + "/.env"
+            )
             rec["toolUseResult"]["file"]["content"] = DOTENV
             content[0]["content"] = "".join(f"{i}\t{x}\n" for i, x in enumerate(DOTENV.splitlines(), 1))
             planted["env"] = DOTENV_SECRETS[1]
-        elif rec.get("type") == "assistant" and isinstance(content, list) and content and content[0].get("name") == "Write" and "pem" not in planted:
+        elif (
+            rec.get("type") == "assistant"
+            and isinstance(content, list)
+            and content
+            and content[0].get("name") == "Write"
+            and "pem" not in planted
+        ):
             content[0]["input"]["content"] = PEM
             planted["pem"] = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
         out.append(json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n")
@@ -270,11 +334,20 @@ def test_planted_secrets_in_a_real_session_are_found_replaced_and_it_still_valid
 def test_damaged_bytes_are_redacted_in_their_raw_text(tmp_path: Path) -> None:
     p = tmp_path / "torn.jsonl"
     good = S332.read_bytes().splitlines(keepends=True)[0]
-    p.write_bytes(good + b'{"type":"user","message":{"content":"key ' + PLANTED["npm-token"].encode() + b' and then the crash')
+    p.write_bytes(
+        good
+        + b'{"type":"user","message":{"content":"key '
+        + PLANTED["npm-token"].encode()
+        + b" and then the crash"
+    )
     results = list(redact_lines(iter_lines(p)))
     assert results[0].chunk == good and not results[0].findings
-    assert [f.kind for f in results[1].findings] == ["npm-token"] and results[1].findings[0].where == "(damaged bytes)"
-    assert PLANTED["npm-token"].encode() not in results[1].chunk and results[1].chunk.endswith(b"and then the crash")
+    assert [f.kind for f in results[1].findings] == ["npm-token"] and results[1].findings[
+        0
+    ].where == "(damaged bytes)"
+    assert PLANTED["npm-token"].encode() not in results[1].chunk and results[1].chunk.endswith(
+        b"and then the crash"
+    )
 
 
 # --- false positives on the real fixtures (the numbers the README reports) ---------

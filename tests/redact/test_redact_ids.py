@@ -24,11 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.redact.test_redact import DOTENV, DOTENV_SECRETS, PLANTED, S332, _plant
-from transcript_tools.validate.files import validate_path
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.redact.core import collect, redact_lines, redact_record
 from transcript_tools.redact.files import redact_to, scan_file
 from transcript_tools.redact.rules import ANTHROPIC_ID, Known, _high_entropy, find_secrets
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -54,7 +54,15 @@ def test_the_entropy_rule_alone_would_flag_an_agent_msg_id() -> None:
     assert ANTHROPIC_ID.fullmatch(FLAGGED_BY_ENTROPY)
 
 
-@pytest.mark.parametrize("ident", (FLAGGED_BY_ENTROPY, *REAL_IDS, "toolu_vrtx_01HSJ6EKBQ9mkiV67qvMvkHr", "srvtoolu_01HSJ6EKBQ9mkiV67qvMvkHr"))
+@pytest.mark.parametrize(
+    "ident",
+    (
+        FLAGGED_BY_ENTROPY,
+        *REAL_IDS,
+        "toolu_vrtx_01HSJ6EKBQ9mkiV67qvMvkHr",
+        "srvtoolu_01HSJ6EKBQ9mkiV67qvMvkHr",
+    ),
+)
 @pytest.mark.parametrize(
     "context",
     [
@@ -118,7 +126,10 @@ def _progress(tool_use_id: str, text: str) -> dict[str, Any]:
             "agentId": "a6f6f2bba8a080f95",
             "message": {
                 "type": "user",
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": text}]},
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": text}],
+                },
                 "uuid": "dc63c38d-8b2f-4e57-b2dd-092d459b5da1",
             },
         },
@@ -149,7 +160,14 @@ def test_keys_in_tool_input_and_tool_output_are_data_not_structure() -> None:
         "type": "assistant",
         "message": {
             "id": KEY,
-            "content": [{"type": "tool_use", "id": KEY, "name": "mcp__db__query", "input": {"id": KEY, "signature": KEY}}],
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": KEY,
+                    "name": "mcp__db__query",
+                    "input": {"id": KEY, "signature": KEY},
+                }
+            ],
         },
         "toolUseResult": {"agentId": KEY, "structuredContent": {"session_id": KEY, "token": "x"}},
     }
@@ -185,8 +203,34 @@ def test_a_secret_found_once_is_replaced_at_every_occurrence(tmp_path: Path) -> 
     # text, where no rule alone would find it. Every occurrence goes.
     secret = "Tr0ub4dor-3xq-horse"
     recs = [
-        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": f"DB_PASSWORD={secret}\nDEBUG=1\n"}]}, "uuid": "u1"},
-        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": f"psql -W {secret} -h db"}}]}, "uuid": "u2"},
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": f"DB_PASSWORD={secret}\nDEBUG=1\n",
+                    }
+                ],
+            },
+            "uuid": "u1",
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_2",
+                        "name": "Bash",
+                        "input": {"command": f"psql -W {secret} -h db"},
+                    }
+                ]
+            },
+            "uuid": "u2",
+        },
         {"type": "user", "message": {"role": "user", "content": f"why does {secret} fail?"}, "uuid": "u3"},
     ]
     src = tmp_path / "s.jsonl"
@@ -220,8 +264,16 @@ def test_a_plain_word_password_is_replaced_where_found_only(tmp_path: Path) -> N
     # "postgres:postgres@" (as in fixtures/real v1.0.51): the password goes, the word
     # "postgres" elsewhere (a scheme, a command) stays; so does "postgresql".
     recs = [
-        {"type": "user", "message": {"role": "user", "content": "DATABASE_URL=postgres://postgres:postgres@localhost/db"}, "uuid": "u1"},
-        {"type": "user", "message": {"role": "user", "content": "start postgres, then run psql; postgresql is up"}, "uuid": "u2"},
+        {
+            "type": "user",
+            "message": {"role": "user", "content": "DATABASE_URL=postgres://postgres:postgres@localhost/db"},
+            "uuid": "u1",
+        },
+        {
+            "type": "user",
+            "message": {"role": "user", "content": "start postgres, then run psql; postgresql is up"},
+            "uuid": "u2",
+        },
     ]
     src = tmp_path / "s.jsonl"
     src.write_bytes(_lines(recs))
@@ -235,8 +287,21 @@ def test_a_plain_word_password_is_replaced_where_found_only(tmp_path: Path) -> N
 # --- the real fixtures -----------------------------------------------------------------
 
 #: Structural fields, as the issue names them (an independent list, not the module's).
-_TOP = ("uuid", "parentUuid", "leafUuid", "logicalParentUuid", "sessionId", "toolUseID", "parentToolUseID",
-        "sourceToolUseID", "sourceToolAssistantUUID", "requestId", "agentId", "promptId", "messageId")
+_TOP = (
+    "uuid",
+    "parentUuid",
+    "leafUuid",
+    "logicalParentUuid",
+    "sessionId",
+    "toolUseID",
+    "parentToolUseID",
+    "sourceToolUseID",
+    "sourceToolAssistantUUID",
+    "requestId",
+    "agentId",
+    "promptId",
+    "messageId",
+)
 
 
 def _structural(rec: Any, out: list[str]) -> None:
@@ -252,7 +317,11 @@ def _structural(rec: Any, out: list[str]) -> None:
                 out.extend(v for k in ("id", "tool_use_id", "signature") if isinstance(v := b.get(k), str))
     snap = rec.get("snapshot")
     if isinstance(snap, dict) and isinstance(snap.get("trackedFileBackups"), dict):
-        out.extend(b["backupFileName"] for b in snap["trackedFileBackups"].values() if isinstance(b, dict) and isinstance(b.get("backupFileName"), str))
+        out.extend(
+            b["backupFileName"]
+            for b in snap["trackedFileBackups"].values()
+            if isinstance(b, dict) and isinstance(b.get("backupFileName"), str)
+        )
     data = rec.get("data")
     if isinstance(data, dict):
         _structural(data.get("message"), out)

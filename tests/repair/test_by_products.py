@@ -33,16 +33,29 @@ TORN = b'{"parentUuid":"x","isSidechain":true,"type":"us'
 
 def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 def test_names() -> None:
-    assert by_product(Path("/p/s/subagents/agent-a.jsonl"), ".bak") == Path("/p/s/subagents/.agent-a.jsonl.bak")
+    assert by_product(Path("/p/s/subagents/agent-a.jsonl"), ".bak") == Path(
+        "/p/s/subagents/.agent-a.jsonl.bak"
+    )
     assert by_product(Path("/p/s/subagents/agent-a.jsonl"), ".quarantine.jsonl", "20261201T000000") == Path(
         "/p/s/subagents/.agent-a.jsonl.20261201T000000.quarantine.jsonl"
     )
     assert by_product(Path("/p/0b1c.jsonl"), ".bak") == Path("/p/0b1c.jsonl.bak")
-    assert is_by_product(".agent-a.jsonl.quarantine.jsonl") and is_by_product("agent-a.jsonl.bak") and not is_by_product("agent-a.jsonl")
+    assert (
+        is_by_product(".agent-a.jsonl.quarantine.jsonl")
+        and is_by_product("agent-a.jsonl.bak")
+        and not is_by_product("agent-a.jsonl")
+    )
 
 
 def test_second_backup_of_a_subagent_gets_a_timestamp_and_keeps_the_dot(tmp_path: Path) -> None:
@@ -80,7 +93,10 @@ def test_tt_validate_stats_export_and_ls_ignore_the_by_products(repaired: Path, 
     assert [Path(f).name for f in files] == [f"{SID}.jsonl", f"{AGENT}.jsonl"]
     d = tt("validate", str(project), "--json", config=repaired)
     assert d.returncode == 0, d.stdout + d.stderr
-    assert sorted(Path(f["path"]).name for f in json.loads(d.stdout)["files"]) == [f"{SID}.jsonl", f"{AGENT}.jsonl"]
+    assert sorted(Path(f["path"]).name for f in json.loads(d.stdout)["files"]) == [
+        f"{SID}.jsonl",
+        f"{AGENT}.jsonl",
+    ]
     s = tt("stats", SID, "--json", config=repaired)
     assert s.returncode == 0, s.stderr
     assert json.loads(s.stdout)["subagents"]["files"] == 1

@@ -15,9 +15,18 @@ import orjson
 import pytest
 
 from tests import damage
-from tests.damage import KINDS, NOW, check_accounting, decoded, id_source, raw_lines, repair_bytes, validate_bytes
-from transcript_tools.model.diagnostics import CODES
+from tests.damage import (
+    KINDS,
+    NOW,
+    check_accounting,
+    decoded,
+    id_source,
+    raw_lines,
+    repair_bytes,
+    validate_bytes,
+)
 from transcript_tools.edge.loader import load_session
+from transcript_tools.model.diagnostics import CODES
 from transcript_tools.repair.core import RepairOptions, original_bytes, repaired_entries
 from transcript_tools.repair.records import INTERRUPTED
 
@@ -31,7 +40,13 @@ IMAGE = REAL / "v2.1.29-user-image-partial-copy.jsonl"
 
 #: Real transcripts the damage matrix runs on (2.0.28 has responses of several lines
 #: followed by a prompt, which the split-message damage needs).
-MATRIX = {"cc-2.1.332": S332, "cc-2.1.197": S197, "cc-2.1.237": PARALLEL, "cc-2.1.38": TOOL_HEAVY, "cc-2.0.28": S2028}
+MATRIX = {
+    "cc-2.1.332": S332,
+    "cc-2.1.197": S197,
+    "cc-2.1.237": PARALLEL,
+    "cc-2.1.38": TOOL_HEAVY,
+    "cc-2.0.28": S2028,
+}
 
 #: Fixes other than CODES[code].fix that resolve a code (a torn record with no whole one
 #: after it, e.g. a destroyed line's child relinked by its own fix).
@@ -101,7 +116,12 @@ def test_torn_tail_is_cut_to_quarantine() -> None:
     r = repair_bytes(d.data)
     (q,) = r.quarantine
     torn = d.data[d.data.rindex(b"\n") + 1 :]
-    assert (q["reason"], q["fix"], q["text"].encode(), q["output_lines"]) == ("torn-tail", "cut-torn-tail", torn, [])
+    assert (q["reason"], q["fix"], q["text"].encode(), q["output_lines"]) == (
+        "torn-tail",
+        "cut-torn-tail",
+        torn,
+        [],
+    )
     assert q["offset"] == len(d.data) - len(torn)
     assert r.data == d.data[: q["offset"]]
 
@@ -110,13 +130,22 @@ def test_fused_line_keeps_the_whole_record_byte_for_byte() -> None:
     # A message line torn, and the metadata record after it written straight on.
     src = S332.read_bytes()
     lines = src.splitlines(keepends=True)
-    i = next(k for k in range(150, len(lines)) if b'"type":"assistant"' in lines[k] and b'"type":"last-prompt"' in lines[k + 1])
+    i = next(
+        k
+        for k in range(150, len(lines))
+        if b'"type":"assistant"' in lines[k] and b'"type":"last-prompt"' in lines[k + 1]
+    )
     torn = lines[i][: len(lines[i]) // 2]
     data = b"".join([*lines[:i], torn + lines[i + 1], *lines[i + 2 :]])
     r = repair_bytes(data)
     assert lines[i + 1] in r.data.splitlines(keepends=True)
     q = next(q for q in r.quarantine if q["line"] == i + 1)
-    assert q["reasons"][0] == {"code": "fused-records", "fix": "split-fused", "offset": len(b"".join(lines[:i])), "length": len(torn)}
+    assert q["reasons"][0] == {
+        "code": "fused-records",
+        "fix": "split-fused",
+        "offset": len(b"".join(lines[:i])),
+        "length": len(torn),
+    }
     assert original_bytes(q) == torn + lines[i + 1]
     check_accounting(data, r)
 
@@ -138,7 +167,12 @@ def test_nul_run_goes_and_the_record_after_it_stays() -> None:
     assert b"\x00" not in r.data
     assert r.data == S332.read_bytes()
     (q,) = r.quarantine
-    assert q["reasons"][0] == {"code": "nul-run", "fix": "quarantine-bytes", "offset": q["offset"], "length": damage.NUL_RUN}
+    assert q["reasons"][0] == {
+        "code": "nul-run",
+        "fix": "quarantine-bytes",
+        "offset": q["offset"],
+        "length": damage.NUL_RUN,
+    }
 
 
 @pytest.mark.parametrize("kind", ["garbage", "not-object", "crlf", "bom", "duplicate-line", "duplicate-uuid"])
@@ -223,13 +257,19 @@ def test_interrupted_tool_call_gets_the_result_claude_code_writes() -> None:
         "type": "user",
         "message": {
             "role": "user",
-            "content": [{"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": use["id"]}],
+            "content": [
+                {"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": use["id"]}
+            ],
         },
         "uuid": added["uuid"],
         "timestamp": call["timestamp"],  # its neighbour's time, not the clock (issue 18.3)
         "toolUseResult": f"Error: {INTERRUPTED}",
         "sourceToolAssistantUUID": call["uuid"],
-        **{k: call[k] for k in ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug") if k in call},
+        **{
+            k: call[k]
+            for k in ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
+            if k in call
+        },
     }
     assert added == expected
     assert added["uuid"] not in _parent_map(d.data)
@@ -243,7 +283,9 @@ def test_interrupted_call_mid_file_is_chained_in() -> None:
     src = S332.read_bytes()
     lines = src.splitlines(keepends=True)
     recs = _records(src)
-    i = next(k for k, rec in enumerate(recs) if rec.get("type") == "user" and "toolUseResult" in rec and k > 150)
+    i = next(
+        k for k, rec in enumerate(recs) if rec.get("type") == "user" and "toolUseResult" in rec and k > 150
+    )
     data = b"".join(lines[:i] + lines[i + 1 :])
     r = repair_bytes(data)
     fixes = [a.fix for a in r.plan.actions]
@@ -335,9 +377,15 @@ def test_loader_resumes_a_damaged_file_as_repaired(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["handwritten-2.1.80-2.1.220-trimmed-composite.jsonl", "handwritten-edge-cases-not-object-lines.jsonl",
-             "v2.0.76-compact-boundary-partial-copy.jsonl", "v2.1.17-agent-progress-ends-mid-tool.jsonl",
-             "v1.0.71-summaries-sdk-ends-mid-tool.jsonl", "v2.1.29-user-image-partial-copy.jsonl"],
+    "name",
+    [
+        "handwritten-2.1.80-2.1.220-trimmed-composite.jsonl",
+        "handwritten-edge-cases-not-object-lines.jsonl",
+        "v2.0.76-compact-boundary-partial-copy.jsonl",
+        "v2.1.17-agent-progress-ends-mid-tool.jsonl",
+        "v1.0.71-summaries-sdk-ends-mid-tool.jsonl",
+        "v2.1.29-user-image-partial-copy.jsonl",
+    ],
 )
 def test_real_files_with_errors_come_out_clean(name: str) -> None:
     src = (REAL / name).read_bytes()

@@ -33,13 +33,20 @@ import orjson
 import pytest
 
 from tests.damage import KINDS, Damaged, normalise_text, validate_bytes
-from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, ClaudeCLI, ClaudeRunError, Sandbox, run_claude
+from tests.support.claude_cli import (
+    BUNDLED_VERSION,
+    NPM_VERSION,
+    ClaudeCLI,
+    ClaudeRunError,
+    Sandbox,
+    run_claude,
+)
 from tests.support.oracle import Block, OracleError, conversation_blocks, resume_with_cli
 from tests.support.policy import claude_code_policy, is_main_turn
 from tests.support.sessions import GeneratedSession
 from tests.support.standin import RecordedRequest, Reply, StandIn, Text
-from transcript_tools.repair.files import repair_file
 from transcript_tools.edge.writer import iso_now
+from transcript_tools.repair.files import repair_file
 
 #: Damage kinds measured on the generated session; split-message needs responses of
 #: several lines, which a session answered with thinking + text has.
@@ -58,7 +65,9 @@ def thinking_policy(request: RecordedRequest) -> Reply:
     return reply
 
 
-def generate_thinking_session(cli: ClaudeCLI, root: Path, prompts: Iterable[str] = THINKING_PROMPTS) -> GeneratedSession:
+def generate_thinking_session(
+    cli: ClaudeCLI, root: Path, prompts: Iterable[str] = THINKING_PROMPTS
+) -> GeneratedSession:
     started = time.monotonic()
     root.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox.create(root)
@@ -69,11 +78,18 @@ def generate_thinking_session(cli: ClaudeCLI, root: Path, prompts: Iterable[str]
     with StandIn(policy=thinking_policy) as api:
         for i, prompt in enumerate(prompts):
             run_claude(
-                cli, prompt, sandbox=sandbox, cwd=cwd, base_url=api.base_url,
-                session_id=sid if i == 0 else None, resume=None if i == 0 else sid,
+                cli,
+                prompt,
+                sandbox=sandbox,
+                cwd=cwd,
+                base_url=api.base_url,
+                session_id=sid if i == 0 else None,
+                resume=None if i == 0 else sid,
             )
         requests = tuple(api.requests)
-    return GeneratedSession(cli, sandbox.home, sandbox.config_dir, cwd, sid, prompts, time.monotonic() - started, requests)
+    return GeneratedSession(
+        cli, sandbox.home, sandbox.config_dir, cwd, sid, prompts, time.monotonic() - started, requests
+    )
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -99,7 +115,10 @@ class Row:
 
 #: Claude Code's own messages when a resumed session ends on a user turn (2.1.197 writes
 #: them into the file, 2.1.332 only sends them): not the session's content.
-CLI_FILLER = (Block("user", "text", "Continue from where you left off."), Block("assistant", "text", "No response requested."))
+CLI_FILLER = (
+    Block("user", "text", "Continue from where you left off."),
+    Block("assistant", "text", "No response requested."),
+)
 KEPT_PREFIX = "[tt repair: result of tool call "
 
 
@@ -152,7 +171,11 @@ def exact_diff(want: list[Block], got: list[Block]) -> str:
         return ""
     import difflib
 
-    return "\n".join(difflib.unified_diff([str(b) for b in want], [str(b) for b in got], "expected", "sent", lineterm="", n=1))
+    return "\n".join(
+        difflib.unified_diff(
+            [str(b) for b in want], [str(b) for b in got], "expected", "sent", lineterm="", n=1
+        )
+    )
 
 
 def blocks_of_records(transcript: bytes, uuids: Iterable[str]) -> list[Block]:
@@ -166,7 +189,11 @@ def blocks_of_records(transcript: bytes, uuids: Iterable[str]) -> list[Block]:
             continue
         if isinstance(rec, dict) and rec.get("uuid") in want and isinstance(rec.get("message"), dict):
             msg = rec["message"]
-            out.extend(conversation_blocks([{"role": msg.get("role", rec.get("type")), "content": msg.get("content")}]))
+            out.extend(
+                conversation_blocks(
+                    [{"role": msg.get("role", rec.get("type")), "content": msg.get("content")}]
+                )
+            )
     return out
 
 
@@ -228,7 +255,9 @@ def measure(session: GeneratedSession, kind: str, base: list[Block], scratch: Pa
     fixed.transcript.write_bytes(d.data)
     report = repair_file(fixed.transcript, in_place=True, now=iso_now(), new_id=lambda: str(uuid.uuid4()))
     got_repaired, err2 = _resume(fixed, fixed.config_dir)
-    assert got_repaired is not None, f"{kind}: Claude Code {session.cli.version} failed on the repaired file: {err2}"
+    assert got_repaired is not None, (
+        f"{kind}: Claude Code {session.cli.version} failed on the repaired file: {err2}"
+    )
     # Blocks only the repaired file sends (neither the undamaged session nor the damaged
     # file): what tt added, e.g. interrupted tool results, orphan results kept as text.
     # (Claude Code's own filler, e.g. "Continue from where you left off.", is in both.)
@@ -302,20 +331,22 @@ def readme_table() -> dict[tuple[str, str], tuple[str, str]]:
     end = next(i for i in range(start, len(lines)) if not lines[i].startswith("|"))
     head, _, *body = ([c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines[start:end])
     versions = [h.split()[1] for h in head[2::2]]  # "CC 2.1.332 damaged", "CC 2.1.332 repaired", ...
-    return {
-        (row[0], v): (row[2 + 2 * i], row[3 + 2 * i]) for row in body for i, v in enumerate(versions)
-    }
+    return {(row[0], v): (row[2 + 2 * i], row[3 + 2 * i]) for row in body for i, v in enumerate(versions)}
 
 
 def _check(row: Row) -> None:
     assert row.validate_errors == 0, row
-    assert row.repaired_diff == "", f"{row.kind} on {row.version}: the repaired file does not send exactly what was expected:\n{row.repaired_diff}"
+    assert row.repaired_diff == "", (
+        f"{row.kind} on {row.version}: the repaired file does not send exactly what was expected:\n{row.repaired_diff}"
+    )
     assert (damaged_cell(row), repaired_cell(row)) == readme_table()[(row.kind, row.version)], row
 
 
 @pytest.mark.claude
 @pytest.mark.parametrize("kind", ON_SESSION)
-def test_claude_code_resumes_the_repaired_session(kind: str, generated_session: GeneratedSession, tmp_path: Path) -> None:
+def test_claude_code_resumes_the_repaired_session(
+    kind: str, generated_session: GeneratedSession, tmp_path: Path
+) -> None:
     try:
         KINDS[kind](generated_session.transcript.read_bytes())
     except ValueError as e:  # pragma: no cover - the generated session has every shape
@@ -324,15 +355,23 @@ def test_claude_code_resumes_the_repaired_session(kind: str, generated_session: 
 
 
 @pytest.fixture(scope="module", params=[BUNDLED_VERSION, NPM_VERSION], ids=lambda v: f"cc-{v}")
-def thinking_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
+def thinking_session(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> GeneratedSession:
     from tests.conftest import require_cli
 
-    return generate_thinking_session(require_cli(request.param), tmp_path_factory.mktemp(f"thinking-session-{request.param}-"))
+    return generate_thinking_session(
+        require_cli(request.param), tmp_path_factory.mktemp(f"thinking-session-{request.param}-")
+    )
 
 
 @pytest.mark.claude
-def test_claude_code_resumes_a_regrouped_split_response(thinking_session: GeneratedSession, tmp_path: Path) -> None:
-    row = measure(thinking_session, "split-message-noncontiguous", baseline(thinking_session, tmp_path), tmp_path)
+def test_claude_code_resumes_a_regrouped_split_response(
+    thinking_session: GeneratedSession, tmp_path: Path
+) -> None:
+    row = measure(
+        thinking_session, "split-message-noncontiguous", baseline(thinking_session, tmp_path), tmp_path
+    )
     assert row.fixes == ("regroup-split-message",)
     _check(row)
 
@@ -343,16 +382,20 @@ def test_readme_table_has_every_damage_kind_on_both_clis() -> None:
 
 
 def test_measure_counts_what_was_sent() -> None:
-    a, b, r = Block("assistant", "text", "A"), Block("user", "text", "B"), Block("user", "tool_result", "toolu_1")
+    a, b, r = (
+        Block("assistant", "text", "A"),
+        Block("user", "text", "B"),
+        Block("user", "tool_result", "toolu_1"),
+    )
     kept = Block("user", "text", "[tt repair: result of tool call toolu_1, whose tool_use was lost]\nout")
     assert present([a, b, r], [b, a]) == 2
     assert present([a, b, r], [a, b, kept]) == 3
     assert present([Block("user", "text", "héllo")], [Block("user", "text", "h\ufffd\ufffdéllo")]) == 1
     assert present([a, a], [a]) == 1
     assert in_order([a, b], [a, b]) and not in_order([a, b], [b, a]) and in_order([a, b, r], [a, r])
-    assert blocks_of_records(b'{"uuid":"u","type":"user","message":{"role":"user","content":"hi"}}\nnot json\n', ["u"]) == [
-        Block("user", "text", "hi")
-    ]
+    assert blocks_of_records(
+        b'{"uuid":"u","type":"user","message":{"role":"user","content":"hi"}}\nnot json\n', ["u"]
+    ) == [Block("user", "text", "hi")]
 
 
 def test_exact_sequence_fails_on_an_extra_a_missing_or_a_reordered_block() -> None:

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from tests import damage
 from tests.damage import check_accounting, id_source, repair_bytes, validate_bytes
 from transcript_tools.model.errors import FileChanged, Unreadable
-from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.apply import original_bytes
+from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.files import repair_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,9 @@ NOW = damage.NOW
 
 def tt(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=120
+    )
 
 
 @pytest.fixture
@@ -230,16 +232,31 @@ def test_past_the_cap_fixes_what_a_resume_loads(tmp_path: Path) -> None:
     fits = repair_file(p, RepairOptions(cap=len(d) - start + 10), dry_run=True, now=NOW, new_id=id_source())
     assert fits.api_checked and [a.fix for a in fits.actions] == ["add-interrupted-result"]
     no_boundary = tmp_path / "nb.jsonl"
-    no_boundary.write_bytes(d[:start] + d[d.index(b"\n", boundary) + 1 :].replace(b'"parentUuid":"992281a8', b'"parentUuid":"ff44c48a'))
+    no_boundary.write_bytes(
+        d[:start]
+        + d[d.index(b"\n", boundary) + 1 :].replace(b'"parentUuid":"992281a8', b'"parentUuid":"ff44c48a')
+    )
     skipped = repair_file(no_boundary, RepairOptions(cap=1000), dry_run=True, now=NOW, new_id=id_source())
     assert not skipped.api_checked and "add-interrupted-result" not in {a.fix for a in skipped.actions}
 
 
 _CASES = {
-    "mixed": (lambda: damage.garbage(damage.duplicate_uuid(damage.invalid_utf8(S332.read_bytes()).data).data).data, RepairOptions()),
-    "unpaired+torn": (lambda: damage.tool_use_unpaired(S332.read_bytes()).data + b'{"type":"us', RepairOptions()),
-    "strip-thinking": (lambda: (REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl").read_bytes(), RepairOptions(strip_thinking=True)),
-    "max-image-bytes": (lambda: (REAL / "v2.1.29-user-image-partial-copy.jsonl").read_bytes(), RepairOptions(max_image_bytes=1000)),
+    "mixed": (
+        lambda: damage.garbage(damage.duplicate_uuid(damage.invalid_utf8(S332.read_bytes()).data).data).data,
+        RepairOptions(),
+    ),
+    "unpaired+torn": (
+        lambda: damage.tool_use_unpaired(S332.read_bytes()).data + b'{"type":"us',
+        RepairOptions(),
+    ),
+    "strip-thinking": (
+        lambda: (REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl").read_bytes(),
+        RepairOptions(strip_thinking=True),
+    ),
+    "max-image-bytes": (
+        lambda: (REAL / "v2.1.29-user-image-partial-copy.jsonl").read_bytes(),
+        RepairOptions(max_image_bytes=1000),
+    ),
 }
 
 
@@ -254,13 +271,18 @@ def test_file_repair_streams_the_same_bytes_as_the_core(tmp_path: Path, case: st
     core = repair_bytes(d, opts)
     assert out.read_bytes() == core.data
     assert _quarantine(tmp_path / "o.jsonl.quarantine.jsonl") == core.quarantine
-    assert (report.lines_quarantined, report.bytes_quarantined) == (len(core.quarantine), sum(int(q["length"]) for q in core.quarantine))  # type: ignore[call-overload]
+    assert (report.lines_quarantined, report.bytes_quarantined) == (
+        len(core.quarantine),
+        sum(int(q["length"]) for q in core.quarantine),
+    )  # type: ignore[call-overload]
     assert (report.lines_out, report.bytes_out) == (len(core.data.splitlines()), len(core.data))
     assert report.changed and core.quarantine
     check_accounting(d, core)
 
 
-@pytest.mark.parametrize(("content", "needle"), [(b"", "empty file"), (b"\x00\x01garbage\n[]\n", "no JSON record in 2 line(s)")])
+@pytest.mark.parametrize(
+    ("content", "needle"), [(b"", "empty file"), (b"\x00\x01garbage\n[]\n", "no JSON record in 2 line(s)")]
+)
 def test_a_file_that_is_not_a_transcript_is_refused(tmp_path: Path, content: bytes, needle: str) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(content)
@@ -270,7 +292,11 @@ def test_a_file_that_is_not_a_transcript_is_refused(tmp_path: Path, content: byt
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(sorted(damage.KINDS)), min_size=1, max_size=4), st.binary(max_size=30), st.floats(0, 1))
+@given(
+    st.lists(st.sampled_from(sorted(damage.KINDS)), min_size=1, max_size=4),
+    st.binary(max_size=30),
+    st.floats(0, 1),
+)
 def test_the_file_path_writes_what_the_core_computes(kinds: list[str], junk: bytes, where: float) -> None:
     # The file path seeks to touched lines and copies the rest in blocks; the core walks
     # every line. Same bytes, same quarantine, whatever the damage.
@@ -303,7 +329,9 @@ def test_in_place_without_a_backup(damaged: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert validate_bytes(damaged.read_bytes()).errors == 0
     # The quarantine still holds every byte the repair removed; no .bak.
-    assert sorted(p.name for p in damaged.parent.iterdir()) == sorted([damaged.name, f"{damaged.name}.quarantine.jsonl"])
+    assert sorted(p.name for p in damaged.parent.iterdir()) == sorted(
+        [damaged.name, f"{damaged.name}.quarantine.jsonl"]
+    )
     assert tt("repair", str(damaged), "-o", str(damaged.parent / "x.jsonl"), "--no-backup").returncode == 2
 
 
@@ -314,7 +342,11 @@ def test_batch_repair_of_a_folder_into_a_folder_with_one_table(tmp_path: Path) -
     dry = tt("repair", str(src), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.splitlines()[-1] == "5 session(s), 5 file(s): 5 would change, 0 unchanged"
-    table = [row for row in (ln.split() for ln in dry.stdout.splitlines()) if len(row) == 5 and all(c.isdigit() for c in row[1:])]
+    table = [
+        row
+        for row in (ln.split() for ln in dry.stdout.splitlines())
+        if len(row) == 5 and all(c.isdigit() for c in row[1:])
+    ]
     assert sorted(row[0].rsplit("/", 1)[1] for row in table) == sorted(before)
     assert all(row[1:3] == ["1", "1"] and row[4] == "0" for row in table)
     # -o must name a folder for several sessions.
@@ -325,7 +357,9 @@ def test_batch_repair_of_a_folder_into_a_folder_with_one_table(tmp_path: Path) -
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert len(doc["sessions"]) == 5 and doc["changed"] == 5 and doc["remaining_errors"] == 0
-    assert {p.name for p in src.iterdir()} == set(before) and all(p.read_bytes() == before[p.name] for p in src.iterdir())
+    assert {p.name for p in src.iterdir()} == set(before) and all(
+        p.read_bytes() == before[p.name] for p in src.iterdir()
+    )
     for name in before:
         assert validate_bytes((out / name).read_bytes()).errors == 0
         assert (out / f"{name}.quarantine.jsonl").is_file()

@@ -25,7 +25,11 @@ ALL_REAL = sorted(REAL.rglob("*.jsonl"))
 SMALL = [p for p in ALL_REAL if p.stat().st_size < 400_000]
 _BYTES = {p: p.read_bytes() for p in SMALL}
 
-_SETTINGS = settings(max_examples=int(os.environ.get("TT_HYPOTHESIS_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_SETTINGS = settings(
+    max_examples=int(os.environ.get("TT_HYPOTHESIS_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _fixable(report: object) -> list[tuple[str, int | None]]:
@@ -41,7 +45,11 @@ def _check(data: bytes) -> None:
     assert sorted((d.code, d.uuid or "") for d in after.diagnostics if d.severity.value == "error") == sorted(
         (d.code, d.uuid or "") for d in r.plan.remaining if d.severity.value == "error"
     )
-    assert all(d.code in ("empty-content", "image-too-large", "request-too-large") for d in r.plan.remaining if d.severity.value == "error")
+    assert all(
+        d.code in ("empty-content", "image-too-large", "request-too-large")
+        for d in r.plan.remaining
+        if d.severity.value == "error"
+    )
     again = repair_bytes(r.data)
     assert again.plan.identity, again.plan.actions[:5]
     assert again.data == r.data
@@ -118,7 +126,28 @@ def test_arbitrary_bytes_never_crash_and_lose_nothing(data: bytes) -> None:
 
 
 @_SETTINGS
-@given(st.lists(st.sampled_from([b"{", b"}", b'"uuid":"a"', b'"type":"user"', b",", b"\n", b"\r\n", b"\x00", b"[]", b"\xff", b"\\ud800", b'"parentUuid":"a"', b":"]), max_size=60))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"{",
+                b"}",
+                b'"uuid":"a"',
+                b'"type":"user"',
+                b",",
+                b"\n",
+                b"\r\n",
+                b"\x00",
+                b"[]",
+                b"\xff",
+                b"\\ud800",
+                b'"parentUuid":"a"',
+                b":",
+            ]
+        ),
+        max_size=60,
+    )
+)
 def test_json_ish_fragments(parts: list[bytes]) -> None:
     data = b"".join(parts)
     r = repair_bytes(data)

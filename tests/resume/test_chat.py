@@ -15,15 +15,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
-from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from transcript_tools.resume import turns
 from transcript_tools.resume.files import load_for_resume
 
@@ -38,7 +39,11 @@ class Pane:
         subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name], capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
+            capture_output=True,
+            text=True,
+        ).stdout
 
     def wait_for(self, what: str | Callable[[str], bool], timeout: float = 30) -> str:
         end = time.monotonic() + timeout
@@ -61,9 +66,32 @@ def tmux_chat(config: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     def start(api: StandIn, *args: str) -> Pane:
         name = f"ttchat-{os.getpid()}-{len(started)}"
-        env = {"CLAUDE_CONFIG_DIR": str(config), **api_env(api), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
-        cmd = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), shlex.quote(sys.executable), "-m", "transcript_tools", "chat", *map(shlex.quote, args),
-                        ";", "echo", "CHAT-EXITED-$?", ";", "sleep", "30"])
+        env = {
+            "CLAUDE_CONFIG_DIR": str(config),
+            **api_env(api),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "xterm-256color",
+            "HOME": str(tmp_path),
+            "PATH": os.environ.get("PATH", ""),
+        }
+        cmd = " ".join(
+            [
+                "env",
+                "-i",
+                *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+                shlex.quote(sys.executable),
+                "-m",
+                "transcript_tools",
+                "chat",
+                *map(shlex.quote, args),
+                ";",
+                "echo",
+                "CHAT-EXITED-$?",
+                ";",
+                "sleep",
+                "30",
+            ]
+        )
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", cmd], check=True)
         started.append(name)
         return Pane(name)
@@ -74,7 +102,9 @@ def tmux_chat(config: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.tmux
-def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Callable[..., Pane], config: Path) -> None:
+def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
+    tmux_chat: Callable[..., Pane], config: Path
+) -> None:
     arrived, release = threading.Event(), threading.Event()
 
     def policy(req: RecordedRequest) -> Text | ToolUse:
@@ -88,7 +118,11 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Ca
             arrived.set()
             release.wait(30)
             return Text("too late")
-        results = [b for b in (last or {}).get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = [
+            b
+            for b in (last or {}).get("content") or []
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         if results and "from-bash-42" in str(results[0].get("content")):
             return Text("bash ran")
         if results:
@@ -139,21 +173,36 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(tmux_chat: Ca
 def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) -> None:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
     env.pop("ANTHROPIC_API_KEY", None)
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", "chat", SID332[:8], "--json", "--cwd", work_dir(config)], env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8], "--json", "--cwd", work_dir(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     import json
 
     got = json.loads(r.stdout)
     assert got["session_id"] == SID332 and got["model"] == "claude-opus-5-5"
-    assert got["messages"] == len(load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages)
-    r2 = subprocess.run([sys.executable, "-m", "transcript_tools", "chat", SID332[:8]], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert got["messages"] == len(
+        load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages
+    )
+    r2 = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert r2.returncode == 2 and "needs a terminal" in r2.stderr
 
 
 @pytest.mark.tmux
 @pytest.mark.claude
 def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any, tmp_path: Path) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from tests.support.oracle import conversation_blocks, resume_with_cli
 
@@ -169,9 +218,32 @@ def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any,
 
     name = f"ttchat-cc-{os.getpid()}"
     with StandIn(policy) as api:
-        env = {"CLAUDE_CONFIG_DIR": str(s.config_dir), **api_env(api), "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
-        cmd = " ".join(["env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), shlex.quote(sys.executable), "-m", "transcript_tools", "chat",
-                        shlex.quote(str(s.transcript)), ";", "echo", "CHAT-EXITED-$?", ";", "sleep", "30"])
+        env = {
+            "CLAUDE_CONFIG_DIR": str(s.config_dir),
+            **api_env(api),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "xterm-256color",
+            "HOME": str(tmp_path),
+            "PATH": os.environ.get("PATH", ""),
+        }
+        cmd = " ".join(
+            [
+                "env",
+                "-i",
+                *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+                shlex.quote(sys.executable),
+                "-m",
+                "transcript_tools",
+                "chat",
+                shlex.quote(str(s.transcript)),
+                ";",
+                "echo",
+                "CHAT-EXITED-$?",
+                ";",
+                "sleep",
+                "30",
+            ]
+        )
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", cmd], check=True)
         try:
             pane = Pane(name)
@@ -186,7 +258,16 @@ def test_ctrl_c_in_a_chat_leaves_a_file_both_clis_resume(generated_session: Any,
         finally:
             release.set()
             subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-    blocks = conversation_blocks(resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, "after the chat", clock=datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)))
+    blocks = conversation_blocks(
+        resume_with_cli(
+            s.cli,
+            s.config_dir,
+            s.session_id,
+            s.cwd,
+            "after the chat",
+            clock=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+        )
+    )
     values = [b.value for b in blocks]
     assert "cut me short" in values and values[-1] == "after the chat"
 
@@ -212,7 +293,9 @@ def test_the_registry_asks_for_a_tool_no_rule_allows_and_remembers_always(tmp_pa
     again = reg.call("Write", "t3", {"file_path": str(tmp_path / "h.txt"), "content": "y"}, ctx)
     assert again.denial is None and asked == ["Write", "Write"]  # "always": not asked again
     denied = reg.call("Bash", "t4", {"command": "rm f.txt"}, ctx)
-    assert denied.denial is not None and asked == ["Write", "Write"] and (tmp_path / "f.txt").exists()  # a deny rule is never asked about
+    assert (
+        denied.denial is not None and asked == ["Write", "Write"] and (tmp_path / "f.txt").exists()
+    )  # a deny rule is never asked about
     outside = reg.call("Write", "t5", {"file_path": "/etc/tt-chat-test", "content": "z"}, ctx)
     assert outside.denial is not None  # "always" keeps the working-directory rules
 
@@ -221,13 +304,13 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     """`chat.Chat` without a terminal: what each command appends or shows."""
     import json
 
-    from transcript_tools.resume.chat import Chat, ListView
+    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.edge.client import AnthropicClient, Credentials
     from transcript_tools.edge.clock import system_clock
-    from transcript_tools.resume.setup import prepare
-    from transcript_tools.edge.claude_dir import SessionRef
-    from transcript_tools.resume.tools.registry import ToolRegistry
     from transcript_tools.edge.writer import append_records
+    from transcript_tools.resume.chat import Chat, ListView
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.tools.registry import ToolRegistry
 
     path = transcript(config)
     env = {**api_env(standin), "CLAUDE_CONFIG_DIR": str(config)}
@@ -237,7 +320,14 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     view = ListView()
 
     def fork(cur: Any) -> tuple[Any, list[str]]:
-        p = prepare(SessionRef(cur.transcript.path, cur.session_id), clock=system_clock(), env=env, model=cur.model, fork=True, cwd=cur.cwd)
+        p = prepare(
+            SessionRef(cur.transcript.path, cur.session_id),
+            clock=system_clock(),
+            env=env,
+            model=cur.model,
+            fork=True,
+            cwd=cur.cwd,
+        )
         return p.engine(client, reg), p.notices
 
     def reload(m: str) -> list[dict[str, Any]]:
@@ -246,19 +336,31 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     from transcript_tools.resume.setup import switch_model
 
     chat = Chat(
-        prep.engine(client, reg), view, reload=reload, append_record=lambda r: append_records(chat.engine.transcript.path, [r]), fork=fork,
-        cost_notice_usd=1.0, choose_model=lambda m: switch_model(m, system_clock(), {}),
+        prep.engine(client, reg),
+        view,
+        reload=reload,
+        append_record=lambda r: append_records(chat.engine.transcript.path, [r]),
+        fork=fork,
+        cost_notice_usd=1.0,
+        choose_model=lambda m: switch_model(m, system_clock(), {}),
     )
     chat.handle("/model claude-opus-4-1")  # a legacy id Claude Code remaps, as on a resume
     assert chat.engine.model == "claude-opus-5-5" and "remaps" in view.lines[-2]
     chat.handle("/model claude-haiku-4-5")
-    assert chat.engine.model == "claude-haiku-4-5" and view.lines[-1].startswith("the next turn uses claude-haiku-4-5")
+    assert chat.engine.model == "claude-haiku-4-5" and view.lines[-1].startswith(
+        "the next turn uses claude-haiku-4-5"
+    )
     chat.handle("/model claude-opus-5-5")
     assert chat.handle("/rename  A chat title ") and chat.handle("/tag wip")
     recs = [json.loads(x) for x in path.read_text().splitlines()[-2:]]
-    assert recs == [{"type": "custom-title", "customTitle": "A chat title", "sessionId": SID332}, {"type": "tag", "tag": "wip", "sessionId": SID332}]
+    assert recs == [
+        {"type": "custom-title", "customTitle": "A chat title", "sessionId": SID332},
+        {"type": "tag", "tag": "wip", "sessionId": SID332},
+    ]
     chat.handle("/cost")
-    assert view.lines[-1] == "cost so far $1.5082: claude-opus-5-5 $1.5082"  # the fixture's last cost-state, restored
+    assert (
+        view.lines[-1] == "cost so far $1.5082: claude-opus-5-5 $1.5082"
+    )  # the fixture's last cost-state, restored
     standin.script(Text("in the fork"))
     before = path.read_bytes()
     chat.handle("/fork")
@@ -282,7 +384,9 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     fork_bytes = fork_file.read_bytes()
     n_before = len(chat.engine.messages)
     chat.handle("/rewind 3")
-    assert any(ln.startswith("tt: rewound ") for ln in view.lines) and chat.engine.transcript.path != fork_file
+    assert (
+        any(ln.startswith("tt: rewound ") for ln in view.lines) and chat.engine.transcript.path != fork_file
+    )
     assert fork_file.read_bytes() == fork_bytes and len(chat.engine.messages) < n_before
     standin.script(Text("after the rewind"))
     chat.handle("again")
@@ -290,38 +394,56 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     assert chat.handle("/exit") is False
 
 
-def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(config: Path, standin: StandIn) -> None:
-    from transcript_tools.resume.chat import Chat, ListView
+def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(
+    config: Path, standin: StandIn
+) -> None:
+    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.edge.client import AnthropicClient, Credentials
     from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.chat import Chat, ListView
     from transcript_tools.resume.setup import prepare
-    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.resume.tools.registry import ToolRegistry
 
     path = transcript(config)
-    prep = prepare(SessionRef(path, SID332), clock=system_clock(), env={}, model="claude-sonnet-4-6", cwd=Path(work_dir(config)))
+    prep = prepare(
+        SessionRef(path, SID332),
+        clock=system_clock(),
+        env={},
+        model="claude-sonnet-4-6",
+        cwd=Path(work_dir(config)),
+    )
     client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
     view = ListView()
     restored = 1.508232  # the fixture's last cost-state
-    chat = Chat(prep.engine(client, ToolRegistry()), view, reload=lambda m: [], append_record=lambda r: None, cost_notice_usd=restored + 0.0001)
+    chat = Chat(
+        prep.engine(client, ToolRegistry()),
+        view,
+        reload=lambda m: [],
+        append_record=lambda r: None,
+        cost_notice_usd=restored + 0.0001,
+    )
     standin.script(Text("one"), Text("two"))
     chat.handle("first")  # any priced turn costs more than $0.0001: past the threshold
     notes = [ln for ln in view.lines if ln.startswith("note: this session has cost")]
-    assert notes == [f"note: this session has cost ${chat.engine.total_cost_usd:.2f} (past ${restored + 0.0001:g})"]
+    assert notes == [
+        f"note: this session has cost ${chat.engine.total_cost_usd:.2f} (past ${restored + 0.0001:g})"
+    ]
     chat.handle("second")
     assert len([ln for ln in view.lines if ln.startswith("note:")]) == 1  # once
 
 
-def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compacted_history(tmp_path: Path, standin: StandIn, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compacted_history(
+    tmp_path: Path, standin: StandIn, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.resume_helpers import SESSION, Builder
-    from transcript_tools.resume.chat import Chat, ListView
-    from transcript_tools.validate.files import validate_path
     from transcript_tools.cli.chat import compact_in_place
+    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.edge.client import AnthropicClient, Credentials
     from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.chat import Chat, ListView
     from transcript_tools.resume.setup import prepare
-    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.resume.tools.registry import ToolRegistry
+    from transcript_tools.validate.files import validate_path
 
     b = Builder(cwd=str(tmp_path))
     for k in range(40):
@@ -331,7 +453,13 @@ def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compa
     prep = prepare(SessionRef(path, SESSION), clock=system_clock(), env={})
     client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
     view = ListView()
-    chat = Chat(prep.engine(client, ToolRegistry()), view, reload=lambda m: [], append_record=lambda r: None, compact=lambda e: compact_in_place(e, 50 << 20))
+    chat = Chat(
+        prep.engine(client, ToolRegistry()),
+        view,
+        reload=lambda m: [],
+        append_record=lambda r: None,
+        compact=lambda e: compact_in_place(e, 50 << 20),
+    )
     assert len(chat.engine.messages) == 80
     chat.handle("/compact")
     assert view.lines[-1].startswith("compacted: the next turn sends ")

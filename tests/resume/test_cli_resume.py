@@ -94,27 +94,59 @@ def work_dir(config: Path) -> str:
 # --- output formats ----------------------------------------------------------------------
 
 
-def test_json_output_is_a_result_object_and_the_turn_is_appended(tt: Any, config: Path, standin: StandIn) -> None:
+def test_json_output_is_a_result_object_and_the_turn_is_appended(
+    tt: Any, config: Path, standin: StandIn
+) -> None:
     path = transcript(config)
     before = path.read_bytes()
     standin.script(ToolUse("Read", {"file_path": "app.py"}), Text("It prints hello world."))
-    r = tt("resume", SID332[:8], "-p", "What does app.py print?", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332[:8],
+        "-p",
+        "What does app.py print?",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     result = r.json()
     assert result["type"] == "result" and result["subtype"] == "success" and result["is_error"] is False
-    assert result["result"] == "It prints hello world." and result["session_id"] == SID332 and result["num_turns"] == 2
-    assert result["total_cost_usd"] >= 0 and result["usage"]["input_tokens"] > 0 and result["permission_denials"] == []
+    assert (
+        result["result"] == "It prints hello world."
+        and result["session_id"] == SID332
+        and result["num_turns"] == 2
+    )
+    assert (
+        result["total_cost_usd"] >= 0
+        and result["usage"]["input_tokens"] > 0
+        and result["permission_denials"] == []
+    )
     first = standin.message_requests[0]
     assert first.model == "claude-opus-5-5"  # the model the session last used
     assert first.messages[-1] == {"role": "user", "content": "What does app.py print?"}
     check_api_shape(standin.message_requests[1].messages)
     after = path.read_bytes()
-    assert after.startswith(before) and len(read_records(path)) == len(before.splitlines()) + 6  # prompt, call, result, answer, last-prompt, cost-state (resume_state)
+    assert (
+        after.startswith(before) and len(read_records(path)) == len(before.splitlines()) + 6
+    )  # prompt, call, result, answer, last-prompt, cost-state (resume_state)
 
 
 def test_stream_json_prints_every_event(tt: Any, config: Path, standin: StandIn) -> None:
     standin.script(Text("hi"))
-    r = tt("resume", SID332, "-p", "hello", "--output-format", "stream-json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "-p",
+        "hello",
+        "--output-format",
+        "stream-json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     events = r.lines()
     assert [e["type"] for e in events] == ["system", "assistant", "result"]
@@ -123,7 +155,16 @@ def test_stream_json_prints_every_event(tt: Any, config: Path, standin: StandIn)
 
 
 def test_text_output_and_a_prompt_from_stdin(tt: Any, config: Path, standin: StandIn) -> None:
-    r = tt("resume", SID332, "-p", "-", "--cwd", work_dir(config), stdin="from stdin\nsecond line", env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "-p",
+        "-",
+        "--cwd",
+        work_dir(config),
+        stdin="from stdin\nsecond line",
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     (req,) = standin.message_requests
     assert req.messages[-1] == {"role": "user", "content": "from stdin\nsecond line"}
@@ -137,7 +178,20 @@ def test_text_output_and_a_prompt_from_stdin(tt: Any, config: Path, standin: Sta
 def test_dry_run_prints_the_request_and_sends_nothing(tt: Any, config: Path) -> None:
     path = transcript(config)
     before = path.read_bytes()
-    r = tt("resume", SID332, "--dry-run", "--json", "-p", "next?", "--append-system-prompt", "Be terse.", "--allowed-tools", "Bash", "--disallowed-tools", "Grep")
+    r = tt(
+        "resume",
+        SID332,
+        "--dry-run",
+        "--json",
+        "-p",
+        "next?",
+        "--append-system-prompt",
+        "Be terse.",
+        "--allowed-tools",
+        "Bash",
+        "--disallowed-tools",
+        "Grep",
+    )
     assert r.code == 0, r.err
     req = r.json()
     assert list(req) == ["model", "max_tokens", "system", "tools", "messages"]
@@ -216,14 +270,28 @@ def test_usage_errors_are_exit_2(tt: Any, config: Path) -> None:
 
 def test_max_turns_is_exit_1_with_the_result(tt: Any, config: Path, standin: StandIn) -> None:
     standin.script(ToolUse("Glob", {"pattern": "*"}))
-    r = tt("resume", SID332, "-p", "go", "--max-turns", "1", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "-p",
+        "go",
+        "--max-turns",
+        "1",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 1 and r.json()["subtype"] == "error_max_turns"
 
 
 # --- damage, fork, continue --------------------------------------------------------------
 
 
-def test_torn_tail_and_dangling_call_resume_without_rewriting_the_file(tt: Any, tmp_path: Path, standin: StandIn) -> None:
+def test_torn_tail_and_dangling_call_resume_without_rewriting_the_file(
+    tt: Any, tmp_path: Path, standin: StandIn
+) -> None:
     b = Builder(cwd=str(tmp_path))
     b.user("p1")
     b.assistant(text("a1"), stop="end_turn")
@@ -233,28 +301,57 @@ def test_torn_tail_and_dangling_call_resume_without_rewriting_the_file(tt: Any, 
     with open(path, "ab") as f:
         f.write(b'{"parentUuid":"' + call["uuid"].encode() + b'","isSidechain":false,"type":"us')
     before = path.read_bytes()
-    r = tt("resume", str(path), "-p", "carry on", "--output-format", "json", "--cwd", str(tmp_path), env=api_env(standin))
+    r = tt(
+        "resume",
+        str(path),
+        "-p",
+        "carry on",
+        "--output-format",
+        "json",
+        "--cwd",
+        str(tmp_path),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     sent = standin.message_requests[0].messages
     check_api_shape(sent)
-    assert any(b.get("tool_use_id") == "toolu_crash" and b.get("is_error") for m in sent for b in (m["content"] if isinstance(m["content"], list) else []))
+    assert any(
+        b.get("tool_use_id") == "toolu_crash" and b.get("is_error")
+        for m in sent
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+    )
     after = path.read_bytes()
     assert after.startswith(before)  # appended only; the torn bytes stay where they were
     assert "left out the torn last line" in r.err and "1 unanswered call(s)" in r.err  # never silent
-    new = [json.loads(x) for x in after[len(before):].splitlines() if x.strip()]
+    new = [json.loads(x) for x in after[len(before) :].splitlines() if x.strip()]
     assert new[0]["message"]["content"] == "carry on" and new[0]["parentUuid"] == call["uuid"]
 
 
-def test_fork_continues_into_a_new_session_and_leaves_the_original(tt: Any, config: Path, standin: StandIn) -> None:
+def test_fork_continues_into_a_new_session_and_leaves_the_original(
+    tt: Any, config: Path, standin: StandIn
+) -> None:
     path = transcript(config)
     before = path.read_bytes()
-    r = tt("resume", SID332, "--fork", "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "--fork",
+        "-p",
+        "in the fork",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     new_id = r.json()["session_id"]
     assert new_id != SID332 and path.read_bytes() == before
     forked = path.parent / f"{new_id}.jsonl"
     recs = read_records(forked)
-    assert recs[-2]["message"]["content"][0]["text"].startswith("ACK") and {x.get("sessionId") for x in recs if "sessionId" in x} == {new_id}
+    assert recs[-2]["message"]["content"][0]["text"].startswith("ACK") and {
+        x.get("sessionId") for x in recs if "sessionId" in x
+    } == {new_id}
     sent = standin.message_requests[0].messages
     original = json.loads(tt("resume", SID332, "--dry-run", "--json").out)["messages"]
     assert sent[:-1] == original  # the same conversation, continued elsewhere
@@ -269,8 +366,23 @@ def test_fork_past_the_cap_keeps_the_preserved_segment(tt: Any, config: Path, st
     boundary_at = data.rindex(b'"subtype":"compact_boundary"')
     cap = len(data) - data.rindex(b"\n", 0, boundary_at) + 20_000  # the boundary and a little before it
     assert cap < len(data)
-    original = json.loads(tt("resume", SID332, "--dry-run", "--json", "--max-bytes", str(cap)).out)["messages"]
-    r = tt("resume", SID332, "--fork", "--max-bytes", str(cap), "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    original = json.loads(tt("resume", SID332, "--dry-run", "--json", "--max-bytes", str(cap)).out)[
+        "messages"
+    ]
+    r = tt(
+        "resume",
+        SID332,
+        "--fork",
+        "--max-bytes",
+        str(cap),
+        "-p",
+        "in the fork",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     assert standin.message_requests[0].messages[:-1] == original
 
@@ -280,17 +392,33 @@ def test_fork_forks_the_subagent_transcripts_as_tt_fork_does(tt: Any, config: Pa
     project = path.parent
     before = {p: p.read_bytes() for p in [path, *path.with_suffix("").rglob("*")] if p.is_file()}
     assert any(p.name.endswith(".meta.json") for p in before)  # the fixture has a subagent with its sidecar
-    r = tt("resume", SID332, "--fork", "-p", "in the fork", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "--fork",
+        "-p",
+        "in the fork",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     new_id = r.json()["session_id"]
     copies = sorted(p.relative_to(project / new_id) for p in (project / new_id).rglob("*") if p.is_file())
     transcripts = [c for c in copies if c.suffix == ".jsonl"]
-    assert f"tt: forked {SID332} into {new_id} ({project / f'{new_id}.jsonl'}) and {len(transcripts)} subagent transcript(s)" in r.err
+    assert (
+        f"tt: forked {SID332} into {new_id} ({project / f'{new_id}.jsonl'}) and {len(transcripts)} subagent transcript(s)"
+        in r.err
+    )
     # tt fork of the same session writes the same files, by name.
     forked = tt("fork", SID332, "--json")
     assert forked.code == 0, forked.err
     other = forked.json()["session_id"]
-    assert copies == sorted(p.relative_to(project / other) for p in (project / other).rglob("*") if p.is_file())
+    assert copies == sorted(
+        p.relative_to(project / other) for p in (project / other).rglob("*") if p.is_file()
+    )
     assert transcripts and [str(project / other / c) for c in transcripts] == forked.json()["subagents"]
     # The whole session is forked, history before the compact boundary included, as tt
     # fork forks it; then tt's turn (prompt and answer, and the last-prompt record).
@@ -298,27 +426,38 @@ def test_fork_forks_the_subagent_transcripts_as_tt_fork_does(tt: Any, config: Pa
     theirs = read_records(project / f"{other}.jsonl")
     assert [x.get("type") for x in ours[: len(theirs)]] == [x.get("type") for x in theirs]
     assert [x.get("message") for x in ours[: len(theirs)]] == [x.get("message") for x in theirs]
-    assert [x["type"] for x in ours[len(theirs) :] if x.get("type") in ("user", "assistant")] == ["user", "assistant"]
-    old_ids = {json.loads(x).get("uuid") for p, b in before.items() if p.suffix == ".jsonl" for x in b.splitlines()} - {None}
+    assert [x["type"] for x in ours[len(theirs) :] if x.get("type") in ("user", "assistant")] == [
+        "user",
+        "assistant",
+    ]
+    old_ids = {
+        json.loads(x).get("uuid") for p, b in before.items() if p.suffix == ".jsonl" for x in b.splitlines()
+    } - {None}
     for c in transcripts:
         recs = read_records(project / new_id / c)
         assert recs and {x["sessionId"] for x in recs} == {new_id}  # the new session's, not the original's
         assert not old_ids & {x.get("uuid") for x in recs}
-        assert [x.get("message") for x in recs] == [x.get("message") for x in read_records(project / other / c)]
+        assert [x.get("message") for x in recs] == [
+            x.get("message") for x in read_records(project / other / c)
+        ]
     for c in copies:
         if c.name.endswith(".meta.json"):  # names no entry uuid (2.1.332): the same bytes
             assert (project / new_id / c).read_bytes() == (project / SID332 / c).read_bytes()
     assert {p: p.read_bytes() for p in before} == before  # the original and its subagents: untouched
 
 
-def test_continue_takes_the_latest_session_of_this_directory(tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_continue_takes_the_latest_session_of_this_directory(
+    tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(work_dir(config))
     r = tt("resume", "-c", "--dry-run", "--json", "-p", "x")
     assert r.code == 0, r.err
     assert str(transcript(config)) in r.err
 
 
-def test_the_picker_lists_this_directorys_sessions_newest_first(config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_picker_lists_this_directorys_sessions_newest_first(
+    config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from transcript_tools.views import resume as picker
 
     project = transcript(config).parent
@@ -354,8 +493,21 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
     with StandIn(slow) as api:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
         p = subprocess.Popen(
-            [sys.executable, "-m", "transcript_tools", "resume", SID332, "-p", "slow one", "--cwd", work_dir(config)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "transcript_tools",
+                "resume",
+                SID332,
+                "-p",
+                "slow one",
+                "--cwd",
+                work_dir(config),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         try:
             assert arrived.wait(60), "the request never arrived"
@@ -366,13 +518,24 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
             if p.poll() is None:
                 p.kill()
     assert p.returncode == 130 and err.strip().startswith("tt: ")  # click reports it as "aborted"
-    new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
-    assert [r["type"] for r in new] == ["user", "user", "last-prompt", "cost-state"]  # the session has cost-states
+    new = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
+    assert [r["type"] for r in new] == [
+        "user",
+        "user",
+        "last-prompt",
+        "cost-state",
+    ]  # the session has cost-states
     assert new[1]["message"]["content"] == [text("[Request interrupted by user]")]
-    check_api_shape(json.loads(subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run", "--json"], env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},
-        capture_output=True, timeout=60,
-    ).stdout)["messages"])
+    check_api_shape(
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run", "--json"],
+                env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},
+                capture_output=True,
+                timeout=60,
+            ).stdout
+        )["messages"]
+    )
 
 
 # --- with the real Claude Code CLIs --------------------------------------------------------
@@ -385,12 +548,22 @@ def _cli_resume_blocks(cli: Any, config: Path, sid: str, cwd: Path, probe: str) 
 
 
 @pytest.mark.claude
-def test_claude_code_resumes_what_tt_wrote_and_sees_its_turn(tt: Any, generated_session: Any, tmp_path: Path, standin: StandIn) -> None:
+def test_claude_code_resumes_what_tt_wrote_and_sees_its_turn(
+    tt: Any, generated_session: Any, tmp_path: Path, standin: StandIn
+) -> None:
     from tests.support.oracle import Block
 
     s = generated_session.copy_to(tmp_path)
     standin.script(ToolUse("Read", {"file_path": str(s.cwd / "app.py")}), Text("tt says hello"))
-    r = tt("resume", str(s.transcript), "-p", "a prompt from tt", "--output-format", "json", env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)})
+    r = tt(
+        "resume",
+        str(s.transcript),
+        "-p",
+        "a prompt from tt",
+        "--output-format",
+        "json",
+        env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)},
+    )
     assert r.code == 0, r.err
     blocks = _cli_resume_blocks(s.cli, s.config_dir, s.session_id, s.cwd, "after tt")
     tail = blocks[-5:]
@@ -401,13 +574,23 @@ def test_claude_code_resumes_what_tt_wrote_and_sees_its_turn(tt: Any, generated_
 
 
 @pytest.mark.claude
-def test_tt_resumes_what_claude_code_just_wrote_sending_the_same_conversation(tt: Any, generated_session: Any, tmp_path: Path, standin: StandIn) -> None:
+def test_tt_resumes_what_claude_code_just_wrote_sending_the_same_conversation(
+    tt: Any, generated_session: Any, tmp_path: Path, standin: StandIn
+) -> None:
     from tests.support.oracle import compare_histories, resume_with_cli
 
     s = generated_session.copy_to(tmp_path)
     probe = "same probe"
     theirs = resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, probe)
-    r = tt("resume", s.session_id, "-p", probe, "--output-format", "json", env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)})
+    r = tt(
+        "resume",
+        s.session_id,
+        "-p",
+        probe,
+        "--output-format",
+        "json",
+        env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)},
+    )
     assert r.code == 0, r.err
     mine = standin.message_requests[0].messages
     assert compare_histories(mine, theirs, labels=("tt", f"claude {s.cli.version}")) == ""
@@ -419,15 +602,37 @@ SONNET_45_SESSION = REAL / "v2.1.14-microcompact-partial-copy.jsonl"
 
 
 def _thinking_blocks(req: dict[str, Any]) -> int:
-    return sum(1 for m in req["messages"] if isinstance(m["content"], list) for b in m["content"] if b["type"] == "thinking")
+    return sum(
+        1
+        for m in req["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "thinking"
+    )
 
 
 def test_a_retired_model_switches_on_its_date_with_one_line_and_no_thinking(tt: Any) -> None:
-    before = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    before = tt(
+        "resume",
+        str(SONNET_45_SESSION),
+        "--dry-run",
+        "--json",
+        "-p",
+        "go on",
+        env={"TT_NOW": "2026-11-29T12:00:00Z"},
+    )
     assert before.code == 0, before.err
     assert before.json()["model"] == "claude-sonnet-4-5-20250929" and _thinking_blocks(before.json()) == 19
     assert "retired" not in before.err
-    after = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    after = tt(
+        "resume",
+        str(SONNET_45_SESSION),
+        "--dry-run",
+        "--json",
+        "-p",
+        "go on",
+        env={"TT_NOW": "2026-12-01T12:00:00Z"},
+    )
     assert after.code == 0, after.err
     assert after.json()["model"] == "claude-opus-5-5" and _thinking_blocks(after.json()) == 0
     assert (
@@ -435,13 +640,29 @@ def test_a_retired_model_switches_on_its_date_with_one_line_and_no_thinking(tt: 
         "2.1.332 does (--model overrides); its 19 thinking block(s) are not sent\n"
     ) in after.err
     # --model overrides, and the model that wrote the thinking gets it back.
-    given = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "--model", "claude-sonnet-4-5", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    given = tt(
+        "resume",
+        str(SONNET_45_SESSION),
+        "--dry-run",
+        "--json",
+        "--model",
+        "claude-sonnet-4-5",
+        env={"TT_NOW": "2026-12-01T12:00:00Z"},
+    )
     assert given.json()["model"] == "claude-sonnet-4-5" and _thinking_blocks(given.json()) == 19
     assert "retired" not in given.err
 
 
 def test_another_model_gets_no_thinking_and_says_so(tt: Any) -> None:
-    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "--model", "claude-opus-4-6", env={"TT_NOW": "2026-11-29T12:00:00Z"})
+    r = tt(
+        "resume",
+        str(SONNET_45_SESSION),
+        "--dry-run",
+        "--json",
+        "--model",
+        "claude-opus-4-6",
+        env={"TT_NOW": "2026-11-29T12:00:00Z"},
+    )
     assert r.json()["model"] == "claude-opus-4-6" and _thinking_blocks(r.json()) == 0
     assert "tt: 19 thinking block(s) written by another model than claude-opus-4-6 are not sent" in r.err
 
@@ -452,7 +673,9 @@ def test_a_bad_tt_now_is_a_usage_error(tt: Any) -> None:
 
 
 def test_a_dry_run_for_a_person_is_a_summary_and_json_is_the_request(tt: Any) -> None:
-    r = tt("resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"})
+    r = tt(
+        "resume", str(SONNET_45_SESSION), "--dry-run", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"}
+    )
     assert r.code == 0 and r.err == ""  # everything on stdout, once
     out = r.out.decode()
     lines = out.splitlines()
@@ -460,8 +683,18 @@ def test_a_dry_run_for_a_person_is_a_summary_and_json_is_the_request(tt: Any) ->
     fields = {ln.split()[0]: ln.split(None, 1)[1] for ln in lines[1:-1]}
     assert fields["session"].startswith("839b35f7-4dbd-4d93-9772-3c272cc87caa  (Claude Code 2.1.14)")
     assert "is not here: tools would run in" in fields["cwd"]  # the recorded cwd is gone
-    assert fields["model"].startswith("claude-opus-5-5  (claude-sonnet-4-5-20250929 is retired since 2026-11-30")
-    request = tt("resume", str(SONNET_45_SESSION), "--dry-run", "--json", "-p", "go on", env={"TT_NOW": "2026-12-01T12:00:00Z"}).json()
+    assert fields["model"].startswith(
+        "claude-opus-5-5  (claude-sonnet-4-5-20250929 is retired since 2026-11-30"
+    )
+    request = tt(
+        "resume",
+        str(SONNET_45_SESSION),
+        "--dry-run",
+        "--json",
+        "-p",
+        "go on",
+        env={"TT_NOW": "2026-12-01T12:00:00Z"},
+    ).json()
     assert fields["request"].startswith(f"{len(request['messages'])} messages, ")
     assert "read from byte 329782 (the last compact boundary)" in fields["request"]
     assert fields["tools"] == "Read, Glob, Grep" and fields["prompt"] == "'go on'"

@@ -13,14 +13,14 @@ import pytest
 from tests.resume_helpers import SESSION, Builder, check_api_shape, read_records, text
 from tests.support.standin import ApiError as Scripted
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
-from transcript_tools.resume import turns
-from transcript_tools.validate.files import validate_path
 from transcript_tools.edge.client import AnthropicClient, Credentials, Event, ModelRequest, ModelResponse
-from transcript_tools.resume.engine import FileTranscript, QueryEngine
 from transcript_tools.model.errors import ApiError, UsageError
 from transcript_tools.model.pricing import Tokens, cost_usd
+from transcript_tools.resume import turns
+from transcript_tools.resume.engine import FileTranscript, QueryEngine
 from transcript_tools.resume.files import load_for_resume
 from transcript_tools.resume.tools.registry import ToolContext, ToolOutcome, ToolRegistry
+from transcript_tools.validate.files import validate_path
 
 PRICED = "claude-sonnet-4-6"
 
@@ -34,15 +34,25 @@ def session_file(tmp_path: Path) -> tuple[Path, Builder]:
     return b.write(tmp_path / f"{SESSION}.jsonl"), b
 
 
-def make_engine(tmp_path: Path, client: Any, registry: ToolRegistry | None = None, **kw: Any) -> tuple[QueryEngine, Path]:
+def make_engine(
+    tmp_path: Path, client: Any, registry: ToolRegistry | None = None, **kw: Any
+) -> tuple[QueryEngine, Path]:
     path, _ = session_file(tmp_path)
     got = load_for_resume(path)
     conv = got.conversation
     cwd = tmp_path / "work"
     env = turns.Envelope(session_id=SESSION, cwd=str(cwd), version=conv.version or "x", git_branch="main")
     eng = QueryEngine(
-        client=client, session_id=SESSION, cwd=cwd, model=kw.pop("model", PRICED), envelope=env,
-        messages=conv.messages, leaf_uuid=conv.leaf_uuid, registry=registry, transcript=FileTranscript(path), **kw,
+        client=client,
+        session_id=SESSION,
+        cwd=cwd,
+        model=kw.pop("model", PRICED),
+        envelope=env,
+        messages=conv.messages,
+        leaf_uuid=conv.leaf_uuid,
+        registry=registry,
+        transcript=FileTranscript(path),
+        **kw,
     )
     return eng, path
 
@@ -60,17 +70,30 @@ def run(eng: QueryEngine, prompt: str = "next step") -> list[dict[str, Any]]:
 
 def test_a_tool_round_trip_in_one_turn(standin: StandIn, tmp_path: Path) -> None:
     notes = str(tmp_path / "work" / "notes.txt")
-    standin.script(ToolUse("Read", {"file_path": notes}, text="Let me look."), Text("It says alpha and beta."))
+    standin.script(
+        ToolUse("Read", {"file_path": notes}, text="Let me look."), Text("It says alpha and beta.")
+    )
     with real_client(standin) as client:
         eng, path = make_engine(tmp_path, client)
         before = path.read_bytes()
         events = run(eng, "what is in notes.txt?")
     assert [(e["type"], e.get("subtype")) for e in events] == [
-        ("system", "init"), ("assistant", None), ("assistant", None), ("user", None), ("assistant", None), ("result", "success"),
+        ("system", "init"),
+        ("assistant", None),
+        ("assistant", None),
+        ("user", None),
+        ("assistant", None),
+        ("result", "success"),
     ]
     init, result = events[0], events[-1]
-    assert init["session_id"] == SESSION and init["tools"] == ["Read", "Glob", "Grep"] and init["model"] == PRICED
-    assert result["result"] == "It says alpha and beta." and result["num_turns"] == 2 and not result["is_error"]
+    assert (
+        init["session_id"] == SESSION
+        and init["tools"] == ["Read", "Glob", "Grep"]
+        and init["model"] == PRICED
+    )
+    assert (
+        result["result"] == "It says alpha and beta." and result["num_turns"] == 2 and not result["is_error"]
+    )
     assert result["permission_denials"] == []
     # The second request carries the call and its result, the API's way.
     first, second = standin.message_requests
@@ -96,20 +119,46 @@ def test_the_records_written_are_claude_codes(standin: StandIn, tmp_path: Path) 
         leaf_before = eng.leaf_uuid
         run(eng, "list files")
     new = read_records(path)[n_before:]
-    kinds = [(r["type"], r["message"]["content"][0]["type"] if "message" in r and isinstance(r["message"]["content"], list) else None) for r in new]
-    assert kinds == [("user", None), ("assistant", "text"), ("assistant", "tool_use"), ("user", "tool_result"), ("assistant", "text"), ("last-prompt", None)]
+    kinds = [
+        (
+            r["type"],
+            r["message"]["content"][0]["type"]
+            if "message" in r and isinstance(r["message"]["content"], list)
+            else None,
+        )
+        for r in new
+    ]
+    assert kinds == [
+        ("user", None),
+        ("assistant", "text"),
+        ("assistant", "tool_use"),
+        ("user", "tool_result"),
+        ("assistant", "text"),
+        ("last-prompt", None),
+    ]
     prompt, a_text, a_call, result, answer, last = new
-    assert prompt["parentUuid"] == leaf_before and prompt["message"] == {"role": "user", "content": "list files"}
+    assert prompt["parentUuid"] == leaf_before and prompt["message"] == {
+        "role": "user",
+        "content": "list files",
+    }
     # split lines of one response: chained, same id and usage, final stop_reason on each
     assert a_text["parentUuid"] == prompt["uuid"] and a_call["parentUuid"] == a_text["uuid"]
-    assert a_text["message"]["id"] == a_call["message"]["id"] and a_text["message"]["usage"] == a_call["message"]["usage"]
+    assert (
+        a_text["message"]["id"] == a_call["message"]["id"]
+        and a_text["message"]["usage"] == a_call["message"]["usage"]
+    )
     assert a_text["message"]["stop_reason"] == a_call["message"]["stop_reason"] == "tool_use"
     assert a_text["requestId"].startswith("req_")
     # the result names its call's line and carries the structured result
     assert result["parentUuid"] == a_call["uuid"] and result["sourceToolAssistantUUID"] == a_call["uuid"]
     assert result["toolUseResult"]["filenames"] == ["notes.txt"] and result["promptId"] == prompt["promptId"]
     assert answer["parentUuid"] == result["uuid"]
-    assert last == {"type": "last-prompt", "lastPrompt": "list files", "leafUuid": answer["uuid"], "sessionId": SESSION}
+    assert last == {
+        "type": "last-prompt",
+        "lastPrompt": "list files",
+        "leafUuid": answer["uuid"],
+        "sessionId": SESSION,
+    }
     for r in new[:-1]:
         assert r["sessionId"] == SESSION and r["cwd"] == str(tmp_path / "work") and r["entrypoint"] == "tt"
         assert r["userType"] == "external" and r["gitBranch"] == "main" and r["isSidechain"] is False
@@ -152,7 +201,9 @@ def test_the_engine_then_resumes_its_own_file(standin: StandIn, tmp_path: Path) 
 # --- limits ------------------------------------------------------------------------------
 
 
-def test_max_turns_ends_with_error_max_turns_after_running_the_tools(standin: StandIn, tmp_path: Path) -> None:
+def test_max_turns_ends_with_error_max_turns_after_running_the_tools(
+    standin: StandIn, tmp_path: Path
+) -> None:
     standin.script(ToolUse("Read", {"file_path": "notes.txt"}), Text("unused"))
     with real_client(standin) as client:
         eng, path = make_engine(tmp_path, client, max_turns=1)
@@ -166,7 +217,11 @@ def test_max_turns_ends_with_error_max_turns_after_running_the_tools(standin: St
 
 
 def test_max_budget_ends_with_error_max_budget_usd(standin: StandIn, tmp_path: Path) -> None:
-    standin.script(ToolUse("Read", {"file_path": "notes.txt"}), ToolUse("Read", {"file_path": "notes.txt"}), Text("never"))
+    standin.script(
+        ToolUse("Read", {"file_path": "notes.txt"}),
+        ToolUse("Read", {"file_path": "notes.txt"}),
+        Text("never"),
+    )
     with real_client(standin) as client:
         eng, _ = make_engine(tmp_path, client, max_budget_usd=0.000001)
         events = run(eng)
@@ -188,10 +243,15 @@ def test_a_denied_call_is_answered_and_reported(standin: StandIn, tmp_path: Path
     with real_client(standin) as client:
         eng, path = make_engine(tmp_path, client)
         events = run(eng)
-    assert events[-1]["permission_denials"] == [{"tool_name": "Bash", "tool_use_id": "toolu_bad", "tool_input": {"command": "rm -rf /"}}]
+    assert events[-1]["permission_denials"] == [
+        {"tool_name": "Bash", "tool_use_id": "toolu_bad", "tool_input": {"command": "rm -rf /"}}
+    ]
     res = [r for r in read_records(path) if r.get("toolUseResult") is not None][-1]
     assert res["message"]["content"][0]["is_error"] is True
-    assert res["toolUseResult"] == "Error: Claude requested permissions to use Bash, but you haven't granted it yet."
+    assert (
+        res["toolUseResult"]
+        == "Error: Claude requested permissions to use Bash, but you haven't granted it yet."
+    )
 
 
 def test_an_api_error_is_a_result_then_raised(standin: StandIn, tmp_path: Path) -> None:
@@ -202,7 +262,9 @@ def test_an_api_error_is_a_result_then_raised(standin: StandIn, tmp_path: Path) 
         with pytest.raises(ApiError, match="prompt is too long"):
             for ev in eng.submit_message("go"):
                 events.append(ev)
-    assert events[-1]["subtype"] == "error_during_execution" and "prompt is too long" in events[-1]["errors"][0]
+    assert (
+        events[-1]["subtype"] == "error_during_execution" and "prompt is too long" in events[-1]["errors"][0]
+    )
     assert read_records(path)[-2]["message"]["content"] == "go"  # the prompt stays: a resumable session
 
 
@@ -221,7 +283,15 @@ class _Interrupting:
 def test_ctrl_c_during_tools_closes_the_turn_in_the_file(standin: StandIn, tmp_path: Path) -> None:
     from tests.support.standin import Blocks
 
-    standin.script(Blocks([{"type": "tool_use", "id": "t_1", "name": "Slow", "input": {}}, {"type": "tool_use", "id": "t_2", "name": "Slow", "input": {}}], stop_reason="tool_use"))
+    standin.script(
+        Blocks(
+            [
+                {"type": "tool_use", "id": "t_1", "name": "Slow", "input": {}},
+                {"type": "tool_use", "id": "t_2", "name": "Slow", "input": {}},
+            ],
+            stop_reason="tool_use",
+        )
+    )
     reg = ToolRegistry(["Slow"], tools=[_Interrupting()])
     with real_client(standin) as client:
         eng, path = make_engine(tmp_path, client, registry=reg)
@@ -233,7 +303,8 @@ def test_ctrl_c_during_tools_closes_the_turn_in_the_file(standin: StandIn, tmp_p
     recs = read_records(path)
     results = [r["message"]["content"][0] for r in recs if r.get("toolUseResult") is not None]
     assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in results] == [
-        ("t_1", turns.INTERRUPTED_FOR_TOOL_USE, True), ("t_2", turns.INTERRUPTED_FOR_TOOL_USE, True),
+        ("t_1", turns.INTERRUPTED_FOR_TOOL_USE, True),
+        ("t_2", turns.INTERRUPTED_FOR_TOOL_USE, True),
     ]
     assert recs[-2]["message"]["content"] == [text(turns.INTERRUPTED_FOR_TOOL_USE)]
     assert validate_path(path).errors == 0

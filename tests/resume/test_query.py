@@ -12,17 +12,18 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, read_records, text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
-from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
-from transcript_tools.resume import turns
 from transcript_tools.model.errors import UsageError
+from transcript_tools.resume import turns
+from transcript_tools.resume.files import load_for_resume
 from transcript_tools.resume.query import (
     AssistantMessage,
     QueryOptions,
@@ -34,11 +35,10 @@ from transcript_tools.resume.query import (
     UserMessage,
     query,
 )
-from transcript_tools.resume.files import load_for_resume
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The date real-CLI runs are pinned to (a test gives the same verdict on any day).
-CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def collect(prompt: Any, options: QueryOptions) -> list[Any]:
@@ -58,11 +58,21 @@ def test_a_turn_with_a_tool_call_yields_the_sdks_messages_in_order(config: Path,
     path = transcript(config)
     size = path.stat().st_size
     msgs = collect("What does app.py print?", opts(config, standin))
-    assert [type(m).__name__ for m in msgs] == ["SystemMessage", "AssistantMessage", "UserMessage", "AssistantMessage", "ResultMessage"]
+    assert [type(m).__name__ for m in msgs] == [
+        "SystemMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
     init, call, result, answer, done = msgs
     assert isinstance(init, SystemMessage) and init.subtype == "init" and init.data["session_id"] == SID332
     assert init.data["cwd"] == work_dir(config)
-    assert isinstance(call, AssistantMessage) and isinstance(call.content[0], ToolUseBlock) and call.content[0].name == "Read"
+    assert (
+        isinstance(call, AssistantMessage)
+        and isinstance(call.content[0], ToolUseBlock)
+        and call.content[0].name == "Read"
+    )
     assert call.model == "claude-opus-5-5"  # the model the session last used, as tt resume picks it
     assert isinstance(result, UserMessage) and isinstance(result.content[0], ToolResultBlock)
     assert "hello world" in str(result.content[0].content)
@@ -73,16 +83,34 @@ def test_a_turn_with_a_tool_call_yields_the_sdks_messages_in_order(config: Path,
     assert done.model_usage is not None and set(done.model_usage) == {"claude-opus-5-5"}
     # The turn is appended to the session, and it resumes.
     new = [json.loads(x) for x in path.read_bytes()[size:].splitlines()]
-    assert new[0]["message"]["content"] == "What does app.py print?" and [r["type"] for r in new[-2:]] == ["last-prompt", "cost-state"]
+    assert new[0]["message"]["content"] == "What does app.py print?" and [r["type"] for r in new[-2:]] == [
+        "last-prompt",
+        "cost-state",
+    ]
     check_api_shape(load_for_resume(path).conversation.messages)
-    assert standin.message_requests[0].messages[:-1] == load_for_resume(path).conversation.for_model("claude-opus-5-5").messages[:len(standin.message_requests[0].messages) - 1]
+    assert (
+        standin.message_requests[0].messages[:-1]
+        == load_for_resume(path)
+        .conversation.for_model("claude-opus-5-5")
+        .messages[: len(standin.message_requests[0].messages) - 1]
+    )
 
 
 def test_options_model_max_turns_allowed_tools_and_fork(config: Path, standin: StandIn) -> None:
     standin.script(ToolUse("Bash", {"command": "echo hi"}))
     path = transcript(config)
     before = path.read_bytes()
-    msgs = collect("go", opts(config, standin, model="claude-haiku-4-5", max_turns=1, allowed_tools=["Bash(echo:*)"], fork_session=True))
+    msgs = collect(
+        "go",
+        opts(
+            config,
+            standin,
+            model="claude-haiku-4-5",
+            max_turns=1,
+            allowed_tools=["Bash(echo:*)"],
+            fork_session=True,
+        ),
+    )
     notices = [m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "notice"]
     assert len(notices) == 1 and notices[0].data["message"].startswith(f"forked {SID332} into ")
     init = next(m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "init")
@@ -96,7 +124,9 @@ def test_options_model_max_turns_allowed_tools_and_fork(config: Path, standin: S
     assert (path.parent / f"{init.data['session_id']}.jsonl").is_file()
 
 
-def test_a_budget_on_an_unpriced_model_and_no_session_are_usage_errors(config: Path, standin: StandIn) -> None:
+def test_a_budget_on_an_unpriced_model_and_no_session_are_usage_errors(
+    config: Path, standin: StandIn
+) -> None:
     with pytest.raises(UsageError, match="no price is known"):
         collect("go", opts(config, standin, max_budget_usd=0.01))
     with pytest.raises(UsageError, match="resume="):
@@ -123,7 +153,9 @@ def test_streaming_input_runs_each_message_as_a_turn_in_order(config: Path, stan
     sent = [r.messages[-1]["content"] for r in standin.message_requests]
     assert [turns.prompt_text(c) for c in sent] == ["first", "second", "third"]
     # each turn sees the previous ones: the history grows by prompt + answer
-    assert [len(r.messages) for r in standin.message_requests] == [len(standin.message_requests[0].messages) + 2 * k for k in range(3)]
+    assert [len(r.messages) for r in standin.message_requests] == [
+        len(standin.message_requests[0].messages) + 2 * k for k in range(3)
+    ]
 
 
 async def _waiting(answered: list[asyncio.Event]) -> AsyncIterator[dict[str, Any]]:
@@ -158,7 +190,10 @@ def test_merge_prompts_joins_strings_and_blocks_as_2_1_332() -> None:
 
     # what the real CLI wrote (probed with the stand-in): see merge_prompts' docstring
     assert merge_prompts(["queued-a", "two"]) == "queued-a\ntwo"
-    assert merge_prompts([[{"type": "text", "text": "two"}], "three"]) == [{"type": "text", "text": "two\n"}, {"type": "text", "text": "three"}]
+    assert merge_prompts([[{"type": "text", "text": "two"}], "three"]) == [
+        {"type": "text", "text": "two\n"},
+        {"type": "text", "text": "three"},
+    ]
     img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     assert merge_prompts([[img], "see?"]) == [img, {"type": "text", "text": "see?"}]
     assert merge_prompts(["only"]) == "only"
@@ -203,7 +238,7 @@ def test_interrupt_mid_request_closes_the_turn_and_the_file_resumes(config: Path
     assert isinstance(done, ResultMessage) and done.terminal_reason == "aborted_streaming" and done.is_error
     assert isinstance(msgs[-2], UserMessage) and msgs[-2].content == [TextBlock(turns.INTERRUPTED)]
     assert not any(isinstance(m, AssistantMessage) for m in msgs)  # the late answer is not written
-    new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
+    new = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
     assert [r["type"] for r in new] == ["user", "user", "last-prompt", "cost-state"]
     assert new[1]["message"]["content"] == [text(turns.INTERRUPTED)]
     check_api_shape(load_for_resume(path).conversation.messages)
@@ -248,8 +283,21 @@ def test_the_readme_script_runs(config: Path, standin: StandIn, tmp_path: Path) 
     script = tmp_path / "example.py"
     script.write_text(m.group(1))
     standin.script(Text("Nothing is left to do."))
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **api_env(standin), "CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)}
-    r = subprocess.run([sys.executable, str(script), SID332[:8]], env=env, cwd=work_dir(config), capture_output=True, text=True, timeout=120)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        **api_env(standin),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "HOME": str(tmp_path),
+    }
+    r = subprocess.run(
+        [sys.executable, str(script), SID332[:8]],
+        env=env,
+        cwd=work_dir(config),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "Nothing is left to do." in r.stdout and "$" in r.stdout
 
@@ -263,7 +311,12 @@ def test_both_clis_resume_a_query_interrupted_mid_request(generated_session: Any
     with StandIn(_slow_first(arrived, release)) as api:
 
         async def go() -> None:
-            q = query("a prompt cut short", QueryOptions(resume=str(s.transcript), env={**api_env(api), "CLAUDE_CONFIG_DIR": str(s.config_dir)}))
+            q = query(
+                "a prompt cut short",
+                QueryOptions(
+                    resume=str(s.transcript), env={**api_env(api), "CLAUDE_CONFIG_DIR": str(s.config_dir)}
+                ),
+            )
 
             async def interrupter() -> None:
                 assert await asyncio.to_thread(arrived.wait, 30)
@@ -275,7 +328,9 @@ def test_both_clis_resume_a_query_interrupted_mid_request(generated_session: Any
             await task
 
         asyncio.run(go())
-    blocks = conversation_blocks(resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, "after the cut", clock=CLOCK))
+    blocks = conversation_blocks(
+        resume_with_cli(s.cli, s.config_dir, s.session_id, s.cwd, "after the cut", clock=CLOCK)
+    )
     kinds = [(b.role, b.kind, b.value) for b in blocks[-2:]]
     assert kinds[-1] == ("user", "text", "after the cut")
     assert any(b.value == "a prompt cut short" for b in blocks)
@@ -288,13 +343,23 @@ def test_an_unreachable_api_yields_the_error_result_then_raises(config: Path) ->
     from tests.support.standin import closed_port
     from transcript_tools.model.errors import ApiError
 
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed_port()}", "CLAUDE_CONFIG_DIR": str(config)}
+    env = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{closed_port()}",
+        "CLAUDE_CONFIG_DIR": str(config),
+    }
     seen: list[Any] = []
 
     async def go() -> None:
-        async for m in query("hello?", QueryOptions(resume=SID332, cwd=work_dir(config), env=env, max_retries=0)):
+        async for m in query(
+            "hello?", QueryOptions(resume=SID332, cwd=work_dir(config), env=env, max_retries=0)
+        ):
             seen.append(m)
 
     with pytest.raises(ApiError, match="cannot reach the API"):
         asyncio.run(go())
-    assert isinstance(seen[-1], ResultMessage) and seen[-1].subtype == "error_during_execution" and seen[-1].terminal_reason == "api_error"
+    assert (
+        isinstance(seen[-1], ResultMessage)
+        and seen[-1].subtype == "error_during_execution"
+        and seen[-1].terminal_reason == "api_error"
+    )

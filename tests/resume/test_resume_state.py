@@ -7,22 +7,22 @@ gone."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import SESSION, Builder, read_records, text, tool_use
 from tests.support.standin import StandIn, Text
-from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from transcript_tools.model import lifecycle
 from transcript_tools.model.pricing import Tokens, cost_usd
 from transcript_tools.resume.query import QueryOptions, ResultMessage, SystemMessage, query
 from transcript_tools.resume.state import expected_content, newer_version, read_tail_state
 
-CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 PRICED = "claude-sonnet-4-6"
 
 
@@ -40,7 +40,9 @@ def last_cost_state(path: Path) -> dict[str, Any]:
 # --- the cost so far ---------------------------------------------------------------------
 
 
-def test_the_cost_so_far_is_restored_from_the_last_cost_state_and_a_new_one_appended(config: Path, standin: StandIn) -> None:
+def test_the_cost_so_far_is_restored_from_the_last_cost_state_and_a_new_one_appended(
+    config: Path, standin: StandIn
+) -> None:
     path = transcript(config)
     recorded = last_cost_state(path)  # the fixture's own record, read here independently
     old = recorded["modelUsage"]["claude-opus-5-5"]
@@ -49,12 +51,22 @@ def test_the_cost_so_far_is_restored_from_the_last_cost_state_and_a_new_one_appe
     msgs = collect("one more", QueryOptions(resume=SID332, model=PRICED, cwd=work_dir(config), env=env))
     done = msgs[-1]
     assert isinstance(done, ResultMessage)
-    new_tokens = Tokens(done.usage["input_tokens"], done.usage["output_tokens"], done.usage["cache_creation_input_tokens"], done.usage["cache_read_input_tokens"])
-    assert done.usage["input_tokens"] < old["inputTokens"]  # the result's usage is this run's own, as 2.1.332's
+    new_tokens = Tokens(
+        done.usage["input_tokens"],
+        done.usage["output_tokens"],
+        done.usage["cache_creation_input_tokens"],
+        done.usage["cache_read_input_tokens"],
+    )
+    assert (
+        done.usage["input_tokens"] < old["inputTokens"]
+    )  # the result's usage is this run's own, as 2.1.332's
     new_cost = cost_usd(PRICED, new_tokens)
     assert new_cost is not None and new_cost > 0
     assert done.total_cost_usd == pytest.approx(recorded["totalCostUSD"] + new_cost, abs=1e-6)
-    assert done.model_usage is not None and done.model_usage["claude-opus-5-5"]["inputTokens"] == old["inputTokens"]
+    assert (
+        done.model_usage is not None
+        and done.model_usage["claude-opus-5-5"]["inputTokens"] == old["inputTokens"]
+    )
     assert done.model_usage["claude-opus-5-5"]["costUSD"] == pytest.approx(old["costUSD"])
     after = last_cost_state(path)
     assert after["totalCostUSD"] == pytest.approx(done.total_cost_usd, abs=1e-6)
@@ -76,11 +88,21 @@ def test_a_session_without_cost_state_gets_none_written(tmp_path: Path, standin:
 
 def test_a_quoted_cost_state_inside_a_tool_result_is_not_taken(tmp_path: Path) -> None:
     b = Builder(cwd=str(tmp_path))
-    b.meta({"type": "cost-state", "sessionId": SESSION, "totalCostUSD": 0.5, "modelUsage": {"m": {"inputTokens": 1, "costUSD": 0.5}}})
+    b.meta(
+        {
+            "type": "cost-state",
+            "sessionId": SESSION,
+            "totalCostUSD": 0.5,
+            "modelUsage": {"m": {"inputTokens": 1, "costUSD": 0.5}},
+        }
+    )
     b.meta({"type": "permission-mode", "permissionMode": "plan", "sessionId": SESSION})
     b.user("show me")
     b.assistant(tool_use("t1", "Bash", command="cat log"), stop="tool_use")
-    b.result("t1", '{"type":"cost-state","totalCostUSD":99,"modelUsage":{}} {"type":"permission-mode","permissionMode":"bypassPermissions"}')
+    b.result(
+        "t1",
+        '{"type":"cost-state","totalCostUSD":99,"modelUsage":{}} {"type":"permission-mode","permissionMode":"bypassPermissions"}',
+    )
     path = b.write(tmp_path / "s.jsonl")
     got = read_tail_state(path)
     assert got.cost_state is not None and got.cost_state["totalCostUSD"] == 0.5
@@ -99,10 +121,27 @@ def _session(tmp_path: Path, version: str = "2.1.332") -> tuple[Builder, Path]:
     b.user("read them")
     b.assistant(tool_use("t1", "Read", file_path=str(work / "a.py")), stop="tool_use")
     r = b.result("t1", "print(1)")
-    r["toolUseResult"] = {"type": "text", "file": {"filePath": str(work / "a.py"), "content": "print(1)", "numLines": 1, "startLine": 1, "totalLines": 1}}
+    r["toolUseResult"] = {
+        "type": "text",
+        "file": {
+            "filePath": str(work / "a.py"),
+            "content": "print(1)",
+            "numLines": 1,
+            "startLine": 1,
+            "totalLines": 1,
+        },
+    }
     b.assistant(tool_use("t2", "Edit", file_path=str(work / "b.py")), stop="tool_use")
     r = b.result("t2", "edited")
-    r["toolUseResult"] = {"filePath": str(work / "b.py"), "oldString": "y = 2", "newString": "y = 3", "originalFile": "x = 1\ny = 2\n", "replaceAll": False, "structuredPatch": [], "userModified": False}
+    r["toolUseResult"] = {
+        "filePath": str(work / "b.py"),
+        "oldString": "y = 2",
+        "newString": "y = 3",
+        "originalFile": "x = 1\ny = 2\n",
+        "replaceAll": False,
+        "structuredPatch": [],
+        "userModified": False,
+    }
     (work / "b.py").write_text("x = 1\ny = 3\n")  # what the edit left
     b.assistant(text("done"), stop="end_turn")
     return b, work
@@ -112,9 +151,9 @@ def _notices(path: Path, cwd: Path | None = None) -> list[str]:
     from tests.support.standin import StandIn as _S  # a prepared engine needs no request
 
     del _S
+    from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.edge.clock import system_clock
     from transcript_tools.resume.setup import prepare
-    from transcript_tools.edge.claude_dir import SessionRef
 
     return prepare(SessionRef(path, SESSION), clock=system_clock(), env={}, model=PRICED, cwd=cwd).notices
 
@@ -138,15 +177,23 @@ def test_the_permission_mode_is_restored_and_said(tmp_path: Path, standin: Stand
     notices = [m.data["message"] for m in msgs if isinstance(m, SystemMessage) and m.subtype == "notice"]
     init = next(m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "init")
     assert init.data["permissionMode"] == "acceptEdits"
-    assert notices == ["the session was in permission mode acceptEdits; tt's tools follow --allowed-tools / --disallowed-tools"]
+    assert notices == [
+        "the session was in permission mode acceptEdits; tt's tools follow --allowed-tools / --disallowed-tools"
+    ]
 
 
 def test_a_session_written_by_a_newer_claude_code_gets_a_notice(tmp_path: Path) -> None:
     b, _ = _session(tmp_path, version="2.1.999")
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     known = lifecycle.CURRENT.cli_version
-    assert [n for n in _notices(path) if "newer" in n] == [f"the session was last written by Claude Code 2.1.999, newer than {known}, the version tt knows: records it added may be passed over"]
-    assert newer_version("2.1.1000", "2.1.332") and not newer_version("2.1.332", "2.1.332") and not newer_version("tt-0.1", "2.1.332")
+    assert [n for n in _notices(path) if "newer" in n] == [
+        f"the session was last written by Claude Code 2.1.999, newer than {known}, the version tt knows: records it added may be passed over"
+    ]
+    assert (
+        newer_version("2.1.1000", "2.1.332")
+        and not newer_version("2.1.332", "2.1.332")
+        and not newer_version("tt-0.1", "2.1.332")
+    )
 
 
 def test_a_gone_cwd_offers_cwd(tmp_path: Path) -> None:
@@ -155,14 +202,20 @@ def test_a_gone_cwd_offers_cwd(tmp_path: Path) -> None:
     b.assistant(text("hello"), stop="end_turn")
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     (line,) = [n for n in _notices(path) if "cwd" in n]
-    assert line.startswith(f"the session's cwd {tmp_path / 'gone'} does not exist here") and "pass --cwd DIR" in line
+    assert (
+        line.startswith(f"the session's cwd {tmp_path / 'gone'} does not exist here")
+        and "pass --cwd DIR" in line
+    )
 
 
 def test_expected_content_reads_the_shapes_both_clis_write() -> None:
     """Each shape as it is in fixtures/real (2.1.197 and 2.1.332 alike)."""
     root = Path(__file__).resolve().parents[2] / "fixtures" / "real"
     kinds: dict[str, int] = {}
-    for p in [*root.glob("claude-config-2.1.332/projects/*/*.jsonl"), *root.glob("claude-config-2.1.197/projects/*/*.jsonl")]:
+    for p in [
+        *root.glob("claude-config-2.1.332/projects/*/*.jsonl"),
+        *root.glob("claude-config-2.1.197/projects/*/*.jsonl"),
+    ]:
         for line in p.read_bytes().splitlines():
             r = orjson.loads(line).get("toolUseResult")
             if isinstance(r, dict):
@@ -175,14 +228,23 @@ def test_expected_content_reads_the_shapes_both_clis_write() -> None:
 
 
 @pytest.mark.claude
-def test_claude_code_continues_the_cost_tt_wrote(generated_session: Any, tmp_path: Path, standin: StandIn) -> None:
+def test_claude_code_continues_the_cost_tt_wrote(
+    generated_session: Any, tmp_path: Path, standin: StandIn
+) -> None:
     """tt's cost-state is the one the real CLI restores: its total starts from tt's."""
     from tests.support.claude_cli import Sandbox, run_claude
 
     s = generated_session.copy_to(tmp_path)
     has_cost_state = any(r.get("type") == "cost-state" for r in read_records(s.transcript))
     standin.script(Text("from tt"))
-    collect("a turn from tt", QueryOptions(resume=str(s.transcript), model=PRICED, env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)}))
+    collect(
+        "a turn from tt",
+        QueryOptions(
+            resume=str(s.transcript),
+            model=PRICED,
+            env={**api_env(standin), "CLAUDE_CONFIG_DIR": str(s.config_dir)},
+        ),
+    )
     if not has_cost_state:  # 2.1.197 writes none: tt adds none to its sessions either
         assert not any(r.get("type") == "cost-state" for r in read_records(s.transcript))
         assert s.cli.version.startswith("2.1.197")
@@ -190,7 +252,15 @@ def test_claude_code_continues_the_cost_tt_wrote(generated_session: Any, tmp_pat
     mine = last_cost_state(s.transcript)
     assert PRICED in mine["modelUsage"]
     standin.script(Text("from claude"))
-    run = run_claude(s.cli, "after tt", sandbox=Sandbox(s.home, s.config_dir), cwd=s.cwd, base_url=standin.base_url, resume=s.session_id, clock=CLOCK)
+    run = run_claude(
+        s.cli,
+        "after tt",
+        sandbox=Sandbox(s.home, s.config_dir),
+        cwd=s.cwd,
+        base_url=standin.base_url,
+        resume=s.session_id,
+        clock=CLOCK,
+    )
     theirs = last_cost_state(s.transcript)
     assert run.result["total_cost_usd"] > mine["totalCostUSD"]
     assert theirs["modelUsage"][PRICED]["inputTokens"] >= mine["modelUsage"][PRICED]["inputTokens"]
@@ -206,8 +276,24 @@ def test_a_readable_dry_run_still_says_the_load_checks(tmp_path: Path) -> None:
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     (work / "a.py").write_text("changed\n")
     root = Path(__file__).resolve().parents[2]
-    r = subprocess.run([sys.executable, "-m", "transcript_tools", "resume", str(path), "--dry-run", "-p", "x", "--model", PRICED],
-                       env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transcript_tools",
+            "resume",
+            str(path),
+            "--dry-run",
+            "-p",
+            "x",
+            "--model",
+            PRICED,
+        ],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert any("changed since" in ln and str(work / "a.py") in ln for ln in lines)

@@ -13,20 +13,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text
-from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from transcript_tools.resume import turns
 from transcript_tools.resume.files import load_for_resume
 
-CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def user(content: Any) -> dict[str, Any]:
@@ -53,11 +53,29 @@ class Gate:
         return Text(f"re: {prompt_text(last) if last else ''}")
 
 
-def run_tt(config: Path, api: StandIn, script: Callable[[Callable[[Any], None]], None], *args: str) -> tuple[int, list[dict[str, Any]], str]:
+def run_tt(
+    config: Path, api: StandIn, script: Callable[[Callable[[Any], None]], None], *args: str
+) -> tuple[int, list[dict[str, Any]], str]:
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
     p = subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", "resume", SID332, "--input-format", "stream-json", "--output-format", "stream-json", "--cwd", work_dir(config), *args],
-        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "transcript_tools",
+            "resume",
+            SID332,
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--cwd",
+            work_dir(config),
+            *args,
+        ],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert p.stdin is not None
 
@@ -96,12 +114,25 @@ def test_prompts_piped_while_the_first_turn_runs_are_answered_after_it_in_order(
     # The file: one enqueue per prompt as it arrives, a dequeue per prompt a turn takes,
     # before that turn's prompt line — the pattern 2.1.332 wrote for the same script.
     new = [json.loads(x) for x in transcript(config).read_text().splitlines()]
-    start = next(i for i, r in enumerate(new) if r.get("type") == "queue-operation" and r.get("content") == "first")
-    ops = [(r.get("operation"), r.get("content")) if r["type"] == "queue-operation" else (r["type"], None) for r in new[start:] if r["type"] in ("queue-operation", "user")]
+    start = next(
+        i for i, r in enumerate(new) if r.get("type") == "queue-operation" and r.get("content") == "first"
+    )
+    ops = [
+        (r.get("operation"), r.get("content")) if r["type"] == "queue-operation" else (r["type"], None)
+        for r in new[start:]
+        if r["type"] in ("queue-operation", "user")
+    ]
     assert ops == [
-        ("enqueue", "first"), ("dequeue", None), ("user", None),
-        ("enqueue", "second"), ("enqueue", "third"), ("enqueue", "fourth"),
-        ("dequeue", None), ("dequeue", None), ("dequeue", None), ("user", None),
+        ("enqueue", "first"),
+        ("dequeue", None),
+        ("user", None),
+        ("enqueue", "second"),
+        ("enqueue", "third"),
+        ("enqueue", "fourth"),
+        ("dequeue", None),
+        ("dequeue", None),
+        ("dequeue", None),
+        ("user", None),
     ]
 
 
@@ -121,9 +152,14 @@ def test_an_interrupt_stops_the_turn_and_the_next_prompt_runs_on_a_file_that_res
         code, events, err = run_tt(config, api, script)
         second = api.message_requests[1].messages
     assert code == 0, err
-    shape = [(e["type"], e.get("subtype") or e.get("terminal_reason")) for e in events if e["type"] != "result"]
+    shape = [
+        (e["type"], e.get("subtype") or e.get("terminal_reason")) for e in events if e["type"] != "result"
+    ]
     results = [(e["subtype"], e["terminal_reason"]) for e in events if e["type"] == "result"]
-    assert events[1] == {"type": "control_response", "response": {"subtype": "success", "request_id": "req_1", "response": {"still_queued": []}}}
+    assert events[1] == {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": "req_1", "response": {"still_queued": []}},
+    }
     assert shape[:3] == [("system", "init"), ("control_response", None), ("user", None)]
     assert events[2]["message"]["content"] == [text(turns.INTERRUPTED)]
     assert results == [("error_during_execution", "aborted_streaming"), ("success", "completed")]
@@ -144,13 +180,17 @@ def test_malformed_lines_get_an_error_event_each_and_the_loop_goes_on(config: Pa
         send({"type": "assistant"})
         send(user(5))
         send(b"")
-        send({"type": "control_request", "request_id": "r9", "request": {"subtype": "set_model", "model": "x"}})
+        send(
+            {"type": "control_request", "request_id": "r9", "request": {"subtype": "set_model", "model": "x"}}
+        )
         send(user([{"type": "text", "text": "hello"}]))
 
     code, events, err = run_tt(config, standin, script)
     errors = [(e["line"], e["error"].split(":")[0]) for e in events if e.get("subtype") == "input_error"]
     assert [n for n, _ in errors] == [1, 2, 3, 4]
-    assert errors[0][1] == "not JSON" and "unexpected message type 'assistant'" in next(e["error"] for e in events if e.get("line") == 3)
+    assert errors[0][1] == "not JSON" and "unexpected message type 'assistant'" in next(
+        e["error"] for e in events if e.get("line") == 3
+    )
     refused = next(e for e in events if e["type"] == "control_response")
     assert refused["response"]["subtype"] == "error" and refused["response"]["request_id"] == "r9"
     assert [e["result"] for e in events if e["type"] == "result"] == ["fine"]
@@ -162,13 +202,20 @@ def test_stream_json_input_needs_stream_json_output(config: Path, standin: Stand
 
     r = subprocess.run(
         [sys.executable, "-m", "transcript_tools", "resume", SID332, "--input-format", "stream-json"],
-        env={**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(standin)}, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(standin)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    assert r.returncode == 2 and "needs --output-format stream-json" in r.stderr and "Traceback" not in r.stderr
+    assert (
+        r.returncode == 2 and "needs --output-format stream-json" in r.stderr and "Traceback" not in r.stderr
+    )
 
 
 @pytest.mark.claude
-def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_events(tmp_path: Path, config: Path) -> None:
+def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_events(
+    tmp_path: Path, config: Path
+) -> None:
     from tests.support.claude_cli import Sandbox, clock_env, find_cli
 
     cli = find_cli("2.1.332")
@@ -190,8 +237,20 @@ def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_eve
     gate = Gate()
     with StandIn(gate) as api:
         p = subprocess.Popen(
-            [str(cli.path), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
-            cwd=work, env=sandbox.env(api.base_url, extra=clock_env(CLOCK)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                str(cli.path),
+                "-p",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ],
+            cwd=work,
+            env=sandbox.env(api.base_url, extra=clock_env(CLOCK)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
 
         def send(o: Any) -> None:
@@ -234,8 +293,23 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
     with StandIn(gate) as api:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
         p = subprocess.Popen(
-            [sys.executable, "-m", "transcript_tools", "resume", SID332, "--input-format", "stream-json", "--output-format", "stream-json", "--cwd", work_dir(config)],
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "transcript_tools",
+                "resume",
+                SID332,
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--cwd",
+                work_dir(config),
+            ],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         try:
             assert p.stdin is not None
@@ -251,9 +325,11 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
             if p.poll() is None:
                 p.kill()
     assert p.returncode == 130, err
-    new = [json.loads(x) for x in path.read_bytes()[len(before):].splitlines()]
+    new = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
     users = [r for r in new if r["type"] == "user"]
-    assert users[0]["message"]["content"] == "slow one" and users[1]["message"]["content"] == [text(turns.INTERRUPTED)]
+    assert users[0]["message"]["content"] == "slow one" and users[1]["message"]["content"] == [
+        text(turns.INTERRUPTED)
+    ]
     check_api_shape(load_for_resume(path).conversation.messages)
 
 

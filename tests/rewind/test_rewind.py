@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from transcript_tools.model.errors import UsageError
 from transcript_tools.edge.loader import load_session
+from transcript_tools.model.errors import UsageError
 from transcript_tools.rewind.core import (
     CREATE,
     DELETE,
@@ -44,12 +44,24 @@ CASES = {
     "2.1.332": (
         "claude-config-2.1.332",
         "4cd0c8e6-36cd-4af9-9a2d-9191b504fada",
-        {"kickoff": "f4c86b1a", "write": "21327ba7", "edit": "480ab244", "glob": "5442c506", "after_compact": "5f7d7d2d"},
+        {
+            "kickoff": "f4c86b1a",
+            "write": "21327ba7",
+            "edit": "480ab244",
+            "glob": "5442c506",
+            "after_compact": "5f7d7d2d",
+        },
     ),
     "2.1.197": (
         "claude-config-2.1.197",
         "8c2f9135-4610-4218-97b1-bc3e03643255",
-        {"kickoff": "0d3f856e", "write": "4ddf7cc7", "edit": "6af95a4a", "glob": "8f82325b", "after_compact": "03f36487"},
+        {
+            "kickoff": "0d3f856e",
+            "write": "4ddf7cc7",
+            "edit": "6af95a4a",
+            "glob": "8f82325b",
+            "after_compact": "03f36487",
+        },
     ),
 }
 
@@ -70,7 +82,9 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[object, Path, 
 
 def _plan(s: object, cwd: Path, backups: Path, spec: str, **kw: object):  # type: ignore[no-untyped-def]
     reader = FileReader(backups, str(cwd.resolve()))
-    return plan_rewind(s, resolve_target(s, spec), cwd=str(cwd.resolve()), current=reader.current, backup=reader.backup, **kw)  # type: ignore[arg-type]
+    return plan_rewind(
+        s, resolve_target(s, spec), cwd=str(cwd.resolve()), current=reader.current, backup=reader.backup, **kw
+    )  # type: ignore[arg-type]
 
 
 def _actions(plan) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -144,7 +158,12 @@ def test_a_message_that_is_not_a_prompt_takes_the_next_prompts_checkpoint(case) 
     plan = _plan(s, cwd, backups, last_of_edit_turn)
     assert plan.snapshot.startswith(steps["glob"]) and plan.note is not None
     # The Edit tool call itself: app.py was edited after it in that turn; never saved.
-    call = next(e.uuid for e in nodes[edit:glob] if e.type == "assistant" and any(b.get("name") == "Edit" for b in e.content or [] if isinstance(b, dict)))
+    call = next(
+        e.uuid
+        for e in nodes[edit:glob]
+        if e.type == "assistant"
+        and any(b.get("name") == "Edit" for b in e.content or [] if isinstance(b, dict))
+    )
     with pytest.raises(UsageError, match="edited after message"):
         _plan(s, cwd, backups, call)
 
@@ -170,30 +189,82 @@ def test_symlinks_and_paths_outside_the_project_are_left_alone(case, tmp_path: P
         reader.current(str(link_cwd.resolve() / "sub" / "x.py"))
 
 
-def _synthetic(tmp_path: Path, tracked: dict[str, dict[str, object]], *, branch: bool = False) -> tuple[Path, Path]:
+def _synthetic(
+    tmp_path: Path, tracked: dict[str, dict[str, object]], *, branch: bool = False
+) -> tuple[Path, Path]:
     """A small session: prompt P1, answer A1, (a dead branch P2x), prompt P2, answer A2;
     P1's snapshot tracks ``tracked``; an edit of it during P1's turn as a delta."""
     import json
 
     sid = "11111111-1111-4111-8111-111111111111"
+
     def u(n: int) -> str:
         return f"00000000-0000-4000-8000-{n:012d}"
+
     recs: list[dict[str, object]] = []
+
     def msg(n: int, parent: int | None, role: str, content: object) -> None:
-        recs.append({"type": role, "uuid": u(n), "parentUuid": None if parent is None else u(parent), "sessionId": sid, "isSidechain": False,
-                     "timestamp": "2026-11-29T00:00:00.000Z", "cwd": "/proj", "message": {"role": role, "content": content}})
+        recs.append(
+            {
+                "type": role,
+                "uuid": u(n),
+                "parentUuid": None if parent is None else u(parent),
+                "sessionId": sid,
+                "isSidechain": False,
+                "timestamp": "2026-11-29T00:00:00.000Z",
+                "cwd": "/proj",
+                "message": {"role": role, "content": content},
+            }
+        )
+
     msg(1, None, "user", "first prompt")
-    recs.append({"type": "file-history-snapshot", "messageId": u(1), "snapshot": {"messageId": u(1), "trackedFileBackups": {}, "timestamp": "t"}, "isSnapshotUpdate": False})
+    recs.append(
+        {
+            "type": "file-history-snapshot",
+            "messageId": u(1),
+            "snapshot": {"messageId": u(1), "trackedFileBackups": {}, "timestamp": "t"},
+            "isSnapshotUpdate": False,
+        }
+    )
     msg(2, 1, "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {}}])
     for path, backup in tracked.items():
-        recs.append({"type": "file-history-delta", "messageId": u(2), "snapshotMessageId": u(1), "trackingPath": path, "backup": backup, "timestamp": "t"})
+        recs.append(
+            {
+                "type": "file-history-delta",
+                "messageId": u(2),
+                "snapshotMessageId": u(1),
+                "trackingPath": path,
+                "backup": backup,
+                "timestamp": "t",
+            }
+        )
     msg(3, 2, "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}])
     msg(4, 3, "assistant", [{"type": "text", "text": "done"}])
     if branch:
         msg(9, 4, "user", "abandoned prompt")
-        recs.append({"type": "file-history-snapshot", "messageId": u(9), "snapshot": {"messageId": u(9), "trackedFileBackups": {}, "timestamp": "t"}, "isSnapshotUpdate": False})
+        recs.append(
+            {
+                "type": "file-history-snapshot",
+                "messageId": u(9),
+                "snapshot": {"messageId": u(9), "trackedFileBackups": {}, "timestamp": "t"},
+                "isSnapshotUpdate": False,
+            }
+        )
     msg(5, 4, "user", "second prompt")
-    recs.append({"type": "file-history-snapshot", "messageId": u(5), "snapshot": {"messageId": u(5), "trackedFileBackups": {p: {**b, "version": 2, "backupFileName": "h@v2"} for p, b in tracked.items()}, "timestamp": "t"}, "isSnapshotUpdate": False})
+    recs.append(
+        {
+            "type": "file-history-snapshot",
+            "messageId": u(5),
+            "snapshot": {
+                "messageId": u(5),
+                "trackedFileBackups": {
+                    p: {**b, "version": 2, "backupFileName": "h@v2"} for p, b in tracked.items()
+                },
+                "timestamp": "t",
+            },
+            "isSnapshotUpdate": False,
+        }
+    )
     msg(6, 5, "assistant", [{"type": "text", "text": "ok"}])
     d = tmp_path / "projects" / "-proj"
     d.mkdir(parents=True)
@@ -218,7 +289,14 @@ def test_absolute_tracking_paths_outside_the_cwd_need_allow_outside(tmp_path: Pa
     p1 = "00000000-0000-4000-8000-000000000001"
     plan = plan_rewind(s, resolve_target(s, p1), cwd=str(proj), current=reader.current, backup=reader.backup)
     assert [(f.path, f.action) for f in plan.files] == [(str(target), OUTSIDE)] and not plan.changes
-    plan = plan_rewind(s, resolve_target(s, p1), cwd=str(proj), current=reader.current, backup=reader.backup, allow_outside=True)
+    plan = plan_rewind(
+        s,
+        resolve_target(s, p1),
+        cwd=str(proj),
+        current=reader.current,
+        backup=reader.backup,
+        allow_outside=True,
+    )
     assert [f.action for f in plan.files] == [RESTORE]
     apply_plan(plan, fh)
     assert target.read_bytes() == b"v1\n"
@@ -233,11 +311,19 @@ def test_a_prompt_on_a_dead_branch_rewinds_along_its_own_branch(tmp_path: Path) 
     dead = "00000000-0000-4000-8000-000000000009"
     assert s.index.find(dead) in s.index.dead_branches()
     reader = FileReader(fh, str(proj))
-    plan = plan_rewind(s, resolve_target(s, dead), cwd=str(proj), current=reader.current, backup=reader.backup)
+    plan = plan_rewind(
+        s, resolve_target(s, dead), cwd=str(proj), current=reader.current, backup=reader.backup
+    )
     # On the dead branch, after P1's turn: the snapshot carries nothing, and a.py's first
     # backup after it is the live branch's v2 — not a version 1: never saved there.
     assert [f.action for f in plan.files] == [NOT_CHECKPOINTED]
-    plan = plan_rewind(s, resolve_target(s, "00000000-0000-4000-8000-000000000001"), cwd=str(proj), current=reader.current, backup=reader.backup)
+    plan = plan_rewind(
+        s,
+        resolve_target(s, "00000000-0000-4000-8000-000000000001"),
+        cwd=str(proj),
+        current=reader.current,
+        backup=reader.backup,
+    )
     assert [(Path(f.path).name, f.action, f.after) for f in plan.files] == [("a.py", RESTORE, b"v1\n")]
 
 
@@ -254,8 +340,13 @@ def test_unified_diff() -> None:
     c = FileChange("a.py", "/p/a.py", RESTORE, "x@v1", b"one\ntwo\n", b"one\n2\n")
     assert unified_diff(c) == "--- /p/a.py\n+++ /p/a.py\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
     d = FileChange("b.py", "/p/b.py", DELETE, None, b"x", None)
-    assert unified_diff(d).startswith("--- /p/b.py\n+++ /dev/null\n") and "\\ No newline at end of file" in unified_diff(d)
-    assert unified_diff(FileChange("c", "/p/c", RESTORE, "x", b"\xff\x00", b"\x00")) == "Binary files /p/c and /p/c differ\n"
+    assert unified_diff(d).startswith(
+        "--- /p/b.py\n+++ /dev/null\n"
+    ) and "\\ No newline at end of file" in unified_diff(d)
+    assert (
+        unified_diff(FileChange("c", "/p/c", RESTORE, "x", b"\xff\x00", b"\x00"))
+        == "Binary files /p/c and /p/c differ\n"
+    )
     assert unified_diff(FileChange("c", "/p/c", UNCHANGED, "x", b"a", b"a")) == ""
 
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests import damage
-from transcript_tools.model.active import conversation_nodes
 from transcript_tools.edge.reader import load
-from transcript_tools.show.core import Marker, Message, build, history_segments
-from transcript_tools.show.text import fold, to_json, to_markdown
-from transcript_tools.model.session import Session
+from transcript_tools.model.active import conversation_nodes
 from transcript_tools.model.prompts import is_prompt
-from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
+from transcript_tools.model.session import Session
+from transcript_tools.show.core import Marker, Message, build, history_segments
 from transcript_tools.show.files import load_for_show
+from transcript_tools.show.text import fold, to_json, to_markdown
+from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"
@@ -27,7 +27,9 @@ S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 REWIND = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))
 INLINE = REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl"
-MAIN_FILES = sorted(p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts)
+MAIN_FILES = sorted(
+    p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts
+)
 
 
 def session(path: Path) -> Session:
@@ -51,7 +53,11 @@ def test_every_prompt_and_reply_of_the_conversation_is_shown_once(path: Path) ->
     items = build(s)
     nodes = [s.nodes[i] for i in conversation_nodes(s.index, s.facts)]
     prompts = [e.uuid for e in nodes if e.type == "user" and is_prompt(e.record)]
-    replies = {e.message_id for e in nodes if e.type == "assistant" and e.message_id and not e.record.get("isApiErrorMessage")}
+    replies = {
+        e.message_id
+        for e in nodes
+        if e.type == "assistant" and e.message_id and not e.record.get("isApiErrorMessage")
+    }
     shown = [it for it in items if isinstance(it, Message) and it.depth == 0]
     shown_prompts = [m.uuid for m in shown if m.role == "user" and m.uuid in set(prompts)]
     assert shown_prompts == prompts
@@ -68,8 +74,10 @@ def test_calls_carry_their_results(path: Path) -> None:
     nodes = [s.nodes[i] for i in conversation_nodes(s.index, s.facts)]
     results = {
         b["tool_use_id"]
-        for e in nodes if e.type == "user" and isinstance(e.content, list)
-        for b in e.content if isinstance(b, dict) and b.get("type") == "tool_result"
+        for e in nodes
+        if e.type == "user" and isinstance(e.content, list)
+        for b in e.content
+        if isinstance(b, dict) and b.get("type") == "tool_result"
     }
     for it in build(s):
         if isinstance(it, Message) and it.role == "assistant":
@@ -95,7 +103,13 @@ def test_subagent_is_shown_under_the_call_that_spawned_it() -> None:
     for path in (S332, S197):
         sh = load_for_show(path, full=True)
         items = build(sh.session, full=True, subagents=sh.subagents)
-        calls = [b for it in items if isinstance(it, Message) for b in it.blocks if b.kind == "tool_use" and b.name in ("Agent", "Task")]
+        calls = [
+            b
+            for it in items
+            if isinstance(it, Message)
+            for b in it.blocks
+            if b.kind == "tool_use" and b.name in ("Agent", "Task")
+        ]
         (call,) = calls
         assert call.children and call.agent.startswith("agent-")
         sub_prompt = next(c for c in call.children if isinstance(c, Message) and c.role == "user")
@@ -106,7 +120,13 @@ def test_subagent_is_shown_under_the_call_that_spawned_it() -> None:
 def test_inline_sidechains_go_under_their_task_calls() -> None:
     s = session(INLINE)
     items = build(s, full=True)
-    tasks = [b for it in items if isinstance(it, Message) for b in it.blocks if b.kind == "tool_use" and b.name == "Task"]
+    tasks = [
+        b
+        for it in items
+        if isinstance(it, Message)
+        for b in it.blocks
+        if b.kind == "tool_use" and b.name == "Task"
+    ]
     linked = [b for b in tasks if b.children]
     roots = [i for i in s.index.roots() if s.nodes[i].is_sidechain]
     assert len(linked) == len(roots)  # every inline sidechain found its call
@@ -114,7 +134,10 @@ def test_inline_sidechains_go_under_their_task_calls() -> None:
         first = b.children[0]
         assert isinstance(first, Message) and first.blocks[0].text.strip() == b.input["prompt"].strip()
     # Sidechain messages are not shown at the top level.
-    assert not any(isinstance(it, Message) and it.depth == 0 and s.node(it.uuid or "") and s.node(it.uuid).is_sidechain for it in items)  # type: ignore[union-attr]
+    assert not any(
+        isinstance(it, Message) and it.depth == 0 and s.node(it.uuid or "") and s.node(it.uuid).is_sidechain
+        for it in items
+    )  # type: ignore[union-attr]
 
 
 def test_rewind_fixture_has_one_dead_branch_the_abandoned_turns() -> None:
@@ -123,7 +146,9 @@ def test_rewind_fixture_has_one_dead_branch_the_abandoned_turns() -> None:
     prompts = [s.nodes[i].content for i in d.nodes if s.nodes[i].type == "user"]
     assert prompts == ["Second idea, later abandoned", "Third step on the abandoned branch"]
     fork = s.nodes[d.fork]  # type: ignore[index]
-    rewound = next(e for e in s.entries if e.type == "user" and e.content == "Rewound: a different second idea")
+    rewound = next(
+        e for e in s.entries if e.type == "user" and e.content == "Rewound: a different second idea"
+    )
     assert rewound.parent_uuid == fork.uuid  # the rewind branched where the dead branch did
     forest = build_forest(s)
     assert forest.status[s.index.find(rewound.uuid)] == ACTIVE  # type: ignore[index]

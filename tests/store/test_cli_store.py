@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import AsOf, find_session, session_bytes
-from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = str(uuid.UUID(int=7))
@@ -29,8 +29,12 @@ def _env(cfg: Path) -> dict[str, str]:
 
 def tt(cfg: Path, *args: str, **kw: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", *args], env=_env(cfg), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw,  # type: ignore[call-overload]
+        [sys.executable, "-m", "transcript_tools", *args],
+        env=_env(cfg),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,  # type: ignore[call-overload]
     )
 
 
@@ -63,8 +67,15 @@ def _versions(db: Path) -> list[int]:
 
 def _lines(start: int, n: int, pad: int = 0) -> bytes:
     return b"".join(
-        json.dumps({"type": "user", "uuid": str(uuid.UUID(int=start + i + 1000)), "sessionId": SID,
-                    "message": {"role": "user", "content": f"line {start + i} " + f"{start + i:x}" * pad}}).encode() + b"\n"
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": str(uuid.UUID(int=start + i + 1000)),
+                "sessionId": SID,
+                "message": {"role": "user", "content": f"line {start + i} " + f"{start + i:x}" * pad},
+            }
+        ).encode()
+        + b"\n"
         for i in range(n)
     )
 

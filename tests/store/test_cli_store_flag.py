@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from tests.support.standin import StandIn, Text, ToolUse
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: F401  (the fixtures)
+from tests.support.standin import StandIn, Text, ToolUse
+from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.model.errors import WriteFailed
 from transcript_tools.store.files import AsOf, find_session, session_bytes
-from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 CONFIG = REAL / "claude-config-2.1.197"  # a real session with subagents and file-history
@@ -45,14 +45,26 @@ COMMANDS = [
 
 
 def _env(cfg: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg), "TT_WIDTH": "200", "TT_NOW": "2026-11-29T12:00:00Z"}
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "CLAUDE_CONFIG_DIR": str(cfg),
+        "TT_WIDTH": "200",
+        "TT_NOW": "2026-11-29T12:00:00Z",
+    }
     env.pop("TT_STORE", None)
     return env
 
 
 def run(cfg: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    p = subprocess.run([sys.executable, "-m", "transcript_tools", *args], env={**_env(cfg), **(env or {})},
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        env={**_env(cfg), **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -62,7 +74,9 @@ def pushed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("storeflag")
     cfg = root / "cfg"
     shutil.copytree(CONFIG, cfg)
-    (cfg / "projects" / PK / f"{DAMAGED_SID}.jsonl").write_bytes((REAL / "handwritten-edge-cases-not-object-lines.jsonl").read_bytes())
+    (cfg / "projects" / PK / f"{DAMAGED_SID}.jsonl").write_bytes(
+        (REAL / "handwritten-edge-cases-not-object-lines.jsonl").read_bytes()
+    )
     url = f"sqlite:///{root / 's.db'}"
     for sid in (SID, DAMAGED_SID):
         code, _, err = run(cfg, "store", "push", sid, "--store", url)
@@ -88,14 +102,19 @@ def _fresh_ids_masked(text: str, source: bytes) -> str:
 
 @pytest.mark.parametrize("sid", [SID, DAMAGED_SID])
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
-def test_a_command_with_store_prints_what_it_prints_for_the_file(pushed: tuple[Path, str], sid: str, args: tuple[str, ...]) -> None:
+def test_a_command_with_store_prints_what_it_prints_for_the_file(
+    pushed: tuple[Path, str], sid: str, args: tuple[str, ...]
+) -> None:
     cfg, url = pushed
     path = cfg / "projects" / PK / f"{sid}.jsonl"
     want = run(cfg, args[0], str(path), *args[1:])
     got = run(cfg, args[0], sid[:13], *args[1:], "--store", url)
     assert got[0] == want[0], (got, want)
     src = path.read_bytes()
-    assert _fresh_ids_masked(_as_named(got[1], cfg), src) == _fresh_ids_masked(_as_named(want[1], cfg), src) and got[1].strip()
+    assert (
+        _fresh_ids_masked(_as_named(got[1], cfg), src) == _fresh_ids_masked(_as_named(want[1], cfg), src)
+        and got[1].strip()
+    )
     assert _fresh_ids_masked(_as_named(got[2], cfg), src) == _fresh_ids_masked(_as_named(want[2], cfg), src)
 
 
@@ -104,7 +123,10 @@ def test_the_subagents_and_the_damage_come_from_the_store(pushed: tuple[Path, st
     cfg, url = pushed
     code, out, _ = run(cfg, "stats", SID, "--store", url, "--json")
     assert code == 0 and json.loads(out)["path"] == f"{PK}/{SID}.jsonl"
-    with_subs, without = json.loads(out), json.loads(run(cfg, "stats", SID, "--store", url, "--no-subagents", "--json")[1])
+    with_subs, without = (
+        json.loads(out),
+        json.loads(run(cfg, "stats", SID, "--store", url, "--no-subagents", "--json")[1]),
+    )
     assert with_subs != without
     code, out, _ = run(cfg, "validate", DAMAGED_SID, "--store", url, "--json")
     assert code == 1 and json.loads(out)["errors"] > 0
@@ -156,35 +178,61 @@ def _stored(db: Path, sid: str) -> bytes:
 # --- resume: the turn lands in the store ---------------------------------------------------
 
 
-def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:  # noqa: F811
+def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(
+    tt: Any, config: Path, standin: StandIn, tmp_path: Path
+) -> None:  # noqa: F811
     path = transcript(config)
     before = path.read_bytes()
     db = tmp_path / "s.db"
     url = f"sqlite:///{db}"
     assert tt("store", "push", SID332, "--store", url).code == 0
     standin.script(ToolUse("Read", {"file_path": "app.py"}), Text("It prints hello world."))
-    r = tt("resume", SID332[:8], "--store", url, "-p", "What does app.py print?", "--output-format", "json",
-           "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332[:8],
+        "--store",
+        url,
+        "-p",
+        "What does app.py print?",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     assert r.json()["result"] == "It prints hello world." and r.json()["session_id"] == SID332
     assert standin.message_requests[0].messages[-1] == {"role": "user", "content": "What does app.py print?"}
     assert path.read_bytes() == before  # the local file is not the one resumed
     stored = _stored(db, SID332)
-    new = [json.loads(x) for x in stored[len(before):].splitlines()]
-    assert stored.startswith(before) and len(new) == 6  # prompt, call, result, answer, last-prompt, cost-state
+    new = [json.loads(x) for x in stored[len(before) :].splitlines()]
+    assert (
+        stored.startswith(before) and len(new) == 6
+    )  # prompt, call, result, answer, last-prompt, cost-state
     assert new[0]["message"]["content"] == "What does app.py print?"
     # One push extended the version the session was stored as (no rewrite).
     log = tt("store", "log", SID332, "--store", url, "--json").json()
     assert [v["version"] for v in log["versions"] if v["subpath"] == ""] == [1]
     # And a second turn continues from the stored one.
     standin.script(Text("Yes."))
-    assert tt("resume", SID332, "--store", url, "-p", "Sure?", "--cwd", work_dir(config), env=api_env(standin)).code == 0
-    assert "It prints hello world." in json.dumps(standin.message_requests[-1].messages)  # the stored turn was sent
+    assert (
+        tt(
+            "resume", SID332, "--store", url, "-p", "Sure?", "--cwd", work_dir(config), env=api_env(standin)
+        ).code
+        == 0
+    )
+    assert "It prints hello world." in json.dumps(
+        standin.message_requests[-1].messages
+    )  # the stored turn was sent
     assert _stored(db, SID332).startswith(stored) and len(_stored(db, SID332)) > len(stored)
 
 
 def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
-    tt: Any, config: Path, standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    tt: Any,
+    config: Path,
+    standin: StandIn,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
 ) -> None:
     import tempfile
 
@@ -204,19 +252,40 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
     r = tt("resume", SID332, "--store", url, "-p", "hello", "--cwd", work_dir(config), env=api_env(standin))
     assert r.code == 6 and r.err.count("tt: ") == 1 and "the new turn is not in the store" in r.err, r.err
     kept = Path(r.err.split("it is kept in ")[1].split()[0])
-    assert kept.is_relative_to(tmp_path / "tmp") and kept.read_bytes().startswith(stored) and b"Kept." in kept.read_bytes()
+    assert (
+        kept.is_relative_to(tmp_path / "tmp")
+        and kept.read_bytes().startswith(stored)
+        and b"Kept." in kept.read_bytes()
+    )
     assert _stored(tmp_path / "s.db", SID332) == stored
 
 
-def test_resume_fork_with_store_pushes_the_new_session_and_leaves_the_old(tt: Any, config: Path, standin: StandIn, tmp_path: Path) -> None:  # noqa: F811
+def test_resume_fork_with_store_pushes_the_new_session_and_leaves_the_old(
+    tt: Any, config: Path, standin: StandIn, tmp_path: Path
+) -> None:  # noqa: F811
     db = tmp_path / "s.db"
     url = f"sqlite:///{db}"
     assert tt("store", "push", SID332, "--store", url).code == 0
     stored = _stored(db, SID332)
     standin.script(Text("Forked."))
-    r = tt("resume", SID332, "--store", url, "--fork", "-p", "hello", "--output-format", "json", "--cwd", work_dir(config), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "--store",
+        url,
+        "--fork",
+        "-p",
+        "hello",
+        "--output-format",
+        "json",
+        "--cwd",
+        work_dir(config),
+        env=api_env(standin),
+    )
     assert r.code == 0, r.err
     new = r.json()["session_id"]
     assert new != SID332 and _stored(db, SID332) == stored
     forked = _stored(db, new)
-    assert b"Forked." in forked and all(json.loads(x).get("sessionId") in (new, None) for x in forked.splitlines())
+    assert b"Forked." in forked and all(
+        json.loads(x).get("sessionId") in (new, None) for x in forked.splitlines()
+    )

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store import layers, records
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import (
@@ -23,7 +24,6 @@ from transcript_tools.store.files import (
     push_stream,
     session_bytes,
 )
-from transcript_tools.edge.store_sqlite import open_sqlite
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 REAL_FILES = sorted(REAL.rglob("*.jsonl"))
@@ -62,7 +62,11 @@ _pieces = st.lists(
     st.one_of(
         st.binary(max_size=40),
         st.sampled_from([b'"', b"\\", b'\\"', b"\x00", b"\\u0000", b"\n", b"\xff\xfe", b"{", b"}"]),
-        st.builds(lambda c, n: b'"' + c * n + b'"', st.sampled_from([b"a", b"\\n", b"\xc3\xa9", b"\x00"]), st.integers(0, 1500)),
+        st.builds(
+            lambda c, n: b'"' + c * n + b'"',
+            st.sampled_from([b"a", b"\\n", b"\xc3\xa9", b"\x00"]),
+            st.integers(0, 1500),
+        ),
     ),
     max_size=30,
 )
@@ -114,12 +118,22 @@ def test_real_fixtures_pull_back_byte_identical(tmp_path: Path, src: Path) -> No
 
 _line = st.one_of(
     st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")),
-    st.builds(lambda t, n: ('{"type":"user","uuid":"%s","message":{"content":"%s"}}' % (t, "x\\u0000é" * n)).encode(), st.uuids().map(str), st.integers(0, 600)),
+    st.builds(
+        lambda t, n: (
+            '{"type":"user","uuid":"%s","message":{"content":"%s"}}' % (t, "x\\u0000é" * n)
+        ).encode(),
+        st.uuids().map(str),
+        st.integers(0, 600),
+    ),
 )
 
 
 @given(st.lists(_line, max_size=12), st.booleans(), st.lists(st.integers(0, 10_000), max_size=4))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 def test_incremental_pushes_at_any_cut_store_the_file_exactly(tmp_path_factory, lines, torn, cuts) -> None:
     """Claude Code appends; a push may come at any byte, mid-line included: the store holds
     the file exactly after every push, in one version."""
@@ -153,14 +167,26 @@ def test_a_rewritten_file_is_a_new_version_and_the_old_one_is_kept(tmp_path: Pat
     r = push_session(s, p, config=cfg)
     assert (r.streams[0].status, r.streams[0].version) == ("rewritten", 2)
     assert _pulled(s, p.stem) == shrunk
-    assert _pulled(s, p.stem, AsOf(version=1)) == first + b'{"type":"custom-title","customTitle":"x","sessionId":"s"}\n'
+    assert (
+        _pulled(s, p.stem, AsOf(version=1))
+        == first + b'{"type":"custom-title","customTitle":"x","sessionId":"s"}\n'
+    )
     assert _pulled(s, p.stem, AsOf(time_ms=after_first)) == first
 
 
 def test_damaged_lines_are_stored_as_they_are_with_their_diagnostics(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg"
     good = (REAL / "v1.0.51-rejected-tool-interrupt.jsonl").read_bytes().split(b"\n")
-    data = good[0] + b"\n" + b"\x00" * 50 + b"\n" + good[1][:40] + b"\xff\xfe\n" + b"\n".join(good[2:]) + b'{"type":"us'
+    data = (
+        good[0]
+        + b"\n"
+        + b"\x00" * 50
+        + b"\n"
+        + good[1][:40]
+        + b"\xff\xfe\n"
+        + b"\n".join(good[2:])
+        + b'{"type":"us'
+    )
     p = _session(cfg, data)
     s = _store(tmp_path)
     push_session(s, p, config=cfg)
@@ -188,7 +214,11 @@ def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_pat
     src = REAL / "claude-config-2.1.332"
     cfg = tmp_path / "cfg"
     shutil.copytree(src, cfg)
-    main = next(p for p in (cfg / "projects").rglob("*.jsonl") if "subagents" not in p.parts and (p.with_suffix("") / "subagents").is_dir())
+    main = next(
+        p
+        for p in (cfg / "projects").rglob("*.jsonl")
+        if "subagents" not in p.parts and (p.with_suffix("") / "subagents").is_dir()
+    )
     s = _store(tmp_path)
     r = push_session(s, main, config=cfg)
     assert len(r.streams) > 1 and r.files > 0
@@ -219,7 +249,11 @@ def test_sqlite_store_passes_the_agent_sdk_conformance_suite(tmp_path: Path) -> 
     from transcript_tools.store.sdk import TTSessionStore
 
     n = itertools.count()
-    asyncio.run(run_session_store_conformance(lambda: TTSessionStore(open_sqlite(tmp_path / f"{next(n)}.db", Clock()))))
+    asyncio.run(
+        run_session_store_conformance(
+            lambda: TTSessionStore(open_sqlite(tmp_path / f"{next(n)}.db", Clock()))
+        )
+    )
 
 
 def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path) -> None:
@@ -250,6 +284,7 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
         if "subagents" not in p.parts:
             push_session(s, p, config=cfg, diagnose=None)
     m = make_matcher(word)
+
     def whole_word_lines(hits: list) -> set[int]:  # type: ignore[type-arg]
         return {h.line for _, h in hits if word.lower() in re.split(r"[\W_]+", h.text.lower())}
 
@@ -261,7 +296,10 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
         hits = [(a, h.line, h.kind, h.spans) for a, h in sh.hits if h.line in keep]
         if hits:
             files.append((sh.session_id, hits))
-    stored = [(sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits]) for sh in search_store(s, word, m, per_session=1000)]
+    stored = [
+        (sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits])
+        for sh in search_store(s, word, m, per_session=1000)
+    ]
     assert stored and sorted(stored) == sorted(files)
 
 
@@ -276,7 +314,10 @@ def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> Non
     s = _store(tmp_path)
     for p in sorted((cfg / "projects" / "p").glob("*.jsonl")):
         push_session(s, p, config=cfg, diagnose=None)
-    files = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in list_sessions([cfg / "projects" / "p"], workers=1)}
+    files = {
+        r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents)
+        for r in list_sessions([cfg / "projects" / "p"], workers=1)
+    }
     stored = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
     assert len(files) > 10 and stored == files
     # Without the lite row kept at push (a session the Agent SDK mirrored), the same rows are

@@ -56,7 +56,11 @@ def test_postgres_store_passes_the_agent_sdk_conformance_suite(cluster: str) -> 
 
     from transcript_tools.store.sdk import TTSessionStore
 
-    asyncio.run(run_session_store_conformance(lambda: TTSessionStore(_open(pg.fresh_database(cluster, f"c{next(_n)}")))))
+    asyncio.run(
+        run_session_store_conformance(
+            lambda: TTSessionStore(_open(pg.fresh_database(cluster, f"c{next(_n)}")))
+        )
+    )
 
 
 def test_an_entry_with_a_nul_round_trips_where_jsonb_would_refuse_it(db: str) -> None:
@@ -69,11 +73,18 @@ def test_an_entry_with_a_nul_round_trips_where_jsonb_would_refuse_it(db: str) ->
     assert asyncio.run(s.load(key)) == [e]
 
 
-@pytest.mark.parametrize("name", ["v2.1.29-user-image-partial-copy.jsonl", "handwritten-edge-cases-not-object-lines.jsonl", "v1.0.51-inline-sidechains-two-compactions.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "v2.1.29-user-image-partial-copy.jsonl",
+        "handwritten-edge-cases-not-object-lines.jsonl",
+        "v1.0.51-inline-sidechains-two-compactions.jsonl",
+    ],
+)
 def test_real_and_damaged_sessions_pull_back_byte_identical(tmp_path: Path, db: str, name: str) -> None:
     from transcript_tools.store.files import AsOf, find_session, push_session, session_bytes
 
-    data = (REAL / name).read_bytes() + b"\x00\x00\xff{\"type\":\"torn"
+    data = (REAL / name).read_bytes() + b'\x00\x00\xff{"type":"torn'
     d = tmp_path / "cfg" / "projects" / "p"
     d.mkdir(parents=True)
     p = d / f"{SID}.jsonl"
@@ -91,14 +102,20 @@ def test_one_schema_for_both_engines(tmp_path: Path, db: str) -> None:
     tables = ["tt_meta", "tt_blob", "tt_stream", "tt_version", "tt_line", "tt_file"]
     for t in tables:
         a = [r[1] for r in lite.conn.execute(f"PRAGMA table_info({t})").fetchall()]
-        b = [r[0] for r in post.conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position", (t,)).fetchall()]
+        b = [
+            r[0]
+            for r in post.conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s ORDER BY ordinal_position",
+                (t,),
+            ).fetchall()
+        ]
         assert a == b and a, t
 
 
 def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) -> None:
     from transcript_tools.catalog.search import texts_of
-    from transcript_tools.store.files import push_session
     from transcript_tools.edge.store_sqlite import open_sqlite
+    from transcript_tools.store.files import push_session
 
     src = REAL / "v2.1.38-tool-heavy.jsonl"
     d = tmp_path / "cfg" / "projects" / "p"
@@ -109,7 +126,11 @@ def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) ->
     for s in (lite, post):
         push_session(s, p, config=tmp_path / "cfg", diagnose=None)
     # The oracle: lines whose searchable texts hold the word, read with the json module.
-    want = [i for i, ln in enumerate(src.read_bytes().splitlines()) if any("spotter" in re.split(r"[\W_]+", t.lower()) for _, _, t in texts_of(json.loads(ln)))]
+    want = [
+        i
+        for i, ln in enumerate(src.read_bytes().splitlines())
+        if any("spotter" in re.split(r"[\W_]+", t.lower()) for _, _, t in texts_of(json.loads(ln)))
+    ]
     got_lite = sorted(h.seq for h in lite.search("spotter", limit=1000))
     got_post = sorted(h.seq for h in post.search("spotter", limit=1000))
     assert got_lite == got_post == want and want
@@ -117,7 +138,13 @@ def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) ->
 
 def _tt(cfg: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     e = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg), **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "transcript_tools", *args], env=e, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "transcript_tools", *args],
+        env=e,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
@@ -129,7 +156,11 @@ def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
     p = d / f"{SID}.jsonl"
     data = b""
     for rnd in range(3):
-        more = b"".join(json.dumps({"type": "user", "uuid": str(uuid.UUID(int=rnd * 1000 + i + 1)), "n": i}).encode() + b"\n" for i in range(300))
+        more = b"".join(
+            json.dumps({"type": "user", "uuid": str(uuid.UUID(int=rnd * 1000 + i + 1)), "n": i}).encode()
+            + b"\n"
+            for i in range(300)
+        )
         with p.open("ab") as f:
             f.write(more)
         data += more
@@ -142,7 +173,9 @@ def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
     assert s.conn.execute("SELECT COUNT(*), COUNT(DISTINCT uuid) FROM tt_line").fetchone() == (900, 900)
 
 
-def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(tmp_path: Path, cluster: str) -> None:
+def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(
+    tmp_path: Path, cluster: str
+) -> None:
     wrong = cluster.replace(pg.PASSWORD, "not-the-Pa55word")
     p = _tt(tmp_path, "store", "ls", "--store", wrong)
     out, err = p.communicate(timeout=60)
@@ -153,12 +186,21 @@ def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(t
     assert p.returncode == 5 and pg.PASSWORD.encode() not in out + err and b"Traceback" not in err, err
     # Credentials from the PG* variables: the URL names only the socket.
     host = cluster.split("?host=")[1]
-    p = _tt(tmp_path, "store", "ls", "--store", f"postgresql:///postgres?host={host}", env={"PGUSER": pg.USER, "PGPASSWORD": pg.PASSWORD})
+    p = _tt(
+        tmp_path,
+        "store",
+        "ls",
+        "--store",
+        f"postgresql:///postgres?host={host}",
+        env={"PGUSER": pg.USER, "PGPASSWORD": pg.PASSWORD},
+    )
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
 
 
-def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for_the_file(tmp_path: Path, db: str) -> None:
+def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for_the_file(
+    tmp_path: Path, db: str
+) -> None:
     import shutil
 
     sid, pk = "8c2f9135-4610-4218-97b1-bc3e03643255", "-home-dev-demo-app"
@@ -173,7 +215,13 @@ def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for
         return p.returncode, out.decode(), err.decode()
 
     assert tt("store", "push", sid, "--store", db)[0] == 0
-    for args in (("show", "--json"), ("show", "--no-pager"), ("stats", "--json"), ("stats",), ("validate", "--json")):
+    for args in (
+        ("show", "--json"),
+        ("show", "--no-pager"),
+        ("stats", "--json"),
+        ("stats",),
+        ("validate", "--json"),
+    ):
         want = tt(args[0], str(path), *args[1:])
         got = tt(args[0], sid[:8], *args[1:], "--store", db)
         assert got[0] == want[0] == 0, (args, got[2])

@@ -9,7 +9,7 @@ import asyncio
 import json
 import os
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +17,13 @@ import pytest
 
 from tests.support.claude_cli import Sandbox, bundled_cli, clock_env
 from tests.support.standin import StandIn
-from transcript_tools.store.sdk import TTSessionStore
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.edge.store_url import now_ms
+from transcript_tools.store.sdk import TTSessionStore
 
 pytestmark = pytest.mark.claude
 
-AT = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
 def _run(prompt: str, options: Any) -> list[Any]:
@@ -35,7 +35,9 @@ def _run(prompt: str, options: Any) -> list[Any]:
     return asyncio.run(go())
 
 
-def test_claude_code_mirrors_into_the_store_and_resumes_from_it(tmp_path: Path, standin: StandIn, faketime: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_code_mirrors_into_the_store_and_resumes_from_it(
+    tmp_path: Path, standin: StandIn, faketime: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
 
     cli = bundled_cli()
@@ -55,7 +57,9 @@ def test_claude_code_mirrors_into_the_store_and_resumes_from_it(tmp_path: Path, 
     env = {**sandbox.env(standin.base_url), **clock_env(AT)}
 
     def options(**kw: Any) -> Any:
-        return ClaudeAgentOptions(cli_path=str(cli.path), cwd=str(work), env=env, session_store=store, allowed_tools=[], **kw)
+        return ClaudeAgentOptions(
+            cli_path=str(cli.path), cwd=str(work), env=env, session_store=store, allowed_tools=[], **kw
+        )
 
     first = _run("remember the word PELICAN-7", options())
     sid = next(m.session_id for m in first if isinstance(m, ResultMessage))
@@ -76,15 +80,21 @@ def test_claude_code_mirrors_into_the_store_and_resumes_from_it(tmp_path: Path, 
     n_before = len(standin.requests)
     second = _run("what was the word?", options(resume=sid))
     assert any(isinstance(m, ResultMessage) and not m.is_error for m in second)
-    turn = [r for r in standin.requests[n_before:] if r.path.startswith("/v1/messages") and "count_tokens" not in r.path]
+    turn = [
+        r
+        for r in standin.requests[n_before:]
+        if r.path.startswith("/v1/messages") and "count_tokens" not in r.path
+    ]
     sent = json.dumps([r.body for r in turn])
     assert "PELICAN-7" in sent and "what was the word?" in sent
     after = asyncio.run(store.load(key))
     assert after is not None and after[: len(mirrored)] == mirrored
-    assert any("what was the word?" in json.dumps(e) for e in after[len(mirrored):])
+    assert any("what was the word?" in json.dumps(e) for e in after[len(mirrored) :])
 
 
-def test_a_pulled_session_resumes_in_claude_code_on_another_machine(tmp_path: Path, standin: StandIn, claude_332: Any, faketime: None) -> None:
+def test_a_pulled_session_resumes_in_claude_code_on_another_machine(
+    tmp_path: Path, standin: StandIn, claude_332: Any, faketime: None
+) -> None:
     """Push from one config dir, pull into another under a different cwd (`--cwd`), and
     `claude -p --resume` there sends the earlier conversation."""
     import subprocess
@@ -101,15 +111,31 @@ def test_a_pulled_session_resumes_in_claude_code_on_another_machine(tmp_path: Pa
     work = tmp_path / "there" / "app"
     work.mkdir()
     for cfg, args in ((here, ["push", sid]), (sandbox.config_dir, ["pull", sid, "--cwd", str(work)])):
-        r = subprocess.run([sys.executable, "-m", "transcript_tools", "store", *args, "--store", f"sqlite:///{db}"],
-                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(cfg)}, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "transcript_tools", "store", *args, "--store", f"sqlite:///{db}"],
+            env={**os.environ, "CLAUDE_CONFIG_DIR": str(cfg)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
-    records = [json.loads(x) for x in (src / "projects" / "-home-dev-demo-app" / f"{sid}.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(x)
+        for x in (src / "projects" / "-home-dev-demo-app" / f"{sid}.jsonl").read_text().splitlines()
+    ]
     # The session was compacted: a resume sends the summary and what follows it, so the
     # last prompt typed before this test's is what must come back.
-    last_prompt = [r["message"]["content"] for r in records if r.get("type") == "user" and not r.get("isMeta")
-                   and isinstance(r.get("message", {}).get("content"), str) and not r["message"]["content"].startswith("<")][-1]
+    last_prompt = [
+        r["message"]["content"]
+        for r in records
+        if r.get("type") == "user"
+        and not r.get("isMeta")
+        and isinstance(r.get("message", {}).get("content"), str)
+        and not r["message"]["content"].startswith("<")
+    ][-1]
     n = len(standin.requests)
-    run_claude(claude_332, "and now?", sandbox=sandbox, cwd=work, base_url=standin.base_url, resume=sid, clock=AT)
+    run_claude(
+        claude_332, "and now?", sandbox=sandbox, cwd=work, base_url=standin.base_url, resume=sid, clock=AT
+    )
     sent = json.dumps([q.body for q in standin.requests[n:]])
     assert json.dumps(last_prompt)[1:-1][:60] in sent and "and now?" in sent

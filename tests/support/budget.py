@@ -37,8 +37,8 @@ import orjson
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import resume_request
 from tests.support.sessions import generate_session, project_folder_name
-from transcript_tools.model.costs import MESSAGE_OVERHEAD
 from transcript_tools.edge.tokenizer import TokenCounter
+from transcript_tools.model.costs import MESSAGE_OVERHEAD
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Tool outputs from ~300 to ~2,500 tokens, so the cut can land near any budget.
@@ -90,7 +90,9 @@ def grown_session(cli: ClaudeCLI, root: Path, mb: float) -> tuple[Path, Path, st
     return s.config_dir, s.cwd, sid
 
 
-def kept_tokens(messages: Iterable[Mapping[str, Any]], probe: str = PROBE, counter: TokenCounter | None = None) -> int:
+def kept_tokens(
+    messages: Iterable[Mapping[str, Any]], probe: str = PROBE, counter: TokenCounter | None = None
+) -> int:
     """Tokens of the kept messages in a request (module docstring)."""
     c = counter or TokenCounter()
     total = 0
@@ -118,7 +120,18 @@ def kept_tokens(messages: Iterable[Mapping[str, Any]], probe: str = PROBE, count
 def tt_compact(path: Path, budget: int, out: Path) -> dict[str, Any]:
     """``tt compact PATH --keep-tokens N -o OUT --json``, as a user runs it."""
     r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "compact", str(path), "--keep-tokens", str(budget), "-o", str(out), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "transcript_tools",
+            "compact",
+            str(path),
+            "--keep-tokens",
+            str(budget),
+            "-o",
+            str(out),
+            "--json",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -141,7 +154,11 @@ def measure_on(cli: ClaudeCLI, config: Path, cwd: Path, sid: str, budgets: Seque
     for budget in budgets:
         report = tt_compact(project / f"{sid}.jsonl", budget, project)
         if not report.get("new_session_id"):
-            raise AssertionError(f"tt compact --keep-tokens {budget} wrote nothing: {report['notes']} (grow the session more)")
+            raise AssertionError(
+                f"tt compact --keep-tokens {budget} wrote nothing: {report['notes']} (grow the session more)"
+            )
         request = resume_request(cli, config, report["new_session_id"], cwd, PROBE)
-        rows.append(Row(budget, kept_tokens(request.messages), report["tokens"]["kept"], report["messages"]["kept"]))
+        rows.append(
+            Row(budget, kept_tokens(request.messages), report["tokens"]["kept"], report["messages"]["kept"])
+        )
     return rows

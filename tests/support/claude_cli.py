@@ -36,7 +36,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,18 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # libfaketime's variables pass too: a suite run under a shifted clock (README, Development)
 # shifts the CLI's clock with it; a pinned run (``clock=``) replaces them.
 _PASSED_THROUGH = (
-    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL", "USER", "LOGNAME",
-    "LD_PRELOAD", "FAKETIME", "FAKETIME_DISABLE_SHM",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "SHELL",
+    "USER",
+    "LOGNAME",
+    "LD_PRELOAD",
+    "FAKETIME",
+    "FAKETIME_DISABLE_SHM",
 )
 
 
@@ -76,8 +86,10 @@ def clock_env(at: datetime, tz: str = "UTC") -> dict[str, str]:
     """The variables that start a process's clock at ``at`` (aware) in zone ``tz``."""
     lib = faketime_library()
     if lib is None:
-        raise ClaudeRunError("libfaketime is not installed (apt-get install faketime): cannot pin the CLI's clock")
-    utc = at.astimezone(timezone.utc)
+        raise ClaudeRunError(
+            "libfaketime is not installed (apt-get install faketime): cannot pin the CLI's clock"
+        )
+    utc = at.astimezone(UTC)
     # "@..." is an absolute start that then advances; libfaketime reads it as UTC (seen:
     # the CLI under TZ=America/Los_Angeles and "@2026-11-30 07:59:00" sees 07:59Z).
     # No shared memory: several pinned runs at once must not share one clock.
@@ -242,7 +254,11 @@ def run_claude(
     process = subprocess.Popen(
         args,
         cwd=cwd,
-        env=sandbox.env(base_url, checkpointing=checkpointing, extra={**(clock_env(clock, tz) if clock else {}), **(extra_env or {})}),
+        env=sandbox.env(
+            base_url,
+            checkpointing=checkpointing,
+            extra={**(clock_env(clock, tz) if clock else {}), **(extra_env or {})},
+        ),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -255,7 +271,9 @@ def run_claude(
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
         raise ClaudeRunError(_describe(f"timed out after {timeout:g}s", args, stdout, stderr)) from None
-    run = CLIRun(tuple(args), process.returncode, stdout, stderr, time.monotonic() - started, _parse_result(stdout))
+    run = CLIRun(
+        tuple(args), process.returncode, stdout, stderr, time.monotonic() - started, _parse_result(stdout)
+    )
     if check and (run.returncode != 0 or run.result.get("is_error") is True):
         raise ClaudeRunError(_describe(f"exited {run.returncode}", args, stdout, stderr))
     return run
@@ -275,4 +293,6 @@ def _parse_result(stdout: str) -> dict[str, Any]:
 
 def _describe(what: str, args: Sequence[str], stdout: str, stderr: str) -> str:
     shown = " ".join(args[1:4])
-    return f"claude {shown} ... {what}\n--- stdout (tail)\n{stdout[-2000:]}\n--- stderr (tail)\n{stderr[-2000:]}"
+    return (
+        f"claude {shown} ... {what}\n--- stdout (tail)\n{stdout[-2000:]}\n--- stderr (tail)\n{stderr[-2000:]}"
+    )

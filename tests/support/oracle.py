@@ -63,8 +63,16 @@ def resume_request(
         sandbox = Sandbox.create(root, config_dir=config)
         with StandIn() as api:
             run_claude(
-                cli, probe, sandbox=sandbox, cwd=cwd, base_url=api.base_url, resume=session_id, timeout=timeout,
-                clock=clock, tz=tz, extra_args=extra_args,
+                cli,
+                probe,
+                sandbox=sandbox,
+                cwd=cwd,
+                base_url=api.base_url,
+                resume=session_id,
+                timeout=timeout,
+                clock=clock,
+                tz=tz,
+                extra_args=extra_args,
             )
             requests = api.message_requests
             if api.errors:
@@ -73,7 +81,9 @@ def resume_request(
         if _is_probe_turn(request, probe):
             return request
     sent = "\n".join(f"  {r.index}: {r.path} messages={len(r.messages)}" for r in requests)
-    raise OracleError(f"{cli} sent no main-conversation request ending in the probe {probe!r}; it sent:\n{sent}")
+    raise OracleError(
+        f"{cli} sent no main-conversation request ending in the probe {probe!r}; it sent:\n{sent}"
+    )
 
 
 def resume_with_cli(

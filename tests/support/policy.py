@@ -49,7 +49,9 @@ def text_blocks(message: dict[str, JSON]) -> list[str]:
 
 def has_tool_result(message: dict[str, JSON]) -> bool:
     content = message.get("content")
-    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def last_user(request: RecordedRequest) -> dict[str, JSON] | None:
@@ -104,7 +106,9 @@ def _output_schema(request: RecordedRequest) -> dict[str, JSON] | None:
     body = request.body if isinstance(request.body, dict) else {}
     config = body.get("output_config")
     output = body.get("output_format") or (config.get("format") if isinstance(config, dict) else None)
-    schema = output.get("schema") if isinstance(output, dict) and output.get("type") == "json_schema" else None
+    schema = (
+        output.get("schema") if isinstance(output, dict) and output.get("type") == "json_schema" else None
+    )
     return schema if isinstance(schema, dict) else None
 
 

@@ -27,7 +27,10 @@ PASSWORD = "s3cret-for-tests"
 
 
 def find_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
@@ -61,14 +64,40 @@ def cluster() -> Iterator[str]:
             os.chown(p, uid, gid if gid is not None else -1)
     run = lambda *a: subprocess.run([*prefix, *a], check=True, capture_output=True, timeout=120)  # noqa: E731
     try:
-        run(str(bindir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth=scram-sha-256",
-            "--no-sync", "-E", "UTF8", "--locale=C")
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(tmp / "log"), "-w", "-t", "60", "-o",
-            f"-k {sock} -c listen_addresses='' -F -c fsync=off -c full_page_writes=off", "start")
+        run(
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            USER,
+            f"--pwfile={pwfile}",
+            "--auth=scram-sha-256",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
+        run(
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(tmp / "log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-k {sock} -c listen_addresses='' -F -c fsync=off -c full_page_writes=off",
+            "start",
+        )
         yield f"postgresql://{USER}:{PASSWORD}@/postgres?host={sock}"
     finally:
         if (data / "postmaster.pid").exists():
-            subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60)
+            subprocess.run(
+                [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                capture_output=True,
+                timeout=60,
+            )
         shutil.rmtree(tmp, ignore_errors=True)
 
 

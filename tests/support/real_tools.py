@@ -36,7 +36,15 @@ MARKERS = {
 }
 #: Fixtures that run a real Claude Code CLI (tests/conftest.py and a few test modules).
 CLI_FIXTURES = frozenset(
-    {"claude_332", "claude_197", "real_session", "real_session_197", "generated_session", "thinking_session", "large_session"}
+    {
+        "claude_332",
+        "claude_197",
+        "real_session",
+        "real_session_197",
+        "generated_session",
+        "thinking_session",
+        "large_session",
+    }
 )
 _passed: Counter[str] = Counter()
 
@@ -61,7 +69,10 @@ def _reason(longrepr: Any) -> str:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # tryfirst: before -m deselects, so the added marks count there too.
     for item in items:
-        if CLI_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("claude") is None:
+        if (
+            CLI_FIXTURES & set(getattr(item, "fixturenames", ()))
+            and item.get_closest_marker("claude") is None
+        ):
             item.add_marker(pytest.mark.claude)
 
 
@@ -76,7 +87,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _passed.update(tools)
     if report.skipped and required() and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
-        report.longrepr = f"{_why()}: a test that {MARKERS[tools[0]]} must run, not skip: {_reason(report.longrepr)}"
+        report.longrepr = (
+            f"{_why()}: a test that {MARKERS[tools[0]]} must run, not skip: {_reason(report.longrepr)}"
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -102,5 +115,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if idle:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"{_why()}: no test that needs {', '.join(idle)} passed in this run", red=True)
+            reporter.write_line(
+                f"{_why()}: no test that needs {', '.join(idle)} passed in this run", red=True
+            )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -34,8 +34,8 @@ Invariants:
 from __future__ import annotations
 
 import json
-import sys
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -211,7 +211,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False  # so server_close() joins the handler threads
     block_on_close = True
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: StandIn) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: StandIn
+    ) -> None:
         self.owner = owner
         super().__init__(address, handler)
 
@@ -299,7 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send_json(200, message_json(request, blocks, stop_reason), request_id)
 
-    def _send_json(self, status: int, payload: JSON, request_id: str, extra: Mapping[str, str] | None = None) -> None:
+    def _send_json(
+        self, status: int, payload: JSON, request_id: str, extra: Mapping[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")

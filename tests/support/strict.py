@@ -12,7 +12,6 @@ way) are skipped when pairing calls with results.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from tests.support.wire import ApiError
@@ -30,7 +29,9 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
     if nul >= 0 or (raw and body is None):
         # Claude Code cuts the body at the NUL (anthropics/claude-code#94055).
         at = nul if nul >= 0 else len(raw)
-        return _e(f"The request body is not valid JSON: unexpected end of data: line 1 column {at + 1} (char {at})")
+        return _e(
+            f"The request body is not valid JSON: unexpected end of data: line 1 column {at + 1} (char {at})"
+        )
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return None
     msgs = body["messages"]
@@ -43,7 +44,9 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
         last = i == len(msgs) - 1
         if content == "" or content == []:
             if not (last and m.get("role") == "assistant"):
-                return _e(f"messages.{i}: all messages must have non-empty content except for the optional final assistant message")
+                return _e(
+                    f"messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+                )
             continue
         if not isinstance(content, list):
             continue
@@ -86,7 +89,9 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
             if isinstance(x, dict) and x.get("type") == "tool_reference":
                 n = x.get("tool_name")
                 if isinstance(n, str) and len(n) > 64:
-                    return _e(f"messages.{i}.content.{j}.tool_result.content.{k}.tool_reference.tool_name: String should have at most 64 characters")
+                    return _e(
+                        f"messages.{i}.content.{j}.tool_result.content.{k}.tool_reference.tool_name: String should have at most 64 characters"
+                    )
             elif isinstance(x, dict) and x.get("type") == "image":
                 got = _image(f"messages.{i}.content.{j}.tool_result.content.{k}", x)
                 if got is not None:
@@ -101,7 +106,9 @@ def _image(where: str, b: dict[str, Any]) -> ApiError | None:
     if isinstance(src, dict) and src.get("type") == "base64" and isinstance(src.get("data"), str):
         size = len(src["data"]) * 3 // 4
         if size > MAX_IMAGE_BYTES:
-            return _e(f"{where}.image.source.base64: image exceeds 5 MB maximum: {size} bytes > {MAX_IMAGE_BYTES} bytes")
+            return _e(
+                f"{where}.image.source.base64: image exceeds 5 MB maximum: {size} bytes > {MAX_IMAGE_BYTES} bytes"
+            )
     return None
 
 
@@ -116,20 +123,29 @@ def _dimensions(msgs: list[Any]) -> ApiError | None:
             if not isinstance(b, dict):
                 continue
             inner = b.get("content") if b.get("type") == "tool_result" else None
-            items = [(f"messages.{i}.content.{j}", b)] if b.get("type") == "image" else [
-                (f"messages.{i}.content.{j}.tool_result.content.{k}", x) for k, x in enumerate(inner if isinstance(inner, list) else [])
-                if isinstance(x, dict) and x.get("type") == "image"
-            ]
+            items = (
+                [(f"messages.{i}.content.{j}", b)]
+                if b.get("type") == "image"
+                else [
+                    (f"messages.{i}.content.{j}.tool_result.content.{k}", x)
+                    for k, x in enumerate(inner if isinstance(inner, list) else [])
+                    if isinstance(x, dict) and x.get("type") == "image"
+                ]
+            )
             for where, img in items:
                 dims = image_size(img)
                 found.append((where, max(dims) if dims else 0))
     for where, side in found:
         if side > 8000:
-            return _e(f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels")
+            return _e(
+                f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+            )
     if len(found) > 20:
         for where, side in found:
             if side > 2000:
-                return _e(f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels")
+                return _e(
+                    f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
+                )
     return None
 
 
@@ -142,7 +158,11 @@ def _pairing(msgs: list[Any]) -> ApiError | None:
         content = m.get("content") if isinstance(m.get("content"), list) else []
         if m.get("role") == "user":
             for j, b in enumerate(content):
-                if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") not in prev_uses:
+                if (
+                    isinstance(b, dict)
+                    and b.get("type") == "tool_result"
+                    and b.get("tool_use_id") not in prev_uses
+                ):
                     return _e(
                         f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {b.get('tool_use_id')}. "
                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
@@ -153,7 +173,11 @@ def _pairing(msgs: list[Any]) -> ApiError | None:
         if uses:
             nxt = convo[k + 1][1] if k + 1 < len(convo) else None
             nc = nxt.get("content") if nxt is not None else None
-            answered = {b.get("tool_use_id") for b in (nc if isinstance(nc, list) else []) if isinstance(b, dict) and b.get("type") == "tool_result"}
+            answered = {
+                b.get("tool_use_id")
+                for b in (nc if isinstance(nc, list) else [])
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            }
             missing = [u for u in uses if u not in answered]
             if missing:
                 return _e(

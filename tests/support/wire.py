@@ -192,7 +192,12 @@ def content_of(reply: Text | ToolUse | Blocks) -> tuple[list[dict[str, JSON]], s
     if isinstance(reply, ToolUse):
         blocks = [] if reply.text is None else [{"type": "text", "text": reply.text}]
         blocks.append(
-            {"type": "tool_use", "id": reply.id or new_id("toolu"), "name": reply.name, "input": dict(reply.input)}
+            {
+                "type": "tool_use",
+                "id": reply.id or new_id("toolu"),
+                "name": reply.name,
+                "input": dict(reply.input),
+            }
         )
         return blocks, "tool_use"
     return [dict(b) for b in reply.content], reply.stop_reason
@@ -208,7 +213,9 @@ def _usage(input_tokens: int, output_tokens: int) -> dict[str, JSON]:
     }
 
 
-def message_json(request: RecordedRequest, blocks: list[dict[str, JSON]], stop_reason: str) -> dict[str, JSON]:
+def message_json(
+    request: RecordedRequest, blocks: list[dict[str, JSON]], stop_reason: str
+) -> dict[str, JSON]:
     """The non-streaming answer body."""
     return {
         "id": new_id("msg"),
@@ -257,7 +264,8 @@ def sse_events(
                 yield _sse("content_block_delta", _delta(index, {"type": "text_delta", "text": part}))
         elif kind == "thinking":
             yield _sse(
-                "content_block_start", _block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+                "content_block_start",
+                _block_start(index, {"type": "thinking", "thinking": "", "signature": ""}),
             )
             for part in _chunks(str(block["thinking"]), 16):
                 yield _sse("content_block_delta", _delta(index, {"type": "thinking_delta", "thinking": part}))
@@ -269,7 +277,9 @@ def sse_events(
             # The API opens with an empty partial_json, then the JSON in pieces.
             pieces = ["", *_chunks(json.dumps(block.get("input", {}), ensure_ascii=False), 12)]
             for part in pieces:
-                yield _sse("content_block_delta", _delta(index, {"type": "input_json_delta", "partial_json": part}))
+                yield _sse(
+                    "content_block_delta", _delta(index, {"type": "input_json_delta", "partial_json": part})
+                )
         else:
             # Blocks without a delta form (e.g. redacted_thinking) arrive whole in the start.
             yield _sse("content_block_start", _block_start(index, block))

@@ -17,9 +17,18 @@ DAMAGED = ROOT / "fixtures" / "damaged"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 
 
-def tt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def tt(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "transcript_tools", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_clean_session_exits_0() -> None:
@@ -141,7 +150,10 @@ def test_a_folder_with_a_real_error_and_another_tools_file_still_exits_1(tmp_pat
     shutil.copy(DAMAGED / "nul-run.jsonl", tmp_path / "nul-run.jsonl")
     r = tt("validate", "-q", str(tmp_path))
     assert r.returncode == 1
-    assert r.stdout.strip() == "2 file(s) checked: 1 error(s), 0 warning(s); 1 file(s) with errors; 1 not a transcript"
+    assert (
+        r.stdout.strip()
+        == "2 file(s) checked: 1 error(s), 0 warning(s); 1 file(s) with errors; 1 not a transcript"
+    )
 
 
 def test_other_commands_name_it_the_same_way() -> None:
@@ -196,4 +208,6 @@ def test_project_and_all_scope_like_ls(tmp_path: Path) -> None:
     by_project = json.loads(tt("validate", "-p", "-home-dev-demo-app", "--json", env=env).stdout)
     names = sorted(Path(f["path"]).name for f in by_all["files"])
     assert names == sorted(Path(f["path"]).name for f in by_project["files"])
-    assert "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl" in names and any(n.startswith("agent-") for n in names)
+    assert "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl" in names and any(
+        n.startswith("agent-") for n in names
+    )

@@ -79,8 +79,14 @@ EXPECTED_INVALID: dict[str, dict[int, set[str]]] = {
         9: {"message.content[0]: 'tool_use_id' is a required property"},  # tool_result without id
         10: {"message.content[0]: 'tool_use_id' is a required property"},
         # system lines without parentUuid/isSidechain: a chain walk cannot tell a root from damage
-        20: {"(record): 'isSidechain' is a required property", "(record): 'parentUuid' is a required property"},
-        21: {"(record): 'isSidechain' is a required property", "(record): 'parentUuid' is a required property"},
+        20: {
+            "(record): 'isSidechain' is a required property",
+            "(record): 'parentUuid' is a required property",
+        },
+        21: {
+            "(record): 'isSidechain' is a required property",
+            "(record): 'parentUuid' is a required property",
+        },
     },
 }
 # Placeholders: the schema is precise about timestamps (RFC 3339), so a line whose `timestamp` was
@@ -156,7 +162,10 @@ def test_every_entry_schema_says_which_versions_it_was_seen_on() -> None:
 
 
 def test_known_types_are_the_entry_schema_files() -> None:
-    files = {p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("*.schema.json")} - {"defs", "entry"}
+    files = {p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("*.schema.json")} - {
+        "defs",
+        "entry",
+    }
     assert CHECKER.known_types == files
     assert {
         "user",
@@ -206,7 +215,9 @@ def test_schemas_load_from_the_package_first_then_the_repository(
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setattr(schema_module, "_schema_dirs", lambda: [empty, SCHEMA_DIR])
-    assert load_schema_documents() == {p.name: json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")}
+    assert load_schema_documents() == {
+        p.name: json.loads(p.read_text()) for p in SCHEMA_DIR.glob("*.schema.json")
+    }
     monkeypatch.setattr(schema_module, "_schema_dirs", lambda: [packaged, SCHEMA_DIR])
     assert load_schema_documents() == {ENTRY_SCHEMA: {"marker": "packaged"}}
     monkeypatch.setattr(schema_module, "_schema_dirs", lambda: [empty])
@@ -278,7 +289,11 @@ TOOL_RESULT_LINE: dict[str, Any] = {
     "message": {
         "role": "user",
         "content": [
-            {"tool_use_id": "toolu_6304c8799f9e43d582896129", "type": "tool_result", "content": "1\tprint('hello')\n"}
+            {
+                "tool_use_id": "toolu_6304c8799f9e43d582896129",
+                "type": "tool_result",
+                "content": "1\tprint('hello')\n",
+            }
         ],
     },
     "uuid": "4aedeb0f-dbf0-4d73-ba35-39fbb910a35b",
@@ -400,8 +415,20 @@ def test_the_hand_made_base_lines_are_valid(record: dict[str, Any]) -> None:
         (TOOL_RESULT_LINE, "parentUuid", DELETE, "", "(record): 'parentUuid' is a required property"),
         (TOOL_RESULT_LINE, "parentUuid", 7, "parentUuid", "parentUuid: 7 is not of type 'string', 'null'"),
         (TOOL_RESULT_LINE, "sessionId", None, "sessionId", "sessionId: None is not of type 'string'"),
-        (TOOL_RESULT_LINE, "isSidechain", "false", "isSidechain", "isSidechain: 'false' is not of type 'boolean'"),
-        (TOOL_RESULT_LINE, "timestamp", 1795962278, "timestamp", "timestamp: 1795962278 is not of type 'string'"),
+        (
+            TOOL_RESULT_LINE,
+            "isSidechain",
+            "false",
+            "isSidechain",
+            "isSidechain: 'false' is not of type 'boolean'",
+        ),
+        (
+            TOOL_RESULT_LINE,
+            "timestamp",
+            1795962278,
+            "timestamp",
+            "timestamp: 1795962278 is not of type 'string'",
+        ),
         (
             TOOL_RESULT_LINE,
             "timestamp",
@@ -590,7 +617,9 @@ def test_extra_fields_and_new_kinds_are_allowed(record: dict[str, Any], path: st
 
 
 def test_new_attachment_and_progress_types_are_allowed() -> None:
-    envelope = {k: TOOL_RESULT_LINE[k] for k in ("parentUuid", "isSidechain", "uuid", "timestamp", "sessionId")}
+    envelope = {
+        k: TOOL_RESULT_LINE[k] for k in ("parentUuid", "isSidechain", "uuid", "timestamp", "sessionId")
+    }
     attachment = {**envelope, "type": "attachment", "attachment": {"type": "hologram", "beams": 3}}
     progress = {
         **envelope,
@@ -605,8 +634,12 @@ def test_new_attachment_and_progress_types_are_allowed() -> None:
 
 
 def test_the_1_0_x_system_line_without_subtype_needs_content() -> None:
-    legacy = {k: v for k, v in BOUNDARY_LINE.items() if k not in ("subtype", "compactMetadata", "logicalParentUuid")}
-    legacy.update(parentUuid="992281a8", content="Claude Opus 4 limit reached, now using Sonnet 4", level="warning")
+    legacy = {
+        k: v for k, v in BOUNDARY_LINE.items() if k not in ("subtype", "compactMetadata", "logicalParentUuid")
+    }
+    legacy.update(
+        parentUuid="992281a8", content="Claude Opus 4 limit reached, now using Sonnet 4", level="warning"
+    )
     assert CHECKER.check(legacy) == []
     del legacy["content"]
     assert [p.message for p in CHECKER.check(legacy)] == ["(record): 'content' is a required property"]
@@ -737,4 +770,6 @@ def test_a_fresh_checker_gives_the_same_answers() -> None:
     assert fresh.known_types == CHECKER.known_types
     for record in GOOD_LINES:
         assert fresh.check(record) == []
-    assert fresh.check(_with(TOOL_RESULT_LINE, "uuid", 3)) == CHECKER.check(_with(TOOL_RESULT_LINE, "uuid", 3))
+    assert fresh.check(_with(TOOL_RESULT_LINE, "uuid", 3)) == CHECKER.check(
+        _with(TOOL_RESULT_LINE, "uuid", 3)
+    )

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from transcript_tools.model.active import NodeFacts
-from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
-from transcript_tools.validate.files import validate_path
-from transcript_tools.model.diagnostics import CODES
 from transcript_tools.model.api_checks import api_findings
+from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
+from transcript_tools.model.diagnostics import CODES
+from transcript_tools.validate.files import validate_path
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 REAL = ROOT / "real"
@@ -20,11 +20,21 @@ DAMAGED = ROOT / "damaged"
 # Checked by hand once (fixtures/README.md says why each is true), then pinned:
 # (code, line) of every line/chain/api diagnostic.
 PINNED: dict[str, Counter[tuple[str, int | None]]] = {
-    "v1.0.71-summaries-sdk-ends-mid-tool.jsonl": Counter({("session-mismatch", 4): 1, ("tool-use-unpaired", 10): 1}),
-    "v2.0.76-compact-boundary-partial-copy.jsonl": Counter({("no-final-newline", 54): 1, ("dangling-parent", 1): 1}),
-    "v2.1.14-microcompact-partial-copy.jsonl": Counter({("no-final-newline", 236): 1, ("dangling-parent", 1): 1}),
-    "v2.1.17-agent-progress-ends-mid-tool.jsonl": Counter({("no-final-newline", 158): 1, ("tool-use-unpaired", 130): 1}),
-    "v2.1.29-user-image-partial-copy.jsonl": Counter({("no-final-newline", 468): 1, ("dangling-parent", 121): 1}),
+    "v1.0.71-summaries-sdk-ends-mid-tool.jsonl": Counter(
+        {("session-mismatch", 4): 1, ("tool-use-unpaired", 10): 1}
+    ),
+    "v2.0.76-compact-boundary-partial-copy.jsonl": Counter(
+        {("no-final-newline", 54): 1, ("dangling-parent", 1): 1}
+    ),
+    "v2.1.14-microcompact-partial-copy.jsonl": Counter(
+        {("no-final-newline", 236): 1, ("dangling-parent", 1): 1}
+    ),
+    "v2.1.17-agent-progress-ends-mid-tool.jsonl": Counter(
+        {("no-final-newline", 158): 1, ("tool-use-unpaired", 130): 1}
+    ),
+    "v2.1.29-user-image-partial-copy.jsonl": Counter(
+        {("no-final-newline", 468): 1, ("dangling-parent", 121): 1}
+    ),
     "handwritten-edge-cases-not-object-lines.jsonl": Counter(
         {
             ("not-object", 13): 1,
@@ -91,7 +101,13 @@ def test_composite_fixture_reports_its_repeated_placeholder_uuids() -> None:
         ("fused-records.jsonl", {("fused-records", 43), ("dangling-parent", 43)}),
         (
             "torn-tail+fused-records+nul-run+dangling-parent.jsonl",
-            {("fused-records", 43), ("dangling-parent", 43), ("nul-run", 64), ("torn-tail", 209), ("dangling-parent", 123)},
+            {
+                ("fused-records", 43),
+                ("dangling-parent", 43),
+                ("nul-run", 64),
+                ("torn-tail", 209),
+                ("dangling-parent", 123),
+            },
         ),
     ],
 )
@@ -127,14 +143,17 @@ def codes(*nodes: tuple[str, NodeFacts]) -> list[tuple[str, int]]:
 
 
 def test_paired_calls_are_clean_including_chained_parallel_calls() -> None:
-    assert codes(
-        ("user", NodeFacts(plain=True)),
-        ("assistant", NodeFacts(message_id="m1", tool_uses=("a",))),
-        ("user", NodeFacts(tool_results=("a",))),
-        ("assistant", NodeFacts(message_id="m1", tool_uses=("b",))),
-        ("user", NodeFacts(tool_results=("b",))),
-        ("assistant", NodeFacts(message_id="m2", plain=True)),
-    ) == []
+    assert (
+        codes(
+            ("user", NodeFacts(plain=True)),
+            ("assistant", NodeFacts(message_id="m1", tool_uses=("a",))),
+            ("user", NodeFacts(tool_results=("a",))),
+            ("assistant", NodeFacts(message_id="m1", tool_uses=("b",))),
+            ("user", NodeFacts(tool_results=("b",))),
+            ("assistant", NodeFacts(message_id="m2", plain=True)),
+        )
+        == []
+    )
 
 
 def test_unpaired_call_orphan_result_and_split_message() -> None:
@@ -179,7 +198,12 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     assert past.errors >= 1
     # The same size on both paths (this conversation has no preserved segment, and its
     # parallel calls are all on the chain).
-    said = [d.message.split(" MB")[0] for r in (full, past) for d in r.diagnostics if d.code == "request-too-large"]
+    said = [
+        d.message.split(" MB")[0]
+        for r in (full, past)
+        for d in r.diagnostics
+        if d.code == "request-too-large"
+    ]
     assert said[0] == said[1] == "the conversation is about 1.7"
     # Under the limit, past the cap: no such error (the judgement is not a blanket one).
     monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", path.stat().st_size)

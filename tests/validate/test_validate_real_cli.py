@@ -15,9 +15,9 @@ import sys
 import pytest
 
 from transcript_tools.edge import claude_dir as store
-from transcript_tools.validate.files import validate_path
-from transcript_tools.model.session import Session
 from transcript_tools.edge.reader import load
+from transcript_tools.model.session import Session
+from transcript_tools.validate.files import validate_path
 
 pytestmark = pytest.mark.claude
 
@@ -38,7 +38,11 @@ def test_generated_session_chain_has_the_compaction_and_the_turns_after_it(gener
     assert conv[0].is_compact_boundary
     assert conv[1].record.get("isCompactSummary") is True
     # The active leaf is the last main-chain message of the file.
-    last_msg = [e for e in load(generated_session.transcript).entries if e.type in ("user", "assistant") and not e.is_sidechain][-1]
+    last_msg = [
+        e
+        for e in load(generated_session.transcript).entries
+        if e.type in ("user", "assistant") and not e.is_sidechain
+    ][-1]
     assert conv[-1].uuid == last_msg.uuid
 
 
@@ -47,7 +51,10 @@ def test_cli_validates_the_session_by_id(generated_session) -> None:  # type: ig
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(s.config_dir), "NO_COLOR": "1"}
     r = subprocess.run(
         [sys.executable, "-m", "transcript_tools", "validate", "--json", s.session_id],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)

@@ -126,7 +126,9 @@ class Manifest:
 
 
 def _bad(where: str, what: str) -> Unreadable:
-    return Unreadable(f"{where}: {what}", hint="this is not a bundle written by `tt export`, or it was altered")
+    return Unreadable(
+        f"{where}: {what}", hint="this is not a bundle written by `tt export`, or it was altered"
+    )
 
 
 def parse_manifest(data: bytes, where: str) -> Manifest:
@@ -160,8 +162,12 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
             raise _bad(where, f"manifest file entry {path!r} has no sha256")
         members.append(Member(path, role, size, digest))
     cwd = doc.get("cwd")
-    strings = {k: doc.get(k) for k in ("project_dir_name", "project_dir", "config_dir", "tt_version", "created")}
-    if cwd is not None and not isinstance(cwd, str) or not all(isinstance(v, str) for v in strings.values()):
+    strings = {
+        k: doc.get(k) for k in ("project_dir_name", "project_dir", "config_dir", "tt_version", "created")
+    }
+    if (cwd is not None and not isinstance(cwd, str)) or not all(
+        isinstance(v, str) for v in strings.values()
+    ):
         raise _bad(where, "the manifest's cwd or paths are malformed")
     versions = doc.get("claude_code_versions") or []
     redactions = doc.get("redactions") or {}
@@ -200,7 +206,9 @@ def member_problem(name: str, session_id: str) -> str | None:
     if parts[0] != TRANSCRIPT_DIR or len(parts) < 2:
         return "a name outside transcript/ and file-history/"
     if len(parts) == 2:
-        if parts[1] == f"{session_id}.jsonl" or (parts[1].startswith("agent-") and parts[1].endswith(".jsonl")):
+        if parts[1] == f"{session_id}.jsonl" or (
+            parts[1].startswith("agent-") and parts[1].endswith(".jsonl")
+        ):
             return None
         return "a transcript that is not the session's"
     if parts[1] != session_id:
@@ -214,17 +222,23 @@ def member_problem(name: str, session_id: str) -> str | None:
 class Relocation:
     """Maps paths under old roots to new roots (longest old root first)."""
 
-    __slots__ = ("pairs", "_rx", "_new")
+    __slots__ = ("_new", "_rx", "pairs")
 
     def __init__(self, pairs: Mapping[str, str]) -> None:
-        clean = {o.rstrip("/"): n.rstrip("/") for o, n in pairs.items() if o and o.rstrip("/") and o.rstrip("/") != n.rstrip("/")}
+        clean = {
+            o.rstrip("/"): n.rstrip("/")
+            for o, n in pairs.items()
+            if o and o.rstrip("/") and o.rstrip("/") != n.rstrip("/")
+        }
         self.pairs = dict(sorted(clean.items(), key=lambda kv: -len(kv[0])))
         self._new = self.pairs
         if self.pairs:
             alt = "|".join(re.escape(o) for o in self.pairs)
             # A whole path: not inside a longer one (/x/a/app), and not followed by a name
             # character (/a/app2 and /a/app.bak are not under /a/app).
-            self._rx: re.Pattern[str] | None = re.compile(rf"(?<![A-Za-z0-9_.~/\-])(?:{alt})(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])")
+            self._rx: re.Pattern[str] | None = re.compile(
+                rf"(?<![A-Za-z0-9_.~/\-])(?:{alt})(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])"
+            )
         else:
             self._rx = None
 
@@ -243,7 +257,8 @@ class Relocation:
         if isinstance(v, dict):
             opaque = v.get("type") == "base64"  # image data, not text
             items = [
-                (self.text(k) if "/" in k else k, x if opaque and k == "data" else self.value(x)) for k, x in v.items()
+                (self.text(k) if "/" in k else k, x if opaque and k == "data" else self.value(x))
+                for k, x in v.items()
             ]
             if all(nk == k and nx is x for (nk, nx), (k, x) in zip(items, v.items())):
                 return v

@@ -25,19 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..edge import claude_dir as store
-from .core import HISTORY_DIR, MANIFEST, TRANSCRIPT_DIR, Manifest, Member, member_problem
+from ..edge.reader import iter_lines
+from ..edge.writer import is_by_product, iso_now
 from ..model.errors import Unreadable, UsageError, WriteFailed
 from ..model.lines import Entry
-from ..edge.reader import iter_lines
 from ..redact.core import collect, redact_bytes, redact_line
-from ..edge.writer import is_by_product, iso_now
+from .core import HISTORY_DIR, MANIFEST, TRANSCRIPT_DIR, Manifest, Member, member_problem
 
 
 def tt_version() -> str:
     from .. import __version__
 
     return __version__
-
 
 
 @dataclass(slots=True)
@@ -152,7 +151,9 @@ def _date_time(mtime: float) -> tuple[int, int, int, int, int, int]:
     return (max(1980, t.tm_year), t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
 
 
-def export_session(ref: store.SessionRef, out: Path, *, redact: bool = True, config: Path | None = None) -> Exported:
+def export_session(
+    ref: store.SessionRef, out: Path, *, redact: bool = True, config: Path | None = None
+) -> Exported:
     """Write the bundle of the session at ``ref`` to ``out`` (which must not exist)."""
     sid = ref.session_id
     if sid is None:
@@ -161,9 +162,17 @@ def export_session(ref: store.SessionRef, out: Path, *, redact: bool = True, con
     skipped: list[str] = []
     session_dir = ref.path.with_suffix("")
     # tt's own backups and quarantines are not the session (writer.by_product).
-    inside = [(p, p.relative_to(ref.project_dir).as_posix()) for p in _walk(session_dir, skipped) if not is_by_product(p.name)]
+    inside = [
+        (p, p.relative_to(ref.project_dir).as_posix())
+        for p in _walk(session_dir, skipped)
+        if not is_by_product(p.name)
+    ]
     legacy = [(p, p.name) for p in _legacy_agents(ref.project_dir, sid)]
-    history = [(p, p.name) for p in _walk(config / "file-history" / sid, skipped) if p.parent == config / "file-history" / sid]
+    history = [
+        (p, p.name)
+        for p in _walk(config / "file-history" / sid, skipped)
+        if p.parent == config / "file-history" / sid
+    ]
     facts = _Facts()
     members: list[Member] = []
     try:
@@ -180,7 +189,12 @@ def export_session(ref: store.SessionRef, out: Path, *, redact: bool = True, con
                 size, digest = _add(zf, name, chunks, src.stat().st_mtime)
                 members.append(Member(name, role, size, digest))
 
-            put(ref.path, f"{TRANSCRIPT_DIR}/{sid}.jsonl", "transcript", _transcript_chunks(ref.path, facts, redact, True))
+            put(
+                ref.path,
+                f"{TRANSCRIPT_DIR}/{sid}.jsonl",
+                "transcript",
+                _transcript_chunks(ref.path, facts, redact, True),
+            )
             for p, rel in inside:
                 name = f"{TRANSCRIPT_DIR}/{rel}"
                 if p.suffix == ".jsonl":
@@ -190,12 +204,19 @@ def export_session(ref: store.SessionRef, out: Path, *, redact: bool = True, con
                     role = "subagent-meta" if p.name.endswith(".meta.json") else "session-file"
                     put(p, name, role, _file_chunks(p, facts, redact))
             for p, rel in legacy:
-                put(p, f"{TRANSCRIPT_DIR}/{rel}", "legacy-subagent", _transcript_chunks(p, facts, redact, False))
+                put(
+                    p,
+                    f"{TRANSCRIPT_DIR}/{rel}",
+                    "legacy-subagent",
+                    _transcript_chunks(p, facts, redact, False),
+                )
             for p, rel in history:
                 put(p, f"{HISTORY_DIR}/{rel}", "file-history", _file_chunks(p, facts, redact))
             for m in members:
                 if member_problem(m.path, sid) is not None:
-                    raise UsageError(f"{m.path}: a file name tt cannot bundle ({member_problem(m.path, sid)})")
+                    raise UsageError(
+                        f"{m.path}: a file name tt cannot bundle ({member_problem(m.path, sid)})"
+                    )
             manifest = Manifest(
                 session_id=sid,
                 cwd=facts.cwd,

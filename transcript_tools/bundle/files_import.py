@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import IO
 
 from ..edge import claude_dir as store
+from ..edge.reader import iter_lines
+from ..edge.writer import undo_created
+from ..model.errors import NotFound, Unreadable, WriteFailed
+from ..redact.core import dumps_lenient
 from .core import (
     HISTORY_DIR,
     MANIFEST,
@@ -36,12 +40,9 @@ from .core import (
     member_problem,
     parse_manifest,
 )
-from ..model.errors import NotFound, Unreadable, WriteFailed
-from ..edge.reader import iter_lines
-from ..redact.core import dumps_lenient
-from ..edge.writer import undo_created
 
 _CHUNK = 1 << 20
+
 
 @dataclass(slots=True)
 class Imported:
@@ -54,7 +55,9 @@ class Imported:
 
 
 def _refuse(archive: Path, what: str) -> Unreadable:
-    return Unreadable(f"refusing {archive}: {what}", hint="the archive is unsafe or damaged; nothing was extracted from it")
+    return Unreadable(
+        f"refusing {archive}: {what}", hint="the archive is unsafe or damaged; nothing was extracted from it"
+    )
 
 
 def _check_directory(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> dict[str, zipfile.ZipInfo]:
@@ -78,7 +81,9 @@ def _check_directory(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> dict
         if info.flag_bits & 0x1:
             raise _refuse(archive, f"member {name!r} is encrypted")
         if info.file_size > limits.member_bytes:
-            raise _refuse(archive, f"member {name!r} is {info.file_size} bytes, past the limit of {limits.member_bytes}")
+            raise _refuse(
+                archive, f"member {name!r} is {info.file_size} bytes, past the limit of {limits.member_bytes}"
+            )
         total += info.file_size
         by_name[name] = info
     if total > limits.total_bytes:
@@ -86,11 +91,16 @@ def _check_directory(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> dict
     # Names are checked (for escapes) before the manifest is even read.
     for name in by_name:
         if name.startswith("/") or ".." in name.split("/") or "\\" in name:
-            raise _refuse(archive, f"member {name!r}: {member_problem(name, '') or 'a path that escapes the target folder'}")
+            raise _refuse(
+                archive,
+                f"member {name!r}: {member_problem(name, '') or 'a path that escapes the target folder'}",
+            )
     return by_name
 
 
-def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, limit: int, sink: IO[bytes] | None = None) -> tuple[bytes, str]:
+def _read(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, limit: int, sink: IO[bytes] | None = None
+) -> tuple[bytes, str]:
     """A member's bytes (or streamed to ``sink``), never more than ``limit``; its sha256."""
     h = hashlib.sha256()
     got: list[bytes] = []
@@ -123,10 +133,14 @@ def _open_zip(archive: Path) -> zipfile.ZipFile:
     except FileNotFoundError as e:
         raise NotFound(f"{archive}: no such file") from e
     except (zipfile.BadZipFile, OSError) as e:
-        raise Unreadable(f"{archive}: not a zip archive ({e})", hint="give a bundle written by `tt export`") from e
+        raise Unreadable(
+            f"{archive}: not a zip archive ({e})", hint="give a bundle written by `tt export`"
+        ) from e
 
 
-def _checked_manifest(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> tuple[Manifest, dict[str, zipfile.ZipInfo]]:
+def _checked_manifest(
+    archive: Path, zf: zipfile.ZipFile, limits: Limits
+) -> tuple[Manifest, dict[str, zipfile.ZipInfo]]:
     by_name = _check_directory(archive, zf, limits)
     info = by_name.get(MANIFEST)
     if info is None:
@@ -144,12 +158,17 @@ def _checked_manifest(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> tup
     extra = sorted(set(by_name) - set(listed) - {MANIFEST})
     missing = sorted(set(listed) - set(by_name))
     if extra or missing:
-        raise _refuse(archive, f"the members do not match the manifest (not listed: {extra[:3]}, missing: {missing[:3]})")
+        raise _refuse(
+            archive,
+            f"the members do not match the manifest (not listed: {extra[:3]}, missing: {missing[:3]})",
+        )
     if f"{TRANSCRIPT_DIR}/{sid}.jsonl" not in listed:
         raise _refuse(archive, "the manifest lists no main transcript")
     for m in manifest.members:
         if by_name[m.path].file_size != m.size:
-            raise _refuse(archive, f"member {m.path!r}: size {by_name[m.path].file_size} but the manifest says {m.size}")
+            raise _refuse(
+                archive, f"member {m.path!r}: size {by_name[m.path].file_size} but the manifest says {m.size}"
+            )
     return manifest, by_name
 
 
@@ -161,7 +180,9 @@ def _existing(sid: str, config: Path) -> list[Path]:
     return found
 
 
-def import_bundle(archive: Path, cwd: str | Path, *, config: Path | None = None, limits: Limits = Limits()) -> Imported:
+def import_bundle(
+    archive: Path, cwd: str | Path, *, config: Path | None = None, limits: Limits = Limits()
+) -> Imported:
     """Import the bundle at ``archive`` for a project at ``cwd`` (see module doc)."""
     config = store.config_dir() if config is None else config
     new_cwd = store.canonical_cwd(cwd)
@@ -176,7 +197,10 @@ def import_bundle(archive: Path, cwd: str | Path, *, config: Path | None = None,
             )
         project = config / "projects" / store.project_dir_name(new_cwd)
         history = config / "file-history" / sid
-        pairs = {manifest.project_dir: str(project), f"{manifest.config_dir.rstrip('/')}/file-history/{sid}": str(history)}
+        pairs = {
+            manifest.project_dir: str(project),
+            f"{manifest.config_dir.rstrip('/')}/file-history/{sid}": str(history),
+        }
         if manifest.cwd:
             pairs[manifest.cwd] = new_cwd
         reloc = Relocation(pairs)
@@ -189,7 +213,9 @@ def import_bundle(archive: Path, cwd: str | Path, *, config: Path | None = None,
             raise WriteFailed(f"{config}: cannot create a staging folder ({e.strerror})") from e
         done = False
         try:
-            relocated, main = _extract(zf, archive, manifest, by_name, stage, project, history, reloc, made, made_dirs)
+            relocated, main = _extract(
+                zf, archive, manifest, by_name, stage, project, history, reloc, made, made_dirs
+            )
             done = True
         except OSError as e:
             raise WriteFailed(f"import into {config} failed ({e.strerror}); nothing was left behind") from e

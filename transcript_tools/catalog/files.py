@@ -29,20 +29,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..edge import claude_dir as store
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
+from ..edge.siblings import found_elsewhere
 from ..model.errors import NotFound, Unreadable, UsageError
 from ..model.lines import Entry
+from ..model.session import session_id_from_name
+from ..model.titles import first_string_field
+from ..validate.core import Validator
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
 from .search import Hit, Matcher, search_lines
 from .search import SkippedLine as SearchSkipped
-from ..model.titles import first_string_field
-from ..model.session import session_id_from_name
-from ..edge.siblings import found_elsewhere
-from ..validate.core import Validator
 
 
 def project_dirs(
-    project: str | None = None, *, all_: bool = False, cwd: str | Path | None = None, root: Path | None = None, worktrees: bool = True
+    project: str | None = None,
+    *,
+    all_: bool = False,
+    cwd: str | Path | None = None,
+    root: Path | None = None,
+    worktrees: bool = True,
 ) -> list[Path]:
     """The project folders in scope: every one (``all_``), the one named by ``project``
     (a folder under ``projects/``, or its name), or those of a working directory
@@ -72,7 +77,10 @@ def project_dirs(
 def _working_dir_folders(directory: str | Path, root: Path, worktrees: bool) -> list[Path]:
     found = store.session_folders(directory, root, worktrees=worktrees)
     if not found:
-        raise NotFound(f"no sessions for {store.canonical_cwd(directory)} under {root}", hint="`tt ls --all` lists every project")
+        raise NotFound(
+            f"no sessions for {store.canonical_cwd(directory)} under {root}",
+            hint="`tt ls --all` lists every project",
+        )
     return found
 
 
@@ -81,7 +89,11 @@ PARALLEL_FROM = 400
 
 
 def list_sessions(
-    dirs: Iterable[Path], *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_BYTES, workers: int | None = None
+    dirs: Iterable[Path],
+    *,
+    check: bool = False,
+    cap: int = MAX_TRANSCRIPT_READ_BYTES,
+    workers: int | None = None,
 ) -> list[Row]:
     """Rows for the sessions of these project folders, newest first, including those
     the Agent SDK does not list (``row.lite.hidden`` says why).
@@ -123,7 +135,13 @@ def _read_job(job: tuple[Path, Counter[str]], *, check: bool, cap: int) -> Row |
     return read_row(job[0], check=check, cap=cap, legacy_agents=job[1])
 
 
-def read_row(path: Path, *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_BYTES, legacy_agents: Counter[str] | None = None) -> Row | None:
+def read_row(
+    path: Path,
+    *,
+    check: bool = False,
+    cap: int = MAX_TRANSCRIPT_READ_BYTES,
+    legacy_agents: Counter[str] | None = None,
+) -> Row | None:
     """One row; None when the file vanished meanwhile."""
     sid = path.name[:-6] if path.name.endswith(".jsonl") else path.name
     try:
@@ -131,14 +149,28 @@ def read_row(path: Path, *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_
     except NotFound:
         return None
     except Unreadable as e:
-        return Row(str(path), path.parent.name, 0, 0, Lite(sid, None, None, hidden="unreadable"), unreadable=e.message)
+        return Row(
+            str(path),
+            path.parent.name,
+            0,
+            0,
+            Lite(sid, None, None, hidden="unreadable"),
+            unreadable=e.message,
+        )
     lite = parse_lite(sid, head, tail, st.st_size)
     subagents = len(store.subagent_files(path)) + (legacy_agents or Counter()).get(sid, 0)
     mtime_ms = int(st.st_mtime * 1000)
     if not check:
         return Row(
-            str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, lite.counts,
-            health="past-cap" if st.st_size > cap else None, skipped=lite.skipped,
+            str(path),
+            path.parent.name,
+            mtime_ms,
+            st.st_size,
+            lite,
+            subagents,
+            lite.counts,
+            health="past-cap" if st.st_size > cap else None,
+            skipped=lite.skipped,
         )
     counts, report_row = _full_check(path, st.st_size, cap)
     return Row(str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, counts, **report_row)
@@ -147,13 +179,17 @@ def read_row(path: Path, *, check: bool = False, cap: int = MAX_TRANSCRIPT_READ_
 def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:  # type: ignore[type-arg]
     """One streaming pass: the validator (line, chain and API families; schemas are
     `tt validate`'s job) and exact counts."""
-    v = Validator(str(path), size=size, cap=cap, schema_check=None, expected_session=session_id_from_name(path.name))
+    v = Validator(
+        str(path), size=size, cap=cap, schema_check=None, expected_session=session_id_from_name(path.name)
+    )
     skipped: list[Skipped] = []
 
     def entries() -> Iterator[Entry]:
         for ln in iter_lines(path):
             v.feed(ln)
-            skipped.extend(Skipped(ln.line, ln.offset + p.start, p.code) for p in ln.pieces if p.code != "blank-line")
+            skipped.extend(
+                Skipped(ln.line, ln.offset + p.start, p.code) for p in ln.pieces if p.code != "blank-line"
+            )
             yield from ln.entries
 
     counts = count_entries(entries())
@@ -235,7 +271,9 @@ class SessionHits:
         return self.path.name[:-6] if self.path.name.endswith(".jsonl") else self.path.name
 
 
-def search_files(dirs: Iterable[Path], matcher: Matcher, *, per_session: int = 5, subagents: bool = True) -> Iterator[SessionHits]:
+def search_files(
+    dirs: Iterable[Path], matcher: Matcher, *, per_session: int = 5, subagents: bool = True
+) -> Iterator[SessionHits]:
     """Sessions with hits, newest first, as they are found (a generator: the CLI prints
     while it searches). Files are read in 1 MiB chunks for the prefilter and parsed
     line by line only where it matched."""

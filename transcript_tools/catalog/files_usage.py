@@ -32,15 +32,17 @@ from typing import Any
 
 import orjson
 
-from .files import LegacyAgents, agent_files
-from ..model.lines import decode_line
-from ..model.errors import Unreadable
 from ..edge.reader import _open, split_terminator
-from .stats import Collector, Stats, combine
+from ..model.errors import Unreadable
+from ..model.lines import decode_line
 from ..model.session import session_id_from_name
+from .files import LegacyAgents, agent_files
+from .stats import Collector, Stats, combine
 
 
-def session_stats(path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files) -> Stats:
+def session_stats(
+    path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files
+) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
     c = Collector(session_id_from_name(path.name) or path.name)
     c.feed_records(_records(path, c))
@@ -55,7 +57,9 @@ def session_stats(path: Path, *, subagents: bool = True, agents: Callable[[Path]
 PARALLEL_FROM = 200
 
 
-def many_stats(paths: Iterable[Path], *, subagents: bool = True, workers: int | None = None) -> tuple[list[Stats], Stats]:
+def many_stats(
+    paths: Iterable[Path], *, subagents: bool = True, workers: int | None = None
+) -> tuple[list[Stats], Stats]:
     """Each session's statistics and their total (calls shared by files counted once).
 
     ``workers``: processes to read with; by default one per CPU (up to 4) from
@@ -71,7 +75,11 @@ def many_stats(paths: Iterable[Path], *, subagents: bool = True, workers: int | 
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            each = list(pool.map(partial(_job, subagents=subagents), paths, chunksize=max(1, len(paths) // (workers * 8))))
+            each = list(
+                pool.map(
+                    partial(_job, subagents=subagents), paths, chunksize=max(1, len(paths) // (workers * 8))
+                )
+            )
     return each, combine(each)
 
 

@@ -162,7 +162,10 @@ def created_at_ms(value: str | None) -> int | None:
     if not value:
         return None
     try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value).timestamp() * 1000)
+        return int(
+            datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value).timestamp()
+            * 1000
+        )
     except ValueError:
         return None
 
@@ -174,6 +177,7 @@ def created_at_ms(value: str | None) -> int | None:
 # unless it is a sidechain or a ``progress`` line (agent_progress lines carry copies of a
 # subagent's messages); tests check they equal `count_entries` on every real fixture
 # that fits in head and tail.
+
 
 @dataclass(slots=True)
 class _Tally:
@@ -214,7 +218,9 @@ class _Tally:
             self.compactions += 1
             return 0
         self.messages += 1
-        if find(_ROOT[0], ls, min(le, ls + 64)) >= 0 and (find(_SUMMARY[0], ls, le) >= 0 or find(_SUMMARY[1], ls, le) >= 0):
+        if find(_ROOT[0], ls, min(le, ls + 64)) >= 0 and (
+            find(_SUMMARY[0], ls, le) >= 0 or find(_SUMMARY[1], ls, le) >= 0
+        ):
             self.compactions += 1  # a 1.0.x compaction: a summary root, no boundary
         return 1 if data.startswith(_ASSISTANT[0], at) or data.startswith(_ASSISTANT[1], at) else 0
 
@@ -226,12 +232,18 @@ def _pat(key: str, value: str) -> tuple[bytes, bytes]:
 
 _USER, _ASSISTANT, _SYSTEM = _pat("type", '"user"'), _pat("type", '"assistant"'), _pat("type", '"system"')
 _PROGRESS, _BOUNDARY = _pat("type", '"progress"'), _pat("subtype", '"compact_boundary"')
-_SIDECHAIN, _SUMMARY, _ROOT = _pat("isSidechain", "true"), _pat("isCompactSummary", "true"), _pat("parentUuid", "null")
+_SIDECHAIN, _SUMMARY, _ROOT = (
+    _pat("isSidechain", "true"),
+    _pat("isCompactSummary", "true"),
+    _pat("parentUuid", "null"),
+)
 _MARKS = (_USER[0], _ASSISTANT[0], _BOUNDARY[0])
 _MARKS_SPACED = _MARKS + (_USER[1], _ASSISTANT[1], _BOUNDARY[1])
 
 
-def _scan(head: bytes, tail: bytes, size: int, hs: bool, ts: bool) -> tuple[Counts, str | None, list[Skipped]]:
+def _scan(
+    head: bytes, tail: bytes, size: int, hs: bool, ts: bool
+) -> tuple[Counts, str | None, list[Skipped]]:
     skipped: list[Skipped] = []
     if tail is head or size <= len(head):
         whole: bytes | None = head
@@ -252,7 +264,9 @@ def _scan(head: bytes, tail: bytes, size: int, hs: bool, ts: bool) -> tuple[Coun
     _damage(head[:head_end], 0, size, True, skipped)
     _damage(tail[tail_start:], size - len(tail) + tail_start, size, False, skipped)
     return (
-        Counts(head_tally.messages + tail_tally.messages, head_tally.compactions + tail_tally.compactions, False),
+        Counts(
+            head_tally.messages + tail_tally.messages, head_tally.compactions + tail_tally.compactions, False
+        ),
         tail_tally.model or head_tally.model,
         skipped,
     )

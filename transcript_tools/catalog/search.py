@@ -115,7 +115,9 @@ class SkippedLine:
     code: str
 
 
-def search_lines(raw: Iterable[tuple[int, int, bytes, bytes, bool]], matcher: Matcher) -> Iterator[Hit | SkippedLine]:
+def search_lines(
+    raw: Iterable[tuple[int, int, bytes, bytes, bool]], matcher: Matcher
+) -> Iterator[Hit | SkippedLine]:
     """Hits in a file's lines (``reader.iter_raw`` tuples), in file order."""
     for number, offset, data, term, last in raw:
         if not matcher.may_match(data):

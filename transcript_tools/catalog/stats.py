@@ -46,6 +46,7 @@ from ..model.prompts import is_prompt
 
 Key = tuple[str, str | None]
 
+
 class Call(NamedTuple):
     """One API call's usage, as counted (a named tuple: `tt stats` makes one per API call
     of every file, and a tuple is the cheapest object to make and to send between
@@ -98,7 +99,14 @@ class Ledger:
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent between processes (`usage.many_stats`) as flat tuples of plain values:
         # pickle's generic path for ~100k named tuples costs more than reading the files.
-        return (_unpack, ([(k, c[0], *c[1], c[2], c[3]) for k, c in self.real.items()], [(k, c[0], *c[1], c[2], c[3]) for k, c in self.copies.items()], [(None, c[0], *c[1], c[2], c[3]) for c in self.unkeyed]))
+        return (
+            _unpack,
+            (
+                [(k, c[0], *c[1], c[2], c[3]) for k, c in self.real.items()],
+                [(k, c[0], *c[1], c[2], c[3]) for k, c in self.copies.items()],
+                [(None, c[0], *c[1], c[2], c[3]) for c in self.unkeyed],
+            ),
+        )
 
     @property
     def duplicate_copies(self) -> int:
@@ -106,7 +114,9 @@ class Ledger:
         return sum(1 for k in self.copies if k in self.real)
 
 
-def _unpack(real: list[tuple[Any, ...]], copies: list[tuple[Any, ...]], unkeyed: list[tuple[Any, ...]]) -> Ledger:
+def _unpack(
+    real: list[tuple[Any, ...]], copies: list[tuple[Any, ...]], unkeyed: list[tuple[Any, ...]]
+) -> Ledger:
     new, C, T = tuple.__new__, Call, Tokens
     return Ledger(
         {r[0]: new(C, (r[1], new(T, r[2:7]), r[7], r[8])) for r in real},
@@ -250,10 +260,16 @@ class Stats:
                 "unpriced_models": unpriced,
             },
             "prices_read_on": PRICES_READ_ON,
-            "subagents": {"files": self.subagent_files, "total_tokens": sum(c.tokens.total for c in calls if c.subagent)},
+            "subagents": {
+                "files": self.subagent_files,
+                "total_tokens": sum(c.tokens.total for c in calls if c.subagent),
+            },
             "turns": self.turns,
             "tokens_per_turn": self.tokens_per_turn(calls),
-            "tools": {name: {"calls": n, "errors": self.tool_errors.get(name, 0)} for name, n in self.tools.most_common()},
+            "tools": {
+                name: {"calls": n, "errors": self.tool_errors.get(name, 0)}
+                for name, n in self.tools.most_common()
+            },
             "errors": {
                 "tool_errors": sum(self.tool_errors.values()),
                 "api_errors": self.api_errors,
@@ -398,7 +414,9 @@ class Collector:
         if usage.get("speed") == "fast":
             name += " (fast)"
         mid, rid = msg.get("id"), rec.get("requestId")
-        key: Key | None = (mid, rid if isinstance(rid, str) else None) if isinstance(mid, str) and mid else None
+        key: Key | None = (
+            (mid, rid if isinstance(rid, str) else None) if isinstance(mid, str) and mid else None
+        )
         self.out.ledger.add(key, Call(name, Tokens.from_usage(usage), self._turn, side), copy=copy)
 
     def _user(self, rec: Mapping[str, Any], side: bool) -> None:

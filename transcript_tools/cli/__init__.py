@@ -56,7 +56,9 @@ class LazyGroup(click.Group):
         mod = COMMANDS[name][0]
         return importlib.util.find_spec(f"{__name__}.{mod}") is not None
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if args and self.get_command(ctx, name) is None and not name.startswith("-"):
             import difflib

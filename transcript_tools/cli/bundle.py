@@ -19,10 +19,10 @@ from typing import Any
 
 import click
 
-from ..edge import claude_dir as store
 from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import Exported, export_session
 from ..bundle.files_import import Imported, import_bundle, read_manifest
+from ..edge import claude_dir as store
 from .common import console, emit_json, json_option
 
 
@@ -43,9 +43,19 @@ def _export_info(e: Exported) -> dict[str, Any]:
 
 @click.command("export")
 @click.argument("session")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="The bundle to write (default: <session id>.zip here).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(path_type=Path),
+    help="The bundle to write (default: <session id>.zip here).",
+)
 @click.option("--no-redact", is_flag=True, help="Keep everything, secrets included.")
-@click.option("--dry-run", is_flag=True, help="Show what the bundle would hold (files, sizes, redactions); write nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Show what the bundle would hold (files, sizes, redactions); write nothing.",
+)
 @json_option
 def export_command(session: str, output: Path | None, no_redact: bool, dry_run: bool, as_json: bool) -> int:
     """Pack SESSION into one zip bundle: transcript, subagents, file-history backups and
@@ -87,15 +97,29 @@ def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
         "redacted": m.redacted,
         "files": [str(p) for p in i.files],
         "relocated_lines": i.relocated_lines,
-        "continue": [f"tt resume {i.session_id}", f"cd {shlex.quote(i.cwd)} && claude --resume {i.session_id}"],
+        "continue": [
+            f"tt resume {i.session_id}",
+            f"cd {shlex.quote(i.cwd)} && claude --resume {i.session_id}",
+        ],
     }
 
 
 @click.command("import")
 @click.argument("archive", type=click.Path(path_type=Path))
-@click.option("--cwd", "cwd", type=click.Path(path_type=Path), help="The project folder to continue in (default: the current directory).")
+@click.option(
+    "--cwd",
+    "cwd",
+    type=click.Path(path_type=Path),
+    help="The project folder to continue in (default: the current directory).",
+)
 @click.option("--dry-run", is_flag=True, help="Check the bundle and show its manifest; extract nothing.")
-@click.option("--max-size", type=click.IntRange(min=1), default=MAX_TOTAL_BYTES, show_default=True, help="Refuse bundles that unpack to more bytes.")
+@click.option(
+    "--max-size",
+    type=click.IntRange(min=1),
+    default=MAX_TOTAL_BYTES,
+    show_default=True,
+    help="Refuse bundles that unpack to more bytes.",
+)
 @json_option
 def import_command(archive: Path, cwd: Path | None, dry_run: bool, max_size: int, as_json: bool) -> int:
     """Unpack a bundle written by `tt export` into this machine's Claude config dir, under

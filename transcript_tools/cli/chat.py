@@ -42,12 +42,45 @@ class _RichView:
 @click.argument("session", required=False)
 @continue_option
 @click.option("--model", help="Model to continue on (default: as tt resume chooses).")
-@click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools, as tt resume.")
-@click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
-@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR.")
-@click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
-@click.option("--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched.")
-@click.option("--cost-notice-usd", type=click.FloatRange(min=0), default=5.0, show_default=True, help="Say so once when the session's cost passes this.")
+@click.option(
+    "--allowed-tools",
+    "--allowedTools",
+    "allowed",
+    multiple=True,
+    metavar="RULES",
+    help="Allow tools, as tt resume.",
+)
+@click.option(
+    "--disallowed-tools",
+    "--disallowedTools",
+    "disallowed",
+    multiple=True,
+    metavar="RULES",
+    help="Deny tools (beats --allowed-tools).",
+)
+@click.option(
+    "--add-dir",
+    "add_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also let the file tools into DIR.",
+)
+@click.option(
+    "--cwd",
+    "cwd_opt",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run tools here (default: the session's cwd).",
+)
+@click.option(
+    "--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched."
+)
+@click.option(
+    "--cost-notice-usd",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="Say so once when the session's cost passes this.",
+)
 @max_bytes_option
 @json_option
 def chat_command(
@@ -69,17 +102,19 @@ def chat_command(
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
-    from ..resume.chat import Chat
     from ..edge.client import AnthropicClient, credentials_from_env
     from ..edge.clock import system_clock
-    from ..resume.setup import prepare
-    from ..resume.files import load_for_resume
-    from ..resume.tools.registry import ToolRegistry
     from ..edge.writer import append_records
+    from ..resume.chat import Chat
+    from ..resume.files import load_for_resume
+    from ..resume.setup import prepare
+    from ..resume.tools.registry import ToolRegistry
     from .resume import _pick
 
     if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script")
+        raise UsageError(
+            "tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script"
+        )
     if not as_json:
         # The line editor's import (~0.3 s) overlaps the session's loading: the prompt
         # shows sooner (measured in the README's performance section).
@@ -92,12 +127,30 @@ def chat_command(
     if as_json:
         import orjson
 
-        p = prepare(ref, clock=clock, env=os.environ, model=model, fork=False, cwd=cwd_opt, max_bytes=max_bytes, dry_run=True)
-        out = {"session_id": p.session_id, "path": str(p.path), "model": p.model, "messages": len(p.conv.messages), "cwd": str(p.cwd), "notices": p.notices}
+        p = prepare(
+            ref,
+            clock=clock,
+            env=os.environ,
+            model=model,
+            fork=False,
+            cwd=cwd_opt,
+            max_bytes=max_bytes,
+            dry_run=True,
+        )
+        out = {
+            "session_id": p.session_id,
+            "path": str(p.path),
+            "model": p.model,
+            "messages": len(p.conv.messages),
+            "cwd": str(p.cwd),
+            "notices": p.notices,
+        }
         sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
         return 0
     creds = credentials_from_env(os.environ)
-    prep = prepare(ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes)
+    prep = prepare(
+        ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes
+    )
     view = _RichView()
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
@@ -115,18 +168,30 @@ def chat_command(
 
         cur = current  # a QueryEngine
         p = prepare(
-            SessionRef(path(), cur.session_id), clock=clock, env=os.environ, model=cur.model,  # type: ignore[attr-defined]
-            fork=True, cwd=cur.cwd, max_bytes=max_bytes,  # type: ignore[attr-defined]
+            SessionRef(path(), cur.session_id),
+            clock=clock,
+            env=os.environ,
+            model=cur.model,  # type: ignore[attr-defined]
+            fork=True,
+            cwd=cur.cwd,
+            max_bytes=max_bytes,  # type: ignore[attr-defined]
         )
         return p.engine(client, registry, add_dirs=add_dirs), p.notices
 
     def rewind(current: object, at: str) -> tuple[object, list[str]]:
-        from ..resume.setup import fork_at
         from ..edge.claude_dir import SessionRef
+        from ..resume.setup import fork_at
 
         cur = current  # a QueryEngine
         out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
-        p = prepare(SessionRef(out, out.stem), clock=clock, env=os.environ, model=cur.model, cwd=cur.cwd, max_bytes=max_bytes)  # type: ignore[attr-defined]
+        p = prepare(
+            SessionRef(out, out.stem),
+            clock=clock,
+            env=os.environ,
+            model=cur.model,
+            cwd=cur.cwd,
+            max_bytes=max_bytes,
+        )  # type: ignore[attr-defined]
         return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:
@@ -135,10 +200,19 @@ def chat_command(
         return switch_model(asked, clock, os.environ)
 
     chat = Chat(
-        engine, view, reload=reload, append_record=lambda rec: append_records(path(), [rec]), cost_notice_usd=cost_notice_usd, fork=fork,
-        choose_model=choose, rewind=rewind, compact=lambda cur: compact_in_place(cur, max_bytes),
+        engine,
+        view,
+        reload=reload,
+        append_record=lambda rec: append_records(path(), [rec]),
+        cost_notice_usd=cost_notice_usd,
+        fork=fork,
+        choose_model=choose,
+        rewind=rewind,
+        compact=lambda cur: compact_in_place(cur, max_bytes),
     )
-    view.line(f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim")
+    view.line(
+        f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim"
+    )
     _loop(chat)
     return 0
 
@@ -152,7 +226,11 @@ def compact_in_place(engine: Any, max_bytes: int) -> list[str]:
     from .compact import compact_command
 
     path = engine.transcript.path
-    code = compact_command.main([str(path), "--in-place", "--max-bytes", str(max_bytes)], prog_name="tt compact", standalone_mode=False)
+    code = compact_command.main(
+        [str(path), "--in-place", "--max-bytes", str(max_bytes)],
+        prog_name="tt compact",
+        standalone_mode=False,
+    )
     if code not in (0, None):
         raise TTError("the session was not compacted")
     conv = load_for_resume(path, max_bytes=max_bytes).conversation

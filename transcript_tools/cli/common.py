@@ -43,7 +43,9 @@ def max_bytes_option(f: Any) -> Any:
 
 
 def continue_option(f: Any) -> Any:
-    return click.option("-c", "--continue", "latest", is_flag=True, help="The latest session of this directory's project.")(f)
+    return click.option(
+        "-c", "--continue", "latest", is_flag=True, help="The latest session of this directory's project."
+    )(f)
 
 
 def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool = False) -> None:
@@ -90,9 +92,9 @@ def require_transcript(path: Any) -> None:
 
     One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
     """
+    from ..edge.reader import read_head_tail
     from ..model.errors import Unreadable
     from ..model.lines import decode_line, looks_like
-    from ..edge.reader import read_head_tail
 
     head, tail, st = read_head_tail(path)
     objects = False
@@ -103,5 +105,9 @@ def require_transcript(path: Any) -> None:
             if isinstance(e.record.get("type"), str) and isinstance(e.record.get("sessionId"), str):
                 return
     # No JSON object at all: named as tt validate names it (`lines.looks_like`).
-    what = "no Claude Code record (type + sessionId) in its first or last 64 KiB" if objects else looks_like(head, st.st_size)
+    what = (
+        "no Claude Code record (type + sessionId) in its first or last 64 KiB"
+        if objects
+        else looks_like(head, st.st_size)
+    )
     raise Unreadable(f"{path}: {what}; this is not a transcript")

@@ -14,10 +14,10 @@ from typing import Any
 
 import click
 
-from ..edge import claude_dir as store
 from ..compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
-from ..model.errors import UsageError
+from ..edge import claude_dir as store
 from ..edge.session_out import names_folder
+from ..model.errors import UsageError
 from .common import (
     console,
     continue_option,
@@ -36,7 +36,13 @@ PROGRESS_FROM = 20 * 1024 * 1024
 
 @click.command("compact")
 @click.argument("session", required=False)
-@click.option("-o", "--output", "out", metavar="PATH", help="Write the new session here (a file, or a directory). Default: a new session beside the original.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    metavar="PATH",
+    help="Write the new session here (a file, or a directory). Default: a new session beside the original.",
+)
 @click.option(
     "--in-place",
     is_flag=True,
@@ -58,8 +64,14 @@ PROGRESS_FROM = 20 * 1024 * 1024
     show_default=True,
     help="Budget for the messages kept verbatim (the most recent ones, plus key messages).",
 )
-@click.option("--keep", "keep", multiple=True, metavar="UUID", help="Always keep this message verbatim (repeatable).")
-@click.option("--no-first-request", is_flag=True, help="Do not keep the first request verbatim (it is still summarised).")
+@click.option(
+    "--keep", "keep", multiple=True, metavar="UUID", help="Always keep this message verbatim (repeatable)."
+)
+@click.option(
+    "--no-first-request",
+    is_flag=True,
+    help="Do not keep the first request verbatim (it is still summarised).",
+)
 @click.option(
     "--prune",
     "prune",
@@ -69,12 +81,30 @@ PROGRESS_FROM = 20 * 1024 * 1024
     "worth summarising, write the whole conversation without the records a resume never sends (progress lines, logs, dead "
     "branches; a compaction always leaves them out).",
 )
-@click.option("--summarizer", type=click.Choice(["extractive", "anthropic"]), default="extractive", show_default=True, help="extractive: offline, deterministic; anthropic: a model writes it.")
-@click.option("--model", help="Model for --summarizer anthropic and --exact (default: the session's last model).")
+@click.option(
+    "--summarizer",
+    type=click.Choice(["extractive", "anthropic"]),
+    default="extractive",
+    show_default=True,
+    help="extractive: offline, deterministic; anthropic: a model writes it.",
+)
+@click.option(
+    "--model", help="Model for --summarizer anthropic and --exact (default: the session's last model)."
+)
 @click.option("--instructions", help="What the model's summary should focus on (--summarizer anthropic).")
-@click.option("--exact", is_flag=True, help="Also count the result with the API's count_tokens endpoint (needs ANTHROPIC_API_KEY).")
-@click.option("--force", is_flag=True, help="With --in-place: replace the file even if it changed while tt worked.")
-@click.option("--even-if-larger", is_flag=True, help="Write the compaction even when its request would not be smaller than the original's (by default it is not written).")
+@click.option(
+    "--exact",
+    is_flag=True,
+    help="Also count the result with the API's count_tokens endpoint (needs ANTHROPIC_API_KEY).",
+)
+@click.option(
+    "--force", is_flag=True, help="With --in-place: replace the file even if it changed while tt worked."
+)
+@click.option(
+    "--even-if-larger",
+    is_flag=True,
+    help="Write the compaction even when its request would not be smaller than the original's (by default it is not written).",
+)
 @continue_option
 @max_bytes_option
 @json_option
@@ -113,7 +143,9 @@ def compact_command(
     if (force or no_backup) and not in_place:
         raise UsageError("--force and --no-backup only apply to --in-place")
     if drop_history and not in_place:
-        raise UsageError("--drop-history only applies to --in-place (-o already writes a file with the compaction alone)")
+        raise UsageError(
+            "--drop-history only applies to --in-place (-o already writes a file with the compaction alone)"
+        )
     if drop_history and no_backup:
         raise UsageError("--drop-history keeps the history only in the .bak: it cannot go with --no-backup")
     if instructions is not None and summarizer != "anthropic":
@@ -121,7 +153,9 @@ def compact_command(
     kinds = frozenset(k.strip() for k in prune.split(",") if k.strip())
     unknown = kinds - set(PRUNE_KINDS) - {UNSENT}
     if unknown:
-        raise UsageError(f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join([*PRUNE_KINDS, UNSENT])}")
+        raise UsageError(
+            f"--prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join([*PRUNE_KINDS, UNSENT])}"
+        )
     drop_unsent = UNSENT in kinds
     kinds -= {UNSENT}
     # A dry run does not spend money on a model summary: it plans with the extractive one.
@@ -132,12 +166,21 @@ def compact_command(
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     if out and not dry_run and names_folder(out):
         _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
-    target = Target(mode, Path(out).expanduser() if out else None, force, backup=not no_backup, drop_history=drop_history)
+    target = Target(
+        mode, Path(out).expanduser() if out else None, force, backup=not no_backup, drop_history=drop_history
+    )
     # The model a resume of the result will continue on (Claude Code's, at today's clock):
     # the budget counts only the thinking that model is sent, and a model summary is not
     # asked of a model the API has retired.
     resumes_on = _resumes_on(_session_model(ref.path))
-    summ = _summarizer("anthropic" if model_summary else "extractive", client, model or resumes_on, instructions, ref.path, max_bytes)
+    summ = _summarizer(
+        "anthropic" if model_summary else "extractive",
+        client,
+        model or resumes_on,
+        instructions,
+        ref.path,
+        max_bytes,
+    )
     progress = None
     bar: Any = None
     if not as_json and ref.path.stat().st_size >= PROGRESS_FROM:
@@ -176,7 +219,9 @@ def compact_command(
         if client is not None:
             client.close()
     if summarizer == "anthropic" and dry_run:
-        result.notes.append("dry run: the model was not asked; the sizes use the extractive summary in its place")
+        result.notes.append(
+            "dry run: the model was not asked; the sizes use the extractive summary in its place"
+        )
     info = result.to_dict()
     info["continue"] = _continue(result, ref.project_dir)
     if as_json:
@@ -203,7 +248,9 @@ def _client() -> Any:
     return AnthropicClient(credentials_from_env(os.environ))
 
 
-def _summarizer(name: str, client: Any, model: str | None, instructions: str | None, path: Path, max_bytes: int) -> Any:
+def _summarizer(
+    name: str, client: Any, model: str | None, instructions: str | None, path: Path, max_bytes: int
+) -> Any:
     from ..compact.summarizers import AnthropicSummarizer, Extractive
 
     if name == "extractive":
@@ -212,8 +259,8 @@ def _summarizer(name: str, client: Any, model: str | None, instructions: str | N
 
 
 def _resumes_on(session_model: str) -> str:
-    from ..model import lifecycle
     from ..edge.clock import system_clock
+    from ..model import lifecycle
 
     choice = lifecycle.resume_model(lifecycle.CURRENT, session_model, None, system_clock())
     return choice.model or session_model

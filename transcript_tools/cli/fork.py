@@ -17,14 +17,14 @@ from typing import Any
 import click
 
 from ..edge import claude_dir as store
-from ..fork.branch import resolve_at
-from ..model.errors import UsageError, WriteFailed
-from ..fork.core import Fork, fork
-from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
 from ..edge.loader import Loaded, load_session
-from ..model.session import Session
 from ..edge.session_out import main_output, names_folder
 from ..edge.writer import iso_now
+from ..fork.branch import resolve_at
+from ..fork.core import Fork, fork
+from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
+from ..model.errors import UsageError, WriteFailed
+from ..model.session import Session
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
@@ -62,15 +62,29 @@ def _in_projects(path: Path) -> bool:
 
 @click.command("fork")
 @click.argument("session", required=False)
-@click.option("--at", "at_spec", metavar="UUID|N", help="End the fork at this message: a uuid (or prefix), or N = the Nth message from the end (1 = the last).")
+@click.option(
+    "--at",
+    "at_spec",
+    metavar="UUID|N",
+    help="End the fork at this message: a uuid (or prefix), or N = the Nth message from the end (1 = the last).",
+)
 @click.option("--title", help='Title of the fork (default: the original\'s title + " (fork)").')
-@click.option("-o", "--output", "out", metavar="PATH", help="Write the fork here instead of beside the original.")
+@click.option(
+    "-o", "--output", "out", metavar="PATH", help="Write the fork here instead of beside the original."
+)
 @click.option("--dry-run", is_flag=True, help="Show what the fork would hold; write nothing.")
 @continue_option
 @max_bytes_option
 @json_option
 def fork_command(
-    session: str | None, at_spec: str | None, title: str | None, out: str | None, dry_run: bool, latest: bool, max_bytes: int, as_json: bool
+    session: str | None,
+    at_spec: str | None,
+    title: str | None,
+    out: str | None,
+    dry_run: bool,
+    latest: bool,
+    max_bytes: int,
+    as_json: bool,
 ) -> int:
     """Branch SESSION into a new session with fresh ids (the original is never changed).
 
@@ -105,7 +119,15 @@ def fork_command(
 
 
 def _info(
-    f: Fork, original: Path, path: Path, subs: list[Path], loaded: Loaded, dry_run: bool, cwd: str | None, *, in_project: bool
+    f: Fork,
+    original: Path,
+    path: Path,
+    subs: list[Path],
+    loaded: Loaded,
+    dry_run: bool,
+    cwd: str | None,
+    *,
+    in_project: bool,
 ) -> dict[str, Any]:
     return {
         "session_id": f.session_id,
@@ -125,4 +147,3 @@ def _info(
             (f"cd {shlex.quote(cwd)} && " if cwd else "") + f"claude --resume {f.session_id}",
         ],
     }
-

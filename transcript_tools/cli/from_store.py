@@ -55,8 +55,8 @@ def materialised(url: str, specs: list[str], *, chdir: bool = True) -> Iterator[
     """The stored sessions ``specs`` (ids or unique prefixes), current versions, written under
     a temporary config dir; with ``chdir`` the working directory is its ``projects`` folder
     for the duration and the refs are relative (``<project>/<id>.jsonl``)."""
-    from ..store.files import find_session, pull_session, session_arg
     from ..edge.store_url import open_store
+    from ..store.files import find_session, pull_session, session_arg
 
     st = open_store(url, config=cfg.config_dir(), create=False)
     found = [find_session(st, session_arg(s)) for s in specs]
@@ -96,7 +96,13 @@ def _push_back(m: Materialised) -> None:
     error (its exit code) names the kept file."""
     from ..store.files import push_session
 
-    changed = sorted({_main_of(p, m.config) for p in (m.config / "projects").rglob("*.jsonl") if m.sizes.get(p) != p.stat().st_size})
+    changed = sorted(
+        {
+            _main_of(p, m.config)
+            for p in (m.config / "projects").rglob("*.jsonl")
+            if m.sizes.get(p) != p.stat().st_size
+        }
+    )
     for p in changed:
         try:
             push_session(m.store, p, config=m.config)

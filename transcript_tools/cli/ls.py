@@ -13,12 +13,29 @@ from .from_store import store_option
 
 
 @click.command("ls")
-@click.option("-p", "--project", metavar="DIR", help="A project: its working directory, or its folder (or folder name) under projects/.")
+@click.option(
+    "-p",
+    "--project",
+    metavar="DIR",
+    help="A project: its working directory, or its folder (or folder name) under projects/.",
+)
 @click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
-@click.option("--check", is_flag=True, help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).")
-@click.option("--hidden", is_flag=True, help="Also list files the /resume picker leaves out (sidechain-only, no title); damaged ones are always listed.")
-@click.option("--tag", "tag", metavar="TAG", help="Only sessions with this tag (as `tt tag` and the Agent SDK set it).")
-@click.option("--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).",
+)
+@click.option(
+    "--hidden",
+    is_flag=True,
+    help="Also list files the /resume picker leaves out (sidechain-only, no title); damaged ones are always listed.",
+)
+@click.option(
+    "--tag", "tag", metavar="TAG", help="Only sessions with this tag (as `tt tag` and the Agent SDK set it)."
+)
+@click.option(
+    "--title", "title", metavar="TEXT", help="Only sessions whose title contains TEXT (case-insensitive)."
+)
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions.")
 @max_bytes_option
 @store_option
@@ -61,7 +78,13 @@ def ls_command(
     if as_json:
         emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
     else:
-        render_rows(console(), shown, hidden=left_out, show_project=all_ or len(dirs) > 1 or store_url is not None, checked=check)
+        render_rows(
+            console(),
+            shown,
+            hidden=left_out,
+            show_project=all_ or len(dirs) > 1 or store_url is not None,
+            checked=check,
+        )
     # With --check, damage is a finding (exit 1), as for `tt validate`.
     return 1 if any(r.errors for r in shown) else 0
 
@@ -69,11 +92,11 @@ def ls_command(
 def _from_store(url: str, project: str | None, check: bool) -> list[Any]:
     """Rows of the stored sessions (`sessionstore.find.store_rows`); ``-p DIR`` picks the
     project folder DIR's sessions were pushed from."""
-    from ..edge import claude_dir as cfg
-    from ..model.errors import UsageError
     from ..catalog.listing import sort_rows
-    from ..store.find import store_rows
+    from ..edge import claude_dir as cfg
     from ..edge.store_url import open_store
+    from ..model.errors import UsageError
+    from ..store.find import store_rows
 
     if check:
         raise UsageError("--check reads files; with --store, `tt store log` shows each version's diagnostics")

@@ -20,10 +20,10 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
-from ..model.errors import NotFound, Unreadable, UsageError, WriteFailed
-from ..manage.core import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
 from ..edge.reader import file_size, iter_lines
 from ..edge.writer import append_records
+from ..manage.core import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
+from ..model.errors import NotFound, Unreadable, UsageError, WriteFailed
 from .common import console, emit_json, json_option, require_transcript
 
 
@@ -38,7 +38,9 @@ def _append(ref: store.SessionRef, line: bytes) -> None:
     append_records(ref.path, [line.rstrip(b"\n")])
 
 
-def _record_command(action: str, spec: str, line_of: Callable[[str, str], bytes], value: str, dry_run: bool, as_json: bool) -> int:
+def _record_command(
+    action: str, spec: str, line_of: Callable[[str, str], bytes], value: str, dry_run: bool, as_json: bool
+) -> int:
     ref = store.resolve(spec)
     sid = _session_id(ref)
     line = line_of(sid, value)
@@ -163,7 +165,11 @@ def _remove(plan: DeletePlan) -> None:
         except FileNotFoundError:
             continue
         except OSError as e:
-            raise WriteFailed(f"{t.path}: could not delete ({e.strerror}); the transcript is still there" if t.kind != "transcript" else f"{t.path}: could not delete ({e.strerror})") from e
+            raise WriteFailed(
+                f"{t.path}: could not delete ({e.strerror}); the transcript is still there"
+                if t.kind != "transcript"
+                else f"{t.path}: could not delete ({e.strerror})"
+            ) from e
 
 
 @click.command("delete")
@@ -186,7 +192,10 @@ def delete_command(session: str, yes: bool, dry_run: bool, as_json: bool) -> int
         return 0
     if not yes:
         if not sys.stdin.isatty():
-            raise UsageError("refusing to delete without a confirmation", hint="pass --yes (or --dry-run to see what would go)")
+            raise UsageError(
+                "refusing to delete without a confirmation",
+                hint="pass --yes (or --dry-run to see what would go)",
+            )
         render_plan(console(stderr=True), plan, deleted=False)
         if not click.confirm("Delete these for good?", default=False, err=True):
             click.echo("tt: nothing deleted", err=True)
@@ -197,4 +206,3 @@ def delete_command(session: str, yes: bool, dry_run: bool, as_json: bool) -> int
     else:
         render_plan(console(), plan, deleted=True)
     return 0
-

@@ -16,9 +16,9 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
+from ..edge.session_out import session_outputs
 from ..model.errors import UsageError, WriteFailed
 from ..redact.files import FileResult, redact_in_place, redact_to, scan_file
-from ..edge.session_out import session_outputs
 from .common import console, emit_json, json_option, one_output
 
 
@@ -35,7 +35,9 @@ def _outputs(files: list[Path], out: str) -> list[Path]:
     outs = session_outputs(files, out)
     for f, o in zip(files, outs):
         if o.exists() and o.samefile(f):
-            raise UsageError(f"{o}: that is the input itself", hint="use --in-place, or choose another -o path")
+            raise UsageError(
+                f"{o}: that is the input itself", hint="use --in-place, or choose another -o path"
+            )
     return outs
 
 
@@ -49,17 +51,31 @@ def _mkdirs(p: Path) -> None:
 @click.command("redact")
 @click.argument("target")
 @click.option(
-    "-o", "--output", "output", metavar="PATH",
+    "-o",
+    "--output",
+    "output",
+    metavar="PATH",
     help="Write the redacted copy here (never overwrites); a session's subagent files go beside it, in PATH-without-.jsonl/subagents/. An existing folder (or PATH/) holds the copy under the input's name.",
 )
-@click.option("--in-place", is_flag=True, help="Replace the file(s) atomically (keeps <file>.bak unless --no-backup).")
+@click.option(
+    "--in-place", is_flag=True, help="Replace the file(s) atomically (keeps <file>.bak unless --no-backup)."
+)
 @click.option("--dry-run", is_flag=True, help="Report only; write nothing (the default).")
-@click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak (it would still hold the secrets).")
+@click.option(
+    "--no-backup", is_flag=True, help="With --in-place: keep no .bak (it would still hold the secrets)."
+)
 @click.option("--force", is_flag=True, help="With --in-place: write even if the file changed meanwhile.")
 @click.option("--no-subagents", is_flag=True, help="For a session, leave its subagent files out.")
 @json_option
 def redact_command(
-    target: str, output: str | None, in_place: bool, dry_run: bool, no_backup: bool, force: bool, no_subagents: bool, as_json: bool
+    target: str,
+    output: str | None,
+    in_place: bool,
+    dry_run: bool,
+    no_backup: bool,
+    force: bool,
+    no_subagents: bool,
+    as_json: bool,
 ) -> int:
     """Find secrets in TARGET (a file, a session id or an id prefix) and replace each with
     a placeholder such as [REDACTED:aws-access-key].

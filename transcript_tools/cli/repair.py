@@ -13,31 +13,54 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
+from ..edge.session_out import names_folder, session_dir, session_outputs
+from ..edge.writer import is_by_product, iso_now
+from ..fork.files import copy_sidecar
 from ..model.errors import NotFound, UsageError, WriteFailed
 from ..repair.core import RepairOptions
 from ..repair.files import FileReport, repair_file
-from ..fork.files import copy_sidecar
-from ..edge.session_out import names_folder, session_dir, session_outputs
-from ..edge.writer import is_by_product
-from ..edge.writer import iso_now
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
 @click.command("repair")
 @click.argument("targets", nargs=-1)
-@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory, or its folder under projects/).")
+@click.option(
+    "-p",
+    "--project",
+    metavar="DIR",
+    help="Every session of a project (its working directory, or its folder under projects/).",
+)
 @click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option(
-    "-o", "--output", "output", metavar="PATH",
+    "-o",
+    "--output",
+    "output",
+    metavar="PATH",
     help="Write the repaired copy here (never overwrites); a session's subagent files go beside it, in PATH-without-.jsonl/subagents/. An existing folder (or PATH/) holds the copy under the input's name.",
 )
-@click.option("--in-place", is_flag=True, help="Replace the input atomically, keeping <file>.bak (unless --no-backup).")
-@click.option("--no-backup", is_flag=True, help="With --in-place: keep no .bak (the quarantine still holds every byte removed).")
+@click.option(
+    "--in-place", is_flag=True, help="Replace the input atomically, keeping <file>.bak (unless --no-backup)."
+)
+@click.option(
+    "--no-backup",
+    is_flag=True,
+    help="With --in-place: keep no .bak (the quarantine still holds every byte removed).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--force", is_flag=True, help="Write even if the input changed while it was repaired.")
-@click.option("--drop-orphans", is_flag=True, help="Drop tool results whose call was lost (default: keep them as text).")
-@click.option("--strip-thinking", is_flag=True, help="Remove thinking blocks (their signatures fail after a model switch).")
-@click.option("--max-image-bytes", type=click.IntRange(min=1), help="Replace base64 images larger than N bytes with a placeholder.")
+@click.option(
+    "--drop-orphans", is_flag=True, help="Drop tool results whose call was lost (default: keep them as text)."
+)
+@click.option(
+    "--strip-thinking",
+    is_flag=True,
+    help="Remove thinking blocks (their signatures fail after a model switch).",
+)
+@click.option(
+    "--max-image-bytes",
+    type=click.IntRange(min=1),
+    help="Replace base64 images larger than N bytes with a placeholder.",
+)
 @click.option("--no-subagents", is_flag=True, help="For a session, leave its subagent files alone.")
 @max_bytes_option
 @json_option
@@ -77,12 +100,22 @@ def repair_command(
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
     mains = _sessions(targets, all_, project)
-    batch = len(mains) > 1 or all_ or project is not None or any(Path(t).expanduser().is_dir() for t in targets)
+    batch = (
+        len(mains) > 1 or all_ or project is not None or any(Path(t).expanduser().is_dir() for t in targets)
+    )
     if batch and output is not None and not names_folder(output):
-        raise UsageError(f"-o {output}: several sessions go into a folder", hint="end the path with / (it is created), or name an existing folder")
+        raise UsageError(
+            f"-o {output}: several sessions go into a folder",
+            hint="end the path with / (it is created), or name an existing folder",
+        )
     if batch and output is not None:
         _mkdir(Path(output).expanduser())
-    opts = RepairOptions(drop_orphans=drop_orphans, strip_thinking=strip_thinking, max_image_bytes=max_image_bytes, cap=max_bytes)
+    opts = RepairOptions(
+        drop_orphans=drop_orphans,
+        strip_thinking=strip_thinking,
+        max_image_bytes=max_image_bytes,
+        cap=max_bytes,
+    )
     sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]] = []
     for ref in mains:
         paths = [ref.path]
@@ -91,8 +124,15 @@ def repair_command(
         outs = _outputs(paths, output) if output is not None else [None] * len(paths)
         reports = [
             repair_file(
-                path, opts, out=out, in_place=in_place, dry_run=dry_run, force=force, backup=not no_backup,
-                now=iso_now(), new_id=lambda: str(_uuid.uuid4()),
+                path,
+                opts,
+                out=out,
+                in_place=in_place,
+                dry_run=dry_run,
+                force=force,
+                backup=not no_backup,
+                now=iso_now(),
+                new_id=lambda: str(_uuid.uuid4()),
             )
             for path, out in zip(paths, outs)
         ]
@@ -116,7 +156,12 @@ def repair_command(
     return 1 if any(r.remaining_errors for r in every) else 0
 
 
-def _emit(sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]], every: list[FileReport], output: str | None, batch: bool) -> None:
+def _emit(
+    sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]],
+    every: list[FileReport],
+    output: str | None,
+    batch: bool,
+) -> None:
     doc: dict[str, object] = {
         "files": [r.to_dict() for r in every],
         "changed": sum(r.changed for r in every),
@@ -124,13 +169,22 @@ def _emit(sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | N
     }
     if batch:
         doc["sessions"] = [
-            {"path": str(ref.path), "files": len(reports), "changed": sum(r.changed for r in reports),
-             "actions": sum(len(r.actions) for r in reports), "remaining_errors": sum(r.remaining_errors for r in reports)}
+            {
+                "path": str(ref.path),
+                "files": len(reports),
+                "changed": sum(r.changed for r in reports),
+                "actions": sum(len(r.actions) for r in reports),
+                "remaining_errors": sum(r.remaining_errors for r in reports),
+            }
             for ref, reports, _ in sessions
         ]
     else:
         outs = sessions[0][2]
-        doc["subagents_dir"] = str(session_dir(outs[0]) / "subagents") if output is not None and len(outs) > 1 and outs[0] is not None else None
+        doc["subagents_dir"] = (
+            str(session_dir(outs[0]) / "subagents")
+            if output is not None and len(outs) > 1 and outs[0] is not None
+            else None
+        )
     emit_json(doc)
 
 
@@ -147,8 +201,12 @@ def _sessions(targets: tuple[str, ...], all_: bool, project: str | None) -> list
         p = Path(spec).expanduser()
         if p.is_dir():
             found = sorted(
-                q for q in p.rglob("*.jsonl")
-                if q.is_file() and not is_by_product(q.name) and not q.name.startswith("agent-") and "subagents" not in q.parts
+                q
+                for q in p.rglob("*.jsonl")
+                if q.is_file()
+                and not is_by_product(q.name)
+                and not q.name.startswith("agent-")
+                and "subagents" not in q.parts
             )
             if not found and not (all_ or project is not None):
                 raise NotFound(f"{spec}: no .jsonl transcripts in this directory")

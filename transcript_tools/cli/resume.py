@@ -72,9 +72,13 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 
 @click.command("resume")
 @click.argument("session", required=False)
-@click.option("-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin).")
+@click.option(
+    "-p", "--prompt", metavar="PROMPT", help="The prompt to continue with ('-' reads it from stdin)."
+)
 @continue_option
-@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`.")
+@click.option(
+    "--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="As `claude -p`."
+)
 @click.option(
     "--input-format",
     type=click.Choice(("text", "stream-json")),
@@ -82,23 +86,68 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
     show_default=True,
     help="stream-json: read user messages from stdin, one JSON object a line, as `claude -p --input-format stream-json` (needs --output-format stream-json).",
 )
-@click.option("--dry-run", is_flag=True, help="Say what would be sent (model, messages, size, tools, repairs) and exit; with --json, the request itself.")
-@click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns).")
-@click.option("--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Say what would be sent (model, messages, size, tools, repairs) and exit; with --json, the request itself.",
+)
+@click.option(
+    "--max-turns", type=click.IntRange(min=1), help="Stop after this many model calls (error_max_turns)."
+)
+@click.option(
+    "--max-budget-usd", type=click.FloatRange(min=0, min_open=True), help="Stop once this much is spent."
+)
 @click.option(
     "--model",
     help="Model to use (default: the model the session last used, unless Claude Code retires or remaps it on this date: then its default model).",
 )
 @click.option("--system-prompt", help="Replace tt's system prompt.")
 @click.option("--append-system-prompt", help="Append to the system prompt.")
-@click.option("--allowed-tools", "--allowedTools", "allowed", multiple=True, metavar="RULES", help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.")
-@click.option("--disallowed-tools", "--disallowedTools", "disallowed", multiple=True, metavar="RULES", help="Deny tools (beats --allowed-tools).")
-@click.option("--fork", "fork_", is_flag=True, help="Continue into a new session (a fork, with fresh ids); the original is not touched.")
-@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.")
-@click.option("--cwd", "cwd_opt", type=click.Path(file_okay=False, path_type=Path), help="Run tools here (default: the session's cwd).")
+@click.option(
+    "--allowed-tools",
+    "--allowedTools",
+    "allowed",
+    multiple=True,
+    metavar="RULES",
+    help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.",
+)
+@click.option(
+    "--disallowed-tools",
+    "--disallowedTools",
+    "disallowed",
+    multiple=True,
+    metavar="RULES",
+    help="Deny tools (beats --allowed-tools).",
+)
+@click.option(
+    "--fork",
+    "fork_",
+    is_flag=True,
+    help="Continue into a new session (a fork, with fresh ids); the original is not touched.",
+)
+@click.option(
+    "--add-dir",
+    "add_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.",
+)
+@click.option(
+    "--cwd",
+    "cwd_opt",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run tools here (default: the session's cwd).",
+)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="max_tokens of each model call.")
-@click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries on 429/5xx/overloaded (default 4).")
-@click.option("--include-partial-messages", is_flag=True, help="stream-json: also print the raw stream events.")
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Retries on 429/5xx/overloaded (default 4).",
+)
+@click.option(
+    "--include-partial-messages", is_flag=True, help="stream-json: also print the raw stream events."
+)
 @max_bytes_option
 @store_option
 @json_option
@@ -135,12 +184,11 @@ def resume_command(
     With --store, SESSION is a stored session's id: the turn is appended to a private
     copy and pushed to the store (the same version, extended; --fork: a new session).
     """
+    from ..edge.clock import system_clock
     from ..model import conversation
     from ..model.request import DEFAULT_MAX_TOKENS, ModelRequest
     from ..resume.setup import prepare
     from ..resume.tools.registry import ToolRegistry
-
-    from ..edge.clock import system_clock
 
     streaming = input_format == "stream-json"
     if streaming:
@@ -170,8 +218,17 @@ def resume_command(
             creds = credentials_from_env(os.environ)  # before anything is written
         # The same assembly as query() and the streaming mode (`resume_setup`).
         prep = prepare(
-            ref, clock=clock, env=os.environ, model=model, max_budget_usd=max_budget_usd, fork=fork_, cwd=cwd_opt,
-            system_prompt=system_prompt, append_system_prompt=append_system_prompt, max_bytes=max_bytes, dry_run=dry_run,
+            ref,
+            clock=clock,
+            env=os.environ,
+            model=model,
+            max_budget_usd=max_budget_usd,
+            fork=fork_,
+            cwd=cwd_opt,
+            system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+            max_bytes=max_bytes,
+            dry_run=dry_run,
         )
         got, conv, path, cwd = prep.got, prep.conv, prep.path, prep.cwd
         readable = dry_run and not as_json  # a dry run for a person: one summary on stdout says it all
@@ -180,7 +237,9 @@ def resume_command(
         tokens = max_tokens or DEFAULT_MAX_TOKENS
         if dry_run:
             extra = [conversation.user_message(text)] if text is not None else []
-            req = ModelRequest(prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions())
+            req = ModelRequest(
+                prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions()
+            )
             body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
             if as_json:
                 sys.stdout.buffer.write(body)
@@ -197,10 +256,17 @@ def resume_command(
             _summary(got, conv, path)  # say what was mended in memory: damage is never silent
         from ..edge.client import DEFAULT_MAX_RETRIES, AnthropicClient
 
-        client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
+        client = AnthropicClient(
+            creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+        )
         engine = prep.engine(
-            client, registry, max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=tokens,
-            include_partial_messages=include_partial_messages, add_dirs=add_dirs,
+            client,
+            registry,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            max_tokens=tokens,
+            include_partial_messages=include_partial_messages,
+            add_dirs=add_dirs,
         )
         try:
             with client:
@@ -216,14 +282,30 @@ def resume_command(
 
 
 def _render_dry_run(
-    got: ForResume, conv: Conversation, path: Path, req: Any, size: int, cwd: Path, model_note: str | None, prompt: str | None
+    got: ForResume,
+    conv: Conversation,
+    path: Path,
+    req: Any,
+    size: int,
+    cwd: Path,
+    model_note: str | None,
+    prompt: str | None,
 ) -> None:
     from ..views.dry_run import DryRun, render
 
-    repairs = [f"{len(got.actions)} repair(s): " + ", ".join(sorted({str(getattr(a, "fix", a)) for a in got.actions}))] if got.actions else []
+    repairs = (
+        [
+            f"{len(got.actions)} repair(s): "
+            + ", ".join(sorted({str(getattr(a, "fix", a)) for a in got.actions}))
+        ]
+        if got.actions
+        else []
+    )
     repairs += got.mended
     if conv.mended:
-        repairs.append(f"{len(conv.mended)} unanswered call(s) or orphan result(s) handled as Claude Code does")
+        repairs.append(
+            f"{len(conv.mended)} unanswered call(s) or orphan result(s) handled as Claude Code does"
+        )
     render(
         console(),
         DryRun(
@@ -246,7 +328,10 @@ def _render_dry_run(
 
 
 def _summary(got: ForResume, conv: Conversation, path: Path) -> None:
-    parts = [f"{len(conv.messages)} messages from {path}" + (f" (read from byte {got.start}, the last compact boundary)" if got.start else "")]
+    parts = [
+        f"{len(conv.messages)} messages from {path}"
+        + (f" (read from byte {got.start}, the last compact boundary)" if got.start else "")
+    ]
     if got.actions:
         parts.append(f"{len(got.actions)} repair(s) applied in memory (the file is unchanged)")
     parts.extend(got.mended)

@@ -22,8 +22,8 @@ from typing import Any
 import click
 
 from ..edge import claude_dir as store
-from ..model.errors import UsageError
 from ..edge.loader import load_session
+from ..model.errors import UsageError
 from ..rewind.core import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
 from ..rewind.files import FileReader, FileResult, apply_plan
 from .common import console, continue_option, emit_json, json_option, max_bytes_option
@@ -59,17 +59,38 @@ def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
 
 
 def _results(results: list[FileResult]) -> list[dict[str, Any]]:
-    return [{"path": r.path, "action": r.action, "done": r.done, "reason": r.reason, "kept": r.kept} for r in results]
+    return [
+        {"path": r.path, "action": r.action, "done": r.done, "reason": r.reason, "kept": r.kept}
+        for r in results
+    ]
 
 
 @click.command("rewind")
 @click.argument("session", required=False)
-@click.option("--at", "to", required=True, metavar="UUID|N", help="The message: a uuid (or prefix), or N = the Nth message from the end (as `tt fork --at`).")
-@click.option("--files", "files_flag", is_flag=True, help="Restore the files (the default when --conversation is not given).")
+@click.option(
+    "--at",
+    "to",
+    required=True,
+    metavar="UUID|N",
+    help="The message: a uuid (or prefix), or N = the Nth message from the end (as `tt fork --at`).",
+)
+@click.option(
+    "--files",
+    "files_flag",
+    is_flag=True,
+    help="Restore the files (the default when --conversation is not given).",
+)
 @click.option("--conversation", is_flag=True, help="Fork the session at that message (as `tt fork --at`).")
-@click.option("--cwd", "cwd", type=click.Path(path_type=Path), help="The project folder the files live in (default: the session's cwd).")
+@click.option(
+    "--cwd",
+    "cwd",
+    type=click.Path(path_type=Path),
+    help="The project folder the files live in (default: the session's cwd).",
+)
 @click.option("--allow-outside", is_flag=True, help="Also restore tracked files outside the project folder.")
-@click.option("--backup", "keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first.")
+@click.option(
+    "--backup", "keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first."
+)
 @click.option("--dry-run", is_flag=True, help="Show the plan and a diff per file; change nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @continue_option
@@ -110,20 +131,27 @@ def rewind_command(
     if do_files:
         root = cwd if cwd is not None else _session_cwd(s)
         if root is None:
-            raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd")
+            raise UsageError(
+                f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd"
+            )
         root_s = store.canonical_cwd(root)
         if not Path(root_s).is_dir():
             raise UsageError(f"{root_s}: the session's project folder is not here", hint="name it with --cwd")
         backups = _backups_dir(ref.path, sid)
         reader = FileReader(backups, root_s)
-        plan = plan_rewind(s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside)
+        plan = plan_rewind(
+            s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+        )
         info["files"] = _plan_info(plan, diffs=dry_run or not as_json)
         if plan.problems:
             code = 1
     # Overwriting or deleting files asks first; a fork only adds a new session file.
     if not dry_run and not yes and plan is not None and plan.changes:
         if not sys.stdin.isatty():
-            raise UsageError("refusing to rewind without a confirmation", hint="pass --yes (or --dry-run to see what would change)")
+            raise UsageError(
+                "refusing to rewind without a confirmation",
+                hint="pass --yes (or --dry-run to see what would change)",
+            )
         if plan is not None:
             from ..views.rewind import render_plan
 
@@ -155,10 +183,12 @@ def _backups_dir(path: Path, sid: str) -> Path:
     return store.file_history_dir(sid)
 
 
-def _fork_at(ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int) -> dict[str, Any]:
+def _fork_at(
+    ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int
+) -> dict[str, Any]:
     # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
-    from ..fork.core import fork
     from ..edge.writer import iso_now
+    from ..fork.core import fork
     from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
     from .fork import _first_cwd, _in_projects, _info, _target
 

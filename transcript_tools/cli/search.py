@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..catalog.files import project_dirs, search_files
-from ..model.errors import UsageError
 from ..catalog.search import make_matcher
+from ..model.errors import UsageError
 from ..views.search import render_session_hits
 from .common import console, emit_json, json_option
 from .from_store import store_option
@@ -17,16 +17,31 @@ from .from_store import store_option
 @click.option("-e", "--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax).")
 @click.option("-i", "--ignore-case", "case", flag_value="insensitive", help="Ignore case.")
 @click.option("-s", "--case-sensitive", "case", flag_value="sensitive", help="Match case.")
-@click.option("-p", "--project", metavar="DIR", help="A project (its working directory or its folder); default: this directory's.")
+@click.option(
+    "-p",
+    "--project",
+    metavar="DIR",
+    help="A project (its working directory or its folder); default: this directory's.",
+)
 @click.option("-a", "--all", "all_", is_flag=True, help="Every project under the Claude config dir.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most N sessions (with hits).")
-@click.option("--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session.")
+@click.option(
+    "--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session."
+)
 @click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
 @store_option
 @json_option
 def search_command(
-    pattern: str, regex: bool, case: str | None, project: str | None, all_: bool, limit: int | None,
-    per_session: int, no_subagents: bool, as_json: bool, store_url: str | None = None,
+    pattern: str,
+    regex: bool,
+    case: str | None,
+    project: str | None,
+    all_: bool,
+    limit: int | None,
+    per_session: int,
+    no_subagents: bool,
+    as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """Search the text of sessions, newest first: the session, its title, the time and
     the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).
@@ -42,13 +57,15 @@ def search_command(
         if regex or project is not None or all_:
             raise UsageError("--store searches the store's index: without --regex, -p or -a")
         from ..edge import claude_dir as cfg
-        from ..store.find import search_store
         from ..edge.store_url import open_store
+        from ..store.find import search_store
 
         st = open_store(store_url, config=cfg.config_dir(), create=False)
         found = search_store(st, pattern, matcher, per_session=per_session, subagents=not no_subagents)
     else:
-        found = search_files(project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents)
+        found = search_files(
+            project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents
+        )
     sessions = []
     con = console()
     hits = 0
@@ -61,19 +78,25 @@ def search_command(
         else:
             render_session_hits(con, sh)
     if as_json:
-        emit_json({
-            "pattern": pattern,
-            "regex": regex,
-            "ignore_case": matcher.ignore_case,
-            "sessions": [
-                {
-                    "session_id": s.session_id, "path": str(s.path), "title": s.title, "modified_ms": s.mtime_ms,
-                    "hits": [h.to_dict() | {"subagent": agent} for agent, h in s.hits], "more": s.more,
-                    "skipped": [{"path": p, "line": x.line, "code": x.code} for p, x in s.skipped],
-                }
-                for s in sessions
-            ],
-        })
+        emit_json(
+            {
+                "pattern": pattern,
+                "regex": regex,
+                "ignore_case": matcher.ignore_case,
+                "sessions": [
+                    {
+                        "session_id": s.session_id,
+                        "path": str(s.path),
+                        "title": s.title,
+                        "modified_ms": s.mtime_ms,
+                        "hits": [h.to_dict() | {"subagent": agent} for agent, h in s.hits],
+                        "more": s.more,
+                        "skipped": [{"path": p, "line": x.line, "code": x.code} for p, x in s.skipped],
+                    }
+                    for s in sessions
+                ],
+            }
+        )
     elif not hits:
         console(stderr=True).print("[dim]no matches[/]")
     return 0 if hits else 1

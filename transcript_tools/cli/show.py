@@ -10,9 +10,9 @@ import click
 from ..edge import claude_dir as store
 from ..model.errors import UsageError
 from ..show.core import build
+from ..show.files import Shown, load_for_show
 from ..show.text import to_json, to_markdown
 from ..show.tree import build_forest, describe
-from ..show.files import Shown, load_for_show
 from ..views.show import page_or_print, render_items, render_tree
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 from .from_store import materialised, no_local_scope, store_option
@@ -21,19 +21,42 @@ from .from_store import materialised, no_local_scope, store_option
 @click.command("show")
 @click.argument("session", required=False)
 @continue_option
-@click.option("--tree", is_flag=True, help="Draw the parentUuid forest: the active chain, dead branches (rewinds), compactions.")
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="Draw the parentUuid forest: the active chain, dead branches (rewinds), compactions.",
+)
 @click.option("--full", is_flag=True, help="Follow compactions back through the whole history.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the conversation as Markdown.")
-@click.option("--fold", "fold_lines", type=click.IntRange(min=0), default=6, show_default=True, help="Lines of tool input/output and thinking to show (0: all; --markdown: all unless given).")
+@click.option(
+    "--fold",
+    "fold_lines",
+    type=click.IntRange(min=0),
+    default=6,
+    show_default=True,
+    help="Lines of tool input/output and thinking to show (0: all; --markdown: all unless given).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also show meta lines, attachments and system records.")
 @click.option("--no-subagents", is_flag=True, help="Do not show subagent conversations under their calls.")
-@click.option("--pager/--no-pager", default=None, help="Page the output (default: when it is taller than the terminal).")
+@click.option(
+    "--pager/--no-pager", default=None, help="Page the output (default: when it is taller than the terminal)."
+)
 @max_bytes_option
 @store_option
 @json_option
 def show_command(
-    session: str | None, latest: bool, tree: bool, full: bool, as_markdown: bool, fold_lines: int,
-    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool, store_url: str | None = None,
+    session: str | None,
+    latest: bool,
+    tree: bool,
+    full: bool,
+    as_markdown: bool,
+    fold_lines: int,
+    verbose: bool,
+    no_subagents: bool,
+    pager: bool | None,
+    max_bytes: int,
+    as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """Show a session's conversation: SESSION is a path, an id or an id prefix (or -c).
 
@@ -50,16 +73,48 @@ def show_command(
         no_local_scope(store_url, **{"-c": latest})
         assert session is not None
         with materialised(store_url, [session]) as m:
-            return _show(m.refs[0], tree, full, as_markdown, fold_lines, verbose, no_subagents, pager, max_bytes, as_json)
-    return _show(store.resolve(session, latest=latest), tree, full, as_markdown, fold_lines, verbose, no_subagents, pager, max_bytes, as_json)
+            return _show(
+                m.refs[0],
+                tree,
+                full,
+                as_markdown,
+                fold_lines,
+                verbose,
+                no_subagents,
+                pager,
+                max_bytes,
+                as_json,
+            )
+    return _show(
+        store.resolve(session, latest=latest),
+        tree,
+        full,
+        as_markdown,
+        fold_lines,
+        verbose,
+        no_subagents,
+        pager,
+        max_bytes,
+        as_json,
+    )
 
 
 def _show(
-    ref: store.SessionRef, tree: bool, full: bool, as_markdown: bool, fold_lines: int,
-    verbose: bool, no_subagents: bool, pager: bool | None, max_bytes: int, as_json: bool,
+    ref: store.SessionRef,
+    tree: bool,
+    full: bool,
+    as_markdown: bool,
+    fold_lines: int,
+    verbose: bool,
+    no_subagents: bool,
+    pager: bool | None,
+    max_bytes: int,
+    as_json: bool,
 ) -> int:
     require_transcript(ref.path)
-    shown = load_for_show(ref.path, max_bytes=max_bytes, full=full or tree, subagents=not no_subagents and not tree)
+    shown = load_for_show(
+        ref.path, max_bytes=max_bytes, full=full or tree, subagents=not no_subagents and not tree
+    )
     con = console()
     if tree:
         forest = build_forest(shown.session)
@@ -67,6 +122,7 @@ def _show(
             emit_json(_tree_json(shown, forest))
             return 0
         label = _labeller(forest)
+
         def draw_tree(c: Any) -> None:
             render_tree(c, forest, label)
             _footer(c, shown, forest)
@@ -75,7 +131,9 @@ def _show(
         return 0
     items = build(shown.session, full=full, verbose=verbose, subagents=shown.subagents)
     if as_json:
-        emit_json({"session": ref.session_id, "path": str(ref.path), "items": to_json(items), **_damage_json(shown)})
+        emit_json(
+            {"session": ref.session_id, "path": str(ref.path), "items": to_json(items), **_damage_json(shown)}
+        )
         return 0
     if as_markdown:
         # An export is whole unless --fold is asked for, and headed by the session's title
@@ -85,6 +143,7 @@ def _show(
         click.echo(to_markdown(items, fold_lines=0 if whole else fold_lines, title=_title(ref)), nl=False)
         _notes(console(stderr=True), shown)
         return 0
+
     def draw(c: Any) -> None:
         render_items(c, items, fold_lines=fold_lines)
         _notes(c, shown)
@@ -107,7 +166,9 @@ def _labeller(forest: Any):  # type: ignore[no-untyped-def]
             extra.append(f"{d.replies} repl{'y' if d.replies == 1 else 'ies'}")
         if d.tool_calls:
             extra.append(f"{d.tool_calls} tool call(s)")
-        lines = f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
+        lines = (
+            f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
+        )
         return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join(extra + [lines])})[/]"
 
     return label
@@ -117,10 +178,14 @@ def _footer(con: Any, shown: Shown, forest: Any) -> None:
     dead = forest.dead_branches()
     lines = shown.session.index.line
     if dead:
-        con.print(f"\n[red]{len(dead)} dead branch(es)[/] (left by rewinds or edits; a resume never sends them):")
+        con.print(
+            f"\n[red]{len(dead)} dead branch(es)[/] (left by rewinds or edits; a resume never sends them):"
+        )
         for d in dead:
             at = f"after line {lines[d.fork]}" if d.fork is not None else "on a root of its own"
-            con.print(f"  [red]✗[/] {len(d.nodes)} message line(s), lines {lines[d.nodes[0]]}-{lines[d.leaf]}, forked {at}")
+            con.print(
+                f"  [red]✗[/] {len(d.nodes)} message line(s), lines {lines[d.nodes[0]]}-{lines[d.leaf]}, forked {at}"
+            )
     else:
         con.print("\n[green]no dead branches[/]")
     _notes(con, shown)
@@ -161,7 +226,11 @@ def _tree_json(shown: Shown, forest: Any) -> dict[str, Any]:
         "path": str(shown.path),
         "trees": [branch(b) for b in forest.branches()],
         "dead_branches": [
-            {"fork_line": lines[d.fork] if d.fork is not None else None, "lines": [lines[n] for n in d.nodes], "leaf_line": lines[d.leaf]}
+            {
+                "fork_line": lines[d.fork] if d.fork is not None else None,
+                "lines": [lines[n] for n in d.nodes],
+                "leaf_line": lines[d.leaf],
+            }
             for d in forest.dead_branches()
         ],
         **_damage_json(shown),

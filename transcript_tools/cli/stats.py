@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..edge import claude_dir as store
 from ..catalog.files import project_dirs, read_row
-from ..model.errors import NotFound, UsageError
 from ..catalog.files_usage import many_stats, session_stats
+from ..edge import claude_dir as store
+from ..model.errors import NotFound, UsageError
 from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import materialised, no_local_scope, store_option
@@ -18,13 +18,21 @@ from .from_store import materialised, no_local_scope, store_option
 @click.command("stats")
 @click.argument("session", required=False)
 @continue_option
-@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory or its folder).")
+@click.option(
+    "-p", "--project", metavar="DIR", help="Every session of a project (its working directory or its folder)."
+)
 @click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option("--no-subagents", is_flag=True, help="Leave the subagent files out.")
 @store_option
 @json_option
 def stats_command(
-    session: str | None, latest: bool, project: str | None, all_: bool, no_subagents: bool, as_json: bool, store_url: str | None = None,
+    session: str | None,
+    latest: bool,
+    project: str | None,
+    all_: bool,
+    no_subagents: bool,
+    as_json: bool,
+    store_url: str | None = None,
 ) -> int:
     """Tokens by model, cost, turns, tool calls, errors, duration and compactions.
 
@@ -46,7 +54,12 @@ def stats_command(
     paths = _sessions(project_dirs(project, all_=all_))
     each, total = many_stats(paths, subagents=not no_subagents)
     if as_json:
-        emit_json({"sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)], "total": total.to_dict()})
+        emit_json(
+            {
+                "sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)],
+                "total": total.to_dict(),
+            }
+        )
     else:
         render_many(console(), each, paths, total)
     return 0

@@ -14,8 +14,7 @@ unreachable PostgreSQL or refused credentials, 6 a file that cannot be written.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -26,8 +25,13 @@ from .common import console, emit_json, json_option
 
 
 def _store_option(f: Any) -> Any:
-    return click.option("--store", "store_url", metavar="URL", default=None,
-                        help="sqlite:///PATH or postgresql://… (default: $TT_STORE, else <config dir>/tt-store.sqlite3).")(f)
+    return click.option(
+        "--store",
+        "store_url",
+        metavar="URL",
+        default=None,
+        help="sqlite:///PATH or postgresql://… (default: $TT_STORE, else <config dir>/tt-store.sqlite3).",
+    )(f)
 
 
 def _open(url: str | None, *, create: bool = True) -> Any:
@@ -48,11 +52,20 @@ def store_command(as_json: bool) -> None:
 @store_command.command("push")
 @click.argument("session", required=False)
 @click.option("-a", "--all", "all_", is_flag=True, help="Push every session of every project.")
-@click.option("-p", "--project", metavar="DIR", default=None, help="Push every session of this project directory.")
+@click.option(
+    "-p", "--project", metavar="DIR", default=None, help="Push every session of this project directory."
+)
 @click.option("--no-validate", is_flag=True, help="Do not run tt validate's checks (no diagnostics stored).")
 @_store_option
 @json_option
-def push(session: str | None, all_: bool, project: str | None, no_validate: bool, store_url: str | None, as_json: bool) -> None:
+def push(
+    session: str | None,
+    all_: bool,
+    project: str | None,
+    no_validate: bool,
+    store_url: str | None,
+    as_json: bool,
+) -> None:
     """Send sessions to the store: only what was appended since the last push."""
     from ..store.files import push_many
 
@@ -73,10 +86,23 @@ def push(session: str | None, all_: bool, project: str | None, no_validate: bool
     url = resolve_url(store_url, cfg.config_dir())
     out = []
     for r in push_many(st, url, paths, config=cfg.config_dir(), validate=not no_validate):
-        out.append({
-            "project": r.project_key, "session_id": r.session_id, "files": r.files,
-            "streams": [{"subpath": s.key.subpath, "version": s.version, "status": s.status, "lines": s.lines, "bytes": s.bytes} for s in r.streams],
-        })
+        out.append(
+            {
+                "project": r.project_key,
+                "session_id": r.session_id,
+                "files": r.files,
+                "streams": [
+                    {
+                        "subpath": s.key.subpath,
+                        "version": s.version,
+                        "status": s.status,
+                        "lines": s.lines,
+                        "bytes": s.bytes,
+                    }
+                    for s in r.streams
+                ],
+            }
+        )
     if as_json:
         emit_json({"store": _shown(st.url), "sessions": out})
         return
@@ -88,8 +114,12 @@ def push(session: str | None, all_: bool, project: str | None, no_validate: bool
             continue
         changed += 1
         subs = len(o["streams"]) - 1
-        c.print(f"{o['session_id']}  v{main['version']} {main['status']}, +{main['lines']} lines"
-                + (f", {subs} subagents" if subs else "") + (f", {o['files']} files" if o["files"] else ""), highlight=False)
+        c.print(
+            f"{o['session_id']}  v{main['version']} {main['status']}, +{main['lines']} lines"
+            + (f", {subs} subagents" if subs else "")
+            + (f", {o['files']} files" if o["files"] else ""),
+            highlight=False,
+        )
     c.print(f"{changed} of {len(out)} sessions changed → {_shown(st.url)}", highlight=False)
 
 
@@ -103,7 +133,9 @@ def _as_of(value: str | None) -> Any:
     try:
         t = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as e:
-        raise UsageError(f"--as-of {value!r}: give a version number or an ISO time (2026-12-01T04:00:00Z)") from e
+        raise UsageError(
+            f"--as-of {value!r}: give a version number or an ISO time (2026-12-01T04:00:00Z)"
+        ) from e
     if t.tzinfo is None:
         t = t.astimezone()
     return AsOf(time_ms=int(t.timestamp() * 1000))
@@ -111,13 +143,31 @@ def _as_of(value: str | None) -> Any:
 
 @store_command.command("pull")
 @click.argument("session")
-@click.option("--as-of", metavar="VERSION|TIME", default=None, help="A version number, or an ISO time: the session as it was stored then.")
-@click.option("--cwd", metavar="DIR", default=None, help="Put it in the project folder of DIR (default: the folder it was pushed from).")
+@click.option(
+    "--as-of",
+    metavar="VERSION|TIME",
+    default=None,
+    help="A version number, or an ISO time: the session as it was stored then.",
+)
+@click.option(
+    "--cwd",
+    metavar="DIR",
+    default=None,
+    help="Put it in the project folder of DIR (default: the folder it was pushed from).",
+)
 @click.option("--force", is_flag=True, help="Replace existing files (atomically, keeping a backup).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @_store_option
 @json_option
-def pull(session: str, as_of: str | None, cwd: str | None, force: bool, dry_run: bool, store_url: str | None, as_json: bool) -> None:
+def pull(
+    session: str,
+    as_of: str | None,
+    cwd: str | None,
+    force: bool,
+    dry_run: bool,
+    store_url: str | None,
+    as_json: bool,
+) -> None:
     """Write a stored session (subagents and file history included) into the config dir."""
     from ..store.files import find_session, pull_session, session_arg, session_bytes
 
@@ -126,8 +176,15 @@ def pull(session: str, as_of: str | None, cwd: str | None, force: bool, dry_run:
     when = _as_of(as_of)
     if dry_run:
         data = session_bytes(st, streams, when)
-        info = {"session_id": streams[0].key.session_id, "streams": {k or "main": len(v) for k, v in data.items()}, "written": []}
-        emit_json(info) if as_json else console().print(f"would write {len(data)} transcripts ({sum(len(v) for v in data.values())} bytes)", highlight=False)
+        info = {
+            "session_id": streams[0].key.session_id,
+            "streams": {k or "main": len(v) for k, v in data.items()},
+            "written": [],
+        }
+        emit_json(info) if as_json else console().print(
+            f"would write {len(data)} transcripts ({sum(len(v) for v in data.values())} bytes)",
+            highlight=False,
+        )
         return
     written = pull_session(st, streams, config=cfg.config_dir(), cwd=cwd, as_of=when, force=force)
     if as_json:
@@ -152,23 +209,37 @@ def log(session: str, store_url: str | None, as_json: bool) -> None:
         for s in streams:
             for v in st.versions(cur, s.id):
                 diags = v.diagnostics or []
-                rows.append({
-                    "subpath": s.key.subpath, "version": v.version, "current": v.version == s.current_version,
-                    "created": _iso(v.created_ms), "updated": _iso(v.updated_ms), "reason": v.reason,
-                    "bytes": v.nbytes, "lines": v.nlines, "sha256": v.sha256,
-                    "errors": sum(1 for d in diags if d.get("severity") == "error"),
-                    "warnings": sum(1 for d in diags if d.get("severity") == "warning"),
-                    "diagnostics": diags,
-                })
+                rows.append(
+                    {
+                        "subpath": s.key.subpath,
+                        "version": v.version,
+                        "current": v.version == s.current_version,
+                        "created": _iso(v.created_ms),
+                        "updated": _iso(v.updated_ms),
+                        "reason": v.reason,
+                        "bytes": v.nbytes,
+                        "lines": v.nlines,
+                        "sha256": v.sha256,
+                        "errors": sum(1 for d in diags if d.get("severity") == "error"),
+                        "warnings": sum(1 for d in diags if d.get("severity") == "warning"),
+                        "diagnostics": diags,
+                    }
+                )
     if as_json:
-        emit_json({"project": streams[0].key.project_key, "session_id": streams[0].key.session_id, "versions": rows})
+        emit_json(
+            {"project": streams[0].key.project_key, "session_id": streams[0].key.session_id, "versions": rows}
+        )
         return
     c = console()
     for r in rows:
         codes = sorted({d["code"] for d in r["diagnostics"]})
-        c.print(f"{r['subpath'] or 'main'}  v{r['version']}{' *' if r['current'] else ''}  {r['created']}  {r['reason']}  "
-                f"{r['lines']} lines {r['bytes']} bytes  {r['errors']} errors {r['warnings']} warnings"
-                + (f" ({', '.join(codes)})" if codes else ""), highlight=False, soft_wrap=True)
+        c.print(
+            f"{r['subpath'] or 'main'}  v{r['version']}{' *' if r['current'] else ''}  {r['created']}  {r['reason']}  "
+            f"{r['lines']} lines {r['bytes']} bytes  {r['errors']} errors {r['warnings']} warnings"
+            + (f" ({', '.join(codes)})" if codes else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @store_command.command("ls")
@@ -179,36 +250,58 @@ def ls(store_url: str | None, as_json: bool) -> None:
     st = _open(store_url, create=False)
     with st.read() as cur:
         rows = st.overview(cur)
-    out = [{"project": pk, "session_id": sid, "version": v, "updated": _iso(mtime), "lines": n, "bytes": b} for pk, sid, v, mtime, n, b in rows]
+    out = [
+        {"project": pk, "session_id": sid, "version": v, "updated": _iso(mtime), "lines": n, "bytes": b}
+        for pk, sid, v, mtime, n, b in rows
+    ]
     if as_json:
         emit_json({"store": _shown(st.url), "sessions": out})
         return
     c = console()
     for o in out:
-        c.print(f"{o['updated']}  {o['session_id']}  v{o['version']}  {o['lines']:>6} lines  {o['project']}", highlight=False, soft_wrap=True)
+        c.print(
+            f"{o['updated']}  {o['session_id']}  v{o['version']}  {o['lines']:>6} lines  {o['project']}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @store_command.command("search")
 @click.argument("words", nargs=-1, required=True)
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many hits.")
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many hits."
+)
 @_store_option
 @json_option
 def search(words: tuple[str, ...], limit: int, store_url: str | None, as_json: bool) -> None:
     """Find stored lines holding all the WORDS (the engine's full-text index), newest pushed first."""
     st = _open(store_url, create=False)
     hits = st.search(" ".join(words), limit=limit)
-    out = [{"project": h.key.project_key, "session_id": h.key.session_id, "subpath": h.key.subpath, "version": h.version,
-            "line": h.seq + 1, "uuid": h.uuid} for h in hits]
+    out = [
+        {
+            "project": h.key.project_key,
+            "session_id": h.key.session_id,
+            "subpath": h.key.subpath,
+            "version": h.version,
+            "line": h.seq + 1,
+            "uuid": h.uuid,
+        }
+        for h in hits
+    ]
     if as_json:
         emit_json({"query": " ".join(words), "hits": out})
         return
     c = console()
     for o in out:
-        c.print(f"{o['session_id']}{'/' + o['subpath'] if o['subpath'] else ''}:{o['line']}  {o['uuid'] or ''}", highlight=False, soft_wrap=True)
+        c.print(
+            f"{o['session_id']}{'/' + o['subpath'] if o['subpath'] else ''}:{o['line']}  {o['uuid'] or ''}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
 
 
 def _shown(url: str) -> str:

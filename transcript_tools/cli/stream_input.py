@@ -61,9 +61,9 @@ def check_line(raw: bytes) -> dict[str, Any] | str:
         return item
     if t == "control_request":
         if not isinstance(item.get("request"), dict):
-            return "a control_request needs a \"request\" object"
+            return 'a control_request needs a "request" object'
         return item
-    return f"unexpected message type {t!r} (expected \"user\" or \"control_request\")"
+    return f'unexpected message type {t!r} (expected "user" or "control_request")'
 
 
 def run_stream_input(engine: Any, stdin: IO[bytes], stdout: IO[bytes]) -> int:
@@ -90,10 +90,27 @@ def run_stream_input(engine: Any, stdin: IO[bytes], stdout: IO[bytes]) -> int:
             got = check_line(raw)
             if isinstance(got, str):
                 rejected += 1
-                write({"type": "system", "subtype": "input_error", "line": n, "error": got, "session_id": engine.session_id})
+                write(
+                    {
+                        "type": "system",
+                        "subtype": "input_error",
+                        "line": n,
+                        "error": got,
+                        "session_id": engine.session_id,
+                    }
+                )
             elif got["type"] == "control_request" and not is_interrupt(got):
                 sub = got["request"].get("subtype")
-                write({"type": "control_response", "response": {"subtype": "error", "request_id": got.get("request_id"), "error": f"tt does not support the control request {sub!r}"}})
+                write(
+                    {
+                        "type": "control_response",
+                        "response": {
+                            "subtype": "error",
+                            "request_id": got.get("request_id"),
+                            "error": f"tt does not support the control request {sub!r}",
+                        },
+                    }
+                )
             else:
                 yield got
 

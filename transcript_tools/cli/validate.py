@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
-from ..validate.files import validate_path
+from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable
 from ..validate.core import Report
-from ..edge.writer import is_by_product
+from ..validate.files import validate_path
 from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
 from .from_store import materialised, no_local_scope, store_option
@@ -22,7 +22,9 @@ def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents:
         from ..catalog.files import project_dirs
 
         if all_ and not store.projects_dir().is_dir():
-            raise NotFound(f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR")
+            raise NotFound(
+                f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR"
+            )
         # The same scope as tt ls / stats / search: every project, or a project's folders.
         specs = specs + tuple(str(d) for d in project_dirs(project, all_=all_))
     for spec in specs:
@@ -46,7 +48,12 @@ def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents:
 
 @click.command("validate")
 @click.argument("targets", nargs=-1)
-@click.option("-p", "--project", metavar="DIR", help="Every session of a project (its working directory, or its folder under projects/).")
+@click.option(
+    "-p",
+    "--project",
+    metavar="DIR",
+    help="Every session of a project (its working directory, or its folder under projects/).",
+)
 @click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @click.option("--no-subagents", is_flag=True, help="Skip the subagent files of a session.")
 @click.option("--no-schema", is_flag=True, help="Skip the JSON-Schema checks.")
@@ -84,10 +91,14 @@ def validate_command(
             return _run(paths, no_schema, quiet, errors_only, max_bytes, as_json)
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
-    return _run(_targets(targets, all_, project, not no_subagents), no_schema, quiet, errors_only, max_bytes, as_json)
+    return _run(
+        _targets(targets, all_, project, not no_subagents), no_schema, quiet, errors_only, max_bytes, as_json
+    )
 
 
-def _run(paths: list[Path], no_schema: bool, quiet: bool, errors_only: bool, max_bytes: int, as_json: bool) -> int:
+def _run(
+    paths: list[Path], no_schema: bool, quiet: bool, errors_only: bool, max_bytes: int, as_json: bool
+) -> int:
     reports: list[Report] = []
     progress = len(paths) > 3 and not as_json
     if progress:

@@ -53,9 +53,18 @@ _NOT_A_REQUEST = (
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 #: Slash commands that are about the session, not the work.
-_SESSION_COMMANDS = frozenset({"/compact", "/clear", "/cost", "/context", "/status", "/help", "/model", "/resume", "/exit"})
+_SESSION_COMMANDS = frozenset(
+    {"/compact", "/clear", "/cost", "/context", "/status", "/help", "/model", "/resume", "/exit"}
+)
 
-FILE_TOOLS = {"Read": "read", "NotebookRead": "read", "Write": "written", "Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited"}
+FILE_TOOLS = {
+    "Read": "read",
+    "NotebookRead": "read",
+    "Write": "written",
+    "Edit": "edited",
+    "MultiEdit": "edited",
+    "NotebookEdit": "edited",
+}
 SHELL_TOOLS = frozenset({"Bash", "BashOutput", "PowerShell"})
 
 
@@ -104,7 +113,10 @@ def prompt_text(record: Mapping[str, Any]) -> str | None:
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 #: Paragraphs Claude Code (and tt) put around a compact summary (compact_form's wording).
 _WRAPPER_START = "This session is being continued from a previous conversation"
-_WRAPPER_ENDS = ("If you need specific details from before compaction", "Continue the conversation from where it left off")
+_WRAPPER_ENDS = (
+    "If you need specific details from before compaction",
+    "Continue the conversation from where it left off",
+)
 
 
 def unwrap_summary(text: str) -> str:
@@ -162,7 +174,9 @@ class Digest:
     requests: int = 0
     first_requests: list[str] = field(default_factory=list)
     last_requests: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_REQUESTS))
-    files: dict[str, dict[str, None]] = field(default_factory=lambda: {"read": {}, "written": {}, "edited": {}})
+    files: dict[str, dict[str, None]] = field(
+        default_factory=lambda: {"read": {}, "written": {}, "edited": {}}
+    )
     commands: deque[Command] = field(default_factory=lambda: deque(maxlen=MAX_COMMANDS))
     command_count: int = 0
     failed_commands: deque[Command] = field(default_factory=lambda: deque(maxlen=MAX_FAILED))
@@ -234,7 +248,9 @@ class Digest:
         call = self._calls.pop(tid, None) if isinstance(tid, str) else None
         name = call.name if call else "tool"
         target = call.target if call else ""
-        failed = block.get("is_error") is True or (isinstance(result, str) and result.lstrip().startswith("Error"))
+        failed = block.get("is_error") is True or (
+            isinstance(result, str) and result.lstrip().startswith("Error")
+        )
         text = result_text(block.get("content"))
         if call is not None and not failed:
             self._files(call, result)

@@ -63,34 +63,34 @@ Invariants:
 from __future__ import annotations
 
 import time
-from array import array
 import uuid as _uuid
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-from . import form as compact_form
-from ..model.chain import BOUNDARY, SIDECHAIN, SUMMARY
-from .plan import NodeInfo, Plan, PlanOptions, plan
-from .digest import Digest, clip, prompt_text
-from .excerpt import Excerpt
-from ..model.errors import NotFound, UsageError, WriteFailed
-from .files_read import FileSource, MemorySource, Progress, memory_outline, outline
-from .report import Result
-from ..model.lines import Entry
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size
-from .skeleton import PROGRESS, Skeleton
-from .summarizers import EXCERPT_CHARS, Material, Summarizer
 from ..edge.tokenizer import SampledEstimate, TokenCounter
 from ..edge.writer import backup_path, dumps, iso_now, replace_atomically, snapshot, write_new
+from ..model.chain import BOUNDARY, SIDECHAIN, SUMMARY
+from ..model.errors import NotFound, UsageError, WriteFailed
+from ..model.lines import Entry
+from . import form as compact_form
+from .digest import Digest, clip, prompt_text
+from .excerpt import Excerpt
+from .files_read import FileSource, MemorySource, Progress, memory_outline, outline
+from .plan import NodeInfo, Plan, PlanOptions, plan
+from .report import Result
+from .skeleton import PROGRESS, Skeleton
+from .summarizers import EXCERPT_CHARS, Material, Summarizer
 
 #: Bytes of summarised text tokenized exactly to calibrate the estimate of the rest.
 SAMPLE_BYTES = 512 * 1024
 #: ... but never fewer records than this (few, huge records make a noisy ratio).
 MIN_SAMPLES = 1000
 _BLOCK = 1 << 20
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -134,9 +134,23 @@ def compact_file(
     size = file_size(path)
     snap = snapshot(path)
     sk = outline(path, progress)
-    result = Result(path, sk.session_id, target.mode, summarizer.name, bytes_before=size, budget=options.keep_tokens, drop_history=target.drop_history)
+    result = Result(
+        path,
+        sk.session_id,
+        target.mode,
+        summarizer.name,
+        bytes_before=size,
+        budget=options.keep_tokens,
+        drop_history=target.drop_history,
+    )
     result.damage_pieces, result.damage_bytes = sk.damage_count, sk.damage_bytes
-    damaged = bool(sk.damage_count or sk.lenient or sk.index.duplicates or next(sk.index.dangling(), None) or sk.index.cycles())
+    damaged = bool(
+        sk.damage_count
+        or sk.lenient
+        or sk.index.duplicates
+        or next(sk.index.dangling(), None)
+        or sk.index.cycles()
+    )
     fits = size <= max_bytes
     if damaged and not fits and not in_memory:
         result.notes.append(
@@ -153,9 +167,28 @@ def compact_file(
         else:
             source = FileSource(path, sk)
         try:
-            run = _Compaction(path, sk, source, summarizer, target, options, counter, result, progress, even_if_larger, drop_unsent)
-            run.run(keep, keep_first_request, new_id=new_id, now=now, snap=snap,
-                    repairable=not memory and fits and in_memory is None, needs_newline=needs_newline)
+            run = _Compaction(
+                path,
+                sk,
+                source,
+                summarizer,
+                target,
+                options,
+                counter,
+                result,
+                progress,
+                even_if_larger,
+                drop_unsent,
+            )
+            run.run(
+                keep,
+                keep_first_request,
+                new_id=new_id,
+                now=now,
+                snap=snap,
+                repairable=not memory and fits and in_memory is None,
+                needs_newline=needs_newline,
+            )
         except _NeedsRepair:
             memory = True  # the kept part has what the repair fixes mend: read through them
             continue
@@ -195,9 +228,13 @@ class _Compaction:
         self.history_at = backup_path(path) if target.mode == "in-place" and target.drop_history else None
         self.conv = sk.conversation()
         if not self.conv:
-            raise NotFound(f"{path}: no conversation to compact (no user or assistant message on a main chain)")
+            raise NotFound(
+                f"{path}: no conversation to compact (no user or assistant message on a main chain)"
+            )
         if all(sk.index.flags[i] & SIDECHAIN for i in self.conv):
-            raise UsageError(f"{path}: a subagent transcript (every entry is a sidechain); compact the main session instead")
+            raise UsageError(
+                f"{path}: a subagent transcript (every entry is a sidechain); compact the main session instead"
+            )
         self.position = array("q", [-1]) * len(sk)
         for q, n in enumerate(self.conv):
             self.position[n] = q
@@ -216,7 +253,9 @@ class _Compaction:
             if i is None:
                 raise NotFound(f"--keep {u}: no entry with this uuid in {self.path}")
             if self.position[i] < 0:
-                raise UsageError(f"--keep {u}: this entry is not on the conversation a resume sends (a dead branch or a sidechain)")
+                raise UsageError(
+                    f"--keep {u}: this entry is not on the conversation a resume sends (a dead branch or a sidechain)"
+                )
             out.append(i)
         return out
 
@@ -247,7 +286,9 @@ class _Compaction:
 
     def plan(self, key: list[int], *, repairable: bool) -> Plan:
         sk, result, conv = self.sk, self.result, self.conv
-        p = plan(conv, self.info, nodes=len(sk), key_nodes=key, options=self.options, group=sk.msg.__getitem__)
+        p = plan(
+            conv, self.info, nodes=len(sk), key_nodes=key, options=self.options, group=sk.msg.__getitem__
+        )
         result.key = [sk.index.uuid(k) for k in p.key]
         result.kept_tokens, result.kept_tokens_unpruned = p.kept_tokens, p.kept_tokens_unpruned
         result.over_budget = p.over_budget
@@ -257,7 +298,9 @@ class _Compaction:
         if problems and repairable:
             raise _NeedsRepair(problems)
         for problem in problems:
-            result.notes.append(f"kept messages: {problem} (the file is past the in-memory cap; `tt repair` fixes it)")
+            result.notes.append(
+                f"kept messages: {problem} (the file is past the in-memory cap; `tt repair` fixes it)"
+            )
         if p.over_budget:
             result.notes.append(
                 f"the kept messages ({p.kept_tokens} tokens) are over --keep-tokens {self.options.keep_tokens}: the last "
@@ -267,7 +310,9 @@ class _Compaction:
             result.nothing_to_do = True
             result.kept = len(p.kept)
             result.tokens_before = result.tokens_after = p.kept_tokens_unpruned
-            result.notes.append(f"nothing to summarise: the whole conversation (~{p.kept_tokens_unpruned} tokens) fits --keep-tokens")
+            result.notes.append(
+                f"nothing to summarise: the whole conversation (~{p.kept_tokens_unpruned} tokens) fits --keep-tokens"
+            )
         return p
 
     # --- pass 2 -------------------------------------------------------------------------
@@ -317,7 +362,9 @@ class _Compaction:
 
     # --- build and write ----------------------------------------------------------------
 
-    def build(self, p: Plan, digest: Digest, summary: str, *, sid: str, new_id: Callable[[], str], now: str) -> list[bytes]:
+    def build(
+        self, p: Plan, digest: Digest, summary: str, *, sid: str, new_id: Callable[[], str], now: str
+    ) -> list[bytes]:
         sk, conv, result = self.sk, self.conv, self.result
         new = self.target.mode == "new"
         alone = new or self.target.drop_history  # the file holds the compaction alone
@@ -326,7 +373,9 @@ class _Compaction:
         # The summary tells the model where the full transcript is: with drop_history, the
         # backup, since the file itself keeps only the compaction.
         history = self.history_at or self.path
-        text = compact_form.summary_content(summary, transcript_path=str(history), kept=bool(p.kept), first_request_kept=first_kept)
+        text = compact_form.summary_content(
+            summary, transcript_path=str(history), kept=bool(p.kept), first_request_kept=first_kept
+        )
         result.summary_tokens = self.counter.text(text) + 8
         kept = [self.source.entry(k).record for k in p.kept]
         where = {n: k for k, n in enumerate(p.kept)}
@@ -345,7 +394,11 @@ class _Compaction:
             prunes=[(where[pr.node], pr) for pr in p.prunes if pr.node in where],
             new_session=new,
             last_prompt=clip(last_prompt, 200) if last_prompt else None,
-            metadata=_title_records(sk, digest, sid) if new else [dict(r) for r in sk.metadata.values()] if alone else [],
+            metadata=_title_records(sk, digest, sid)
+            if new
+            else [dict(r) for r in sk.metadata.values()]
+            if alone
+            else [],
         )
         result.records = out.records
         result.kept = sum(1 for r in out.records[2:] if r.get("type") in ("user", "assistant"))
@@ -356,15 +409,26 @@ class _Compaction:
             result.notes.append(f"{out.dropped} kept line(s) held only thinking and were left out")
         return [dumps(r) + b"\n" for r in out.records]
 
-    def run(self, keep: Sequence[str], first_request: bool, *, new_id: Callable[[], str], now: Callable[[], str],
-            snap: tuple[int, int], repairable: bool, needs_newline: bool) -> None:
+    def run(
+        self,
+        keep: Sequence[str],
+        first_request: bool,
+        *,
+        new_id: Callable[[], str],
+        now: Callable[[], str],
+        snap: tuple[int, int],
+        repairable: bool,
+        needs_newline: bool,
+    ) -> None:
         result, target, path = self.result, self.target, self.path
         p = self.plan(self.key_nodes(keep, first_request), repairable=repairable)
         if p.nothing_to_do:
             self.without_unsent(new_id=new_id)
             return
         digest, excerpt = self.digest(p)
-        summary = self.summarizer.summarize(Material(digest, excerpt.text() if excerpt is not None else "", str(path), len(p.kept)))
+        summary = self.summarizer.summarize(
+            Material(digest, excerpt.text() if excerpt is not None else "", str(path), len(p.kept))
+        )
         result.summary = summary
         out_path: Path | None = None
         if target.mode == "new":
@@ -383,8 +447,11 @@ class _Compaction:
                 f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the {result.summarised} "
                 f"message(s) it would replace, so the request would grow (~{result.tokens_before} → ~{result.tokens_after} "
                 "tokens); "
-                + ("the whole conversation is copied instead" if slim else
-                   "nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)")
+                + (
+                    "the whole conversation is copied instead"
+                    if slim
+                    else "nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)"
+                )
             )
             result.records = []
             self.without_unsent(new_id=new_id)
@@ -397,17 +464,25 @@ class _Compaction:
             return
         if result.damage_pieces:
             result.notes.append(
-                "the damaged lines are left in the backup with the rest of the history" if target.drop_history else
-                "the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)"
+                "the damaged lines are left in the backup with the rest of the history"
+                if target.drop_history
+                else "the damaged lines stay where they are, before the new boundary (only `tt repair` rewrites them)"
             )
         if target.drop_history:
-            result.backup = replace_atomically(path, iter(chunks), expect=snap, force=target.force, backup=True, backup_to=self.history_at)
+            result.backup = replace_atomically(
+                path, iter(chunks), expect=snap, force=target.force, backup=True, backup_to=self.history_at
+            )
             result.file_after = result.bytes_after
         else:
-            result.backup = replace_atomically(path, _appended(path, snap[0], needs_newline, chunks), expect=snap, force=target.force, backup=target.backup)
+            result.backup = replace_atomically(
+                path,
+                _appended(path, snap[0], needs_newline, chunks),
+                expect=snap,
+                force=target.force,
+                backup=target.backup,
+            )
             result.file_after = snap[0] + needs_newline + result.bytes_after
         result.output = path
-
 
     def without_unsent(self, *, new_id: Callable[[], str]) -> None:
         """Nothing worth summarising: with ``drop_unsent``, write the whole conversation
@@ -425,10 +500,14 @@ class _Compaction:
                 )
             return
         if target.mode == "in-place":
-            result.notes.append("--prune progress writes a new file: appended in place, the file would only grow")
+            result.notes.append(
+                "--prune progress writes a new file: appended in place, the file would only grow"
+            )
             return
         records = [self.source.entry(n).record for n in nodes]
-        out_path, sid = _new_target(self.path, target.out, new_id) if target.mode == "new" else (None, new_id())
+        out_path, sid = (
+            _new_target(self.path, target.out, new_id) if target.mode == "new" else (None, new_id())
+        )
         first = Digest()
         for r in records:
             first.feed(r)
@@ -436,7 +515,10 @@ class _Compaction:
                 break
         last_prompt = next((t for t in map(prompt_text, reversed(records)) if t), None)
         out = compact_form.slim_records(
-            records, session_id=sid, new_id=new_id, last_prompt=clip(last_prompt, 200) if last_prompt else None,
+            records,
+            session_id=sid,
+            new_id=new_id,
+            last_prompt=clip(last_prompt, 200) if last_prompt else None,
             metadata=_title_records(sk, first, sid),
         )
         chunks = [dumps(r) + b"\n" for r in out.records]
@@ -550,9 +632,9 @@ def _appended(path: Path, size: int, needs_newline: bool, chunks: list[bytes]) -
 
 def exact_after(result: Result, client: Any, model: str | None = None) -> int:
     """Claude's own count of the conversation the output resumes with (``--exact``)."""
+    from ..edge.tokenizer import count_exact
     from ..model.conversation import api_messages, last_model
     from ..model.session import Session
-    from ..edge.tokenizer import count_exact
 
     entries = [Entry(k + 1, 0, dumps(r), r) for k, r in enumerate(result.records)]
     session = Session.from_entries(entries)

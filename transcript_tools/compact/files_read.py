@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
+from ..edge.reader import file_size, iter_lines, iter_raw
 from ..model.errors import NotFound
 from ..model.lines import Entry, decode_line
-from ..edge.reader import file_size, iter_lines, iter_raw
 from .skeleton import Skeleton
 
 #: Progress callback: (stage, bytes done, bytes in all).
@@ -76,11 +76,17 @@ class FileSource:
                     if offsets[j] == offset and lengths[j] == len(data):
                         yield j, decode(data, lines[j], offset)
                     else:
-                        got = [e for e in decode_line(number, offset, data, term, is_last=last).entries if e.offset == offsets[j]]
+                        got = [
+                            e
+                            for e in decode_line(number, offset, data, term, is_last=last).entries
+                            if e.offset == offsets[j]
+                        ]
                         if got:
                             yield j, got[0]
             elif any(want[q] for q in range(j, k)):
-                by_offset = {e.offset: e for e in decode_line(number, offset, data, term, is_last=last).entries}
+                by_offset = {
+                    e.offset: e for e in decode_line(number, offset, data, term, is_last=last).entries
+                }
                 for q in range(j, k):
                     if want[q]:
                         e = by_offset.get(offsets[q])
@@ -148,5 +154,7 @@ def memory_outline(path: Path, max_bytes: int, result: Any) -> tuple[Skeleton, l
             nodes.append(e)
     sk.finish()
     result.repaired = True
-    result.repair_actions = [f"{getattr(a, 'fix', '?')}: {getattr(a, 'detail', '')}".strip(": ") for a in loaded.actions][:50]
+    result.repair_actions = [
+        f"{getattr(a, 'fix', '?')}: {getattr(a, 'detail', '')}".strip(": ") for a in loaded.actions
+    ][:50]
     return sk, nodes

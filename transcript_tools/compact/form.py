@@ -73,7 +73,9 @@ _REFERENCES = ("supersedesUuids", "retractedMessageUuids")
 _REFERENCE = ("sourceToolAssistantUUID", "refusedUserMessageUuid")
 
 
-def summary_content(summary: str, *, transcript_path: str | None, kept: bool, first_request_kept: bool = False) -> str:
+def summary_content(
+    summary: str, *, transcript_path: str | None, kept: bool, first_request_kept: bool = False
+) -> str:
     """The text of the ``isCompactSummary`` line (Claude Code 2.1.332's wording)."""
     parts = [SUMMARY_PREAMBLE, summary.strip()]
     tail = []
@@ -147,7 +149,11 @@ def compaction_records(
     out.copies = len(copies)
     md: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens, "postTokens": post_tokens}
     if copies:
-        md["preservedSegment"] = {"headUuid": copies[0]["uuid"], "anchorUuid": s_uuid, "tailUuid": copies[-1]["uuid"]}
+        md["preservedSegment"] = {
+            "headUuid": copies[0]["uuid"],
+            "anchorUuid": s_uuid,
+            "tailUuid": copies[-1]["uuid"],
+        }
     boundary: dict[str, Any] = {
         "parentUuid": None,
         "logicalParentUuid": logical_parent,
@@ -175,7 +181,14 @@ def compaction_records(
     }
     out.records = [boundary, summary, *copies]
     if last_prompt:
-        out.records.append({"type": "last-prompt", "lastPrompt": last_prompt, "leafUuid": out.leaf_uuid, "sessionId": session_id})
+        out.records.append(
+            {
+                "type": "last-prompt",
+                "lastPrompt": last_prompt,
+                "leafUuid": out.leaf_uuid,
+                "sessionId": session_id,
+            }
+        )
     for m in metadata:
         r = dict(m)
         if "sessionId" in r or new_session:
@@ -210,7 +223,9 @@ def slim_records(
     out.copies = len(out.records)
     out.leaf_uuid = parent or ""
     if last_prompt and parent:
-        out.records.append({"type": "last-prompt", "lastPrompt": last_prompt, "leafUuid": parent, "sessionId": session_id})
+        out.records.append(
+            {"type": "last-prompt", "lastPrompt": last_prompt, "leafUuid": parent, "sessionId": session_id}
+        )
     for m in metadata:
         r = dict(m)
         r["sessionId"] = session_id
@@ -267,7 +282,9 @@ def _big_image(b: Any, limit: int) -> bool:
     return isinstance(data, str) and len(data) * 3 // 4 > limit
 
 
-def _copy(r: Mapping[str, Any], mapping: Mapping[str, str], parent: str, session_id: str, new_session: bool) -> dict[str, Any]:
+def _copy(
+    r: Mapping[str, Any], mapping: Mapping[str, str], parent: str, session_id: str, new_session: bool
+) -> dict[str, Any]:
     rec = dict(r)
     rec["parentUuid"] = parent
     rec["uuid"] = mapping[r["uuid"]]
@@ -295,7 +312,9 @@ def _size(v: Any) -> int:
     return len(orjson.dumps(v))
 
 
-def _apply_prunes(rec: dict[str, Any], prunes: Sequence[Prune], saved: dict[str, int]) -> dict[str, Any] | None:
+def _apply_prunes(
+    rec: dict[str, Any], prunes: Sequence[Prune], saved: dict[str, int]
+) -> dict[str, Any] | None:
     """The record with ``prunes`` applied, or None when nothing is left of it."""
     msg = rec.get("message")
     if not isinstance(msg, dict) or not isinstance(msg.get("content"), list):
@@ -339,7 +358,9 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
     return ""
 
 
@@ -364,7 +385,9 @@ def _without_inner_images(b: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(inner, list):
         return dict(b)
     new = [
-        {"type": "text", "text": _image_placeholder(x)} if isinstance(x, dict) and x.get("type") == "image" else x
+        {"type": "text", "text": _image_placeholder(x)}
+        if isinstance(x, dict) and x.get("type") == "image"
+        else x
         for x in inner
     ]
     return {**b, "content": new}
@@ -376,4 +399,3 @@ def _image_placeholder(b: Mapping[str, Any]) -> str:
     data = src.get("data") if isinstance(src, dict) else None
     size = f", {len(data) * 3 // 4 // 1024:,} KB" if isinstance(data, str) else ""
     return f"[image pruned by tt compact ({media or 'image'}{size})]"
-

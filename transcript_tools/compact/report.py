@@ -88,7 +88,12 @@ class Result:
                 "estimate": True,
                 "note": ESTIMATE_NOTE,
             },
-            "bytes": {"before": self.bytes_before, "conversation_before": self.conversation_bytes_before, "after": self.bytes_after, "file_after": self.file_after},
+            "bytes": {
+                "before": self.bytes_before,
+                "conversation_before": self.conversation_bytes_before,
+                "after": self.bytes_after,
+                "file_after": self.file_after,
+            },
             "drop_history": self.drop_history,
             "messages": {
                 "conversation": self.conversation,

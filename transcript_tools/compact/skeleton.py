@@ -36,8 +36,8 @@ from typing import Any
 
 from ..model.active import NodeFacts, conversation_nodes
 from ..model.chain import BOUNDARY, CHAIN_TYPES, ChainIndex, node_flags
-from .digest import prompt_text
 from ..model.lines import DecodedLine, Entry
+from .digest import prompt_text
 
 # Per-node kind bits.
 CALLS = 1  # holds tool_use blocks
@@ -47,7 +47,16 @@ LENIENT = 16  # decoded leniently (invalid UTF-8, lone surrogates)
 
 #: Metadata records that name or label a session; the last of each kind wins
 #: (docs/format.md §3.6, §9: the picker reads them last-wins from the tail).
-METADATA_TYPES = ("custom-title", "ai-title", "tag", "agent-name", "mode", "permission-mode", "worktree-state", "pr-link")
+METADATA_TYPES = (
+    "custom-title",
+    "ai-title",
+    "tag",
+    "agent-name",
+    "mode",
+    "permission-mode",
+    "worktree-state",
+    "pr-link",
+)
 
 MAX_DAMAGE_NOTED = 50
 
@@ -124,7 +133,11 @@ class Skeleton:
         parent = rec.get("parentUuid")
         logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
         i = self.index.add(
-            uuid, parent if isinstance(parent, str) else None, e.line, flags, logical if isinstance(logical, str) else None
+            uuid,
+            parent if isinstance(parent, str) else None,
+            e.line,
+            flags,
+            logical if isinstance(logical, str) else None,
         )
         if i < 0:
             return -1

@@ -72,12 +72,19 @@ class Extractive:
             span = f", {d.first_timestamp[:16].replace('T', ' ')} to {d.last_timestamp[:16].replace('T', ' ')} UTC"
         out.append(
             f"[Extractive summary written offline by tt compact of {d.messages} earlier message(s)"
-            + (f" (and {d.context_messages} read for context: history before earlier compactions, key messages)" if d.context_messages else "")
+            + (
+                f" (and {d.context_messages} read for context: history before earlier compactions, key messages)"
+                if d.context_messages
+                else ""
+            )
             + f"{span}. "
             "It lists what the transcript records; it does not interpret it.]"
         )
         for s in d.summaries:
-            out.append("Summary of the conversation before that (from an earlier compaction):\n" + _indent(clip(s, 4000)))
+            out.append(
+                "Summary of the conversation before that (from an earlier compaction):\n"
+                + _indent(clip(s, 4000))
+            )
         out.append(_section("1. User requests, in order", self._requests(d)))
         out.append(_section("2. Files", self._files(d)))
         out.append(_section("3. Commands run", self._commands(d)))
@@ -111,7 +118,11 @@ class Extractive:
         for kind in ("edited", "written", "read"):
             paths = list(d.files[kind])
             if paths:
-                lines.append(f"{kind.capitalize()} ({len(paths)}): " + ", ".join(paths[-60:]) + (" ..." if len(paths) > 60 else ""))
+                lines.append(
+                    f"{kind.capitalize()} ({len(paths)}): "
+                    + ", ".join(paths[-60:])
+                    + (" ..." if len(paths) > 60 else "")
+                )
         return lines or ["(no file read, written or edited)"]
 
     @staticmethod
@@ -217,7 +228,14 @@ class AnthropicSummarizer:
     name = "anthropic"
     wants_excerpt = True
 
-    def __init__(self, client: Any, *, model: str, instructions: str | None = None, max_tokens: int = DEFAULT_SUMMARY_MAX_TOKENS) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        model: str,
+        instructions: str | None = None,
+        max_tokens: int = DEFAULT_SUMMARY_MAX_TOKENS,
+    ) -> None:
         self.client = client
         self.model = model
         self.instructions = instructions
@@ -241,9 +259,14 @@ class AnthropicSummarizer:
         message = response.message
         self.usage = dict(message.get("usage") or {})
         text = "\n".join(
-            b.get("text", "") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"
+            b.get("text", "")
+            for b in message.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "text"
         )
         summary = extract_summary(text)
         if not summary:
-            raise ApiError(f"the model ({self.model}) answered without a summary", hint="try again, or use --summarizer extractive")
+            raise ApiError(
+                f"the model ({self.model}) answered without a summary",
+                hint="try again, or use --summarizer extractive",
+            )
         return summary

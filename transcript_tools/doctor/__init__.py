@@ -1,2 +1,1 @@
-"""`tt doctor`: why a session is missing from /resume (`core`), read from disk by `files`.
-"""
+"""`tt doctor`: why a session is missing from /resume (`core`), read from disk by `files`."""

@@ -95,7 +95,11 @@ class Diagnosis:
     findings: tuple[Finding, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "session_id": self.session_id, "findings": [f.to_dict() for f in self.findings]}
+        return {
+            "path": self.path,
+            "session_id": self.session_id,
+            "findings": [f.to_dict() for f in self.findings],
+        }
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -123,39 +127,64 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
     loads = scan.main_messages > 0
     out: list[Finding] = []
     if scan.nul_only and size > 0:
-        out.append(Finding(
-            "nul-file", listed, False,
-            f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
-            "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
-        ))
+        out.append(
+            Finding(
+                "nul-file",
+                listed,
+                False,
+                f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
+                "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
+            )
+        )
     elif size == 0 or scan.records == 0:
-        out.append(Finding(
-            "empty", listed, False, "the file holds no record",
-            "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
-        ))
+        out.append(
+            Finding(
+                "empty",
+                listed,
+                False,
+                "the file holds no record",
+                "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
+            )
+        )
     elif not loads and scan.sidechain_messages:
-        out.append(Finding(
-            "all-sidechain", listed, False,
-            f"all {scan.sidechain_messages} messages are a subagent's (isSidechain): Claude Code finds no conversation to resume",
-            "it is a subagent transcript, not a session: resume its parent session; `tt delete` the stray copy",
-        ))
+        out.append(
+            Finding(
+                "all-sidechain",
+                listed,
+                False,
+                f"all {scan.sidechain_messages} messages are a subagent's (isSidechain): Claude Code finds no conversation to resume",
+                "it is a subagent transcript, not a session: resume its parent session; `tt delete` the stray copy",
+            )
+        )
     elif not loads:
         kinds = ", ".join(sorted(scan.other_types)) or "none"
-        out.append(Finding(
-            "metadata-only", listed, False,
-            f"only metadata records ({kinds}): the conversation they name is not in this file",
-            "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
-        ))
+        out.append(
+            Finding(
+                "metadata-only",
+                listed,
+                False,
+                f"only metadata records ({kinds}): the conversation they name is not in this file",
+                "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
+            )
+        )
     elif lite.hidden == "no-title":
-        out.append(Finding(
-            "no-title", False, True,
-            "no title, no prompt and no summary in the first and last 64 KiB: /resume and the SDK leave it out",
-            f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
-        ))
+        out.append(
+            Finding(
+                "no-title",
+                False,
+                True,
+                "no title, no prompt and no summary in the first and last 64 KiB: /resume and the SDK leave it out",
+                f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
+            )
+        )
     elif lite.hidden == "sidechain":
-        out.append(Finding(
-            "sidechain-first", False, True,
-            "the first line is a sidechain record: /resume and the SDK leave the file out",
-            f"`claude --resume {sid or '<id>'}` still loads it",
-        ))
+        out.append(
+            Finding(
+                "sidechain-first",
+                False,
+                True,
+                "the first line is a sidechain record: /resume and the SDK leave the file out",
+                f"`claude --resume {sid or '<id>'}` still loads it",
+            )
+        )
     return Diagnosis(path, session_id, tuple(out))

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..edge import claude_dir as store
-from .core import Diagnosis, Scan, diagnose, scan_records
 from ..catalog.listing import LITE_READ_BYTES
+from ..edge import claude_dir as store
 from ..edge.reader import iter_lines, read_head_tail
 from ..model.session import session_id_from_name
+from .core import Diagnosis, Scan, diagnose, scan_records
 
 
 def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
@@ -33,7 +33,12 @@ def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
                 yield e.record
 
     scan = scan_records(entries())
-    return head, tail, size, Scan(scan.records, scan.main_messages, scan.sidechain_messages, scan.other_types, nul_only)
+    return (
+        head,
+        tail,
+        size,
+        Scan(scan.records, scan.main_messages, scan.sidechain_messages, scan.other_types, nul_only),
+    )
 
 
 def doctor_file(path: Path) -> Diagnosis:

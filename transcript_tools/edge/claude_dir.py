@@ -141,7 +141,9 @@ def worktree_folder_names(names: Iterable[str], worktrees: Sequence[str], own: s
         if name in seen:
             continue
         for key in keys:
-            if name == key or (len(key) >= MAX_SANITIZED_LENGTH and name.startswith(key[:MAX_SANITIZED_LENGTH] + "-")):
+            if name == key or (
+                len(key) >= MAX_SANITIZED_LENGTH and name.startswith(key[:MAX_SANITIZED_LENGTH] + "-")
+            ):
                 out.append(name)
                 seen.add(name)
                 break
@@ -199,7 +201,11 @@ def subagent_files(session_path: Path) -> list[Path]:
 
 
 def legacy_agent_files(project: Path) -> list[Path]:
-    return [p for p in _listdir(project) if p.name.startswith("agent-") and p.suffix == ".jsonl" and not _by_product(p.name)]
+    return [
+        p
+        for p in _listdir(project)
+        if p.name.startswith("agent-") and p.suffix == ".jsonl" and not _by_product(p.name)
+    ]
 
 
 def _by_product(name: str) -> bool:
@@ -228,7 +234,9 @@ def _check_id(spec: str) -> None:
         raise UsageError(f"{spec!r} is neither an existing file nor a session id")
 
 
-def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = False, root: Path | None = None) -> SessionRef:
+def resolve(
+    spec: str | None, *, cwd: str | Path | None = None, latest: bool = False, root: Path | None = None
+) -> SessionRef:
     """Resolve what the user named: a path, a session id, an id prefix, or the latest session.
 
     ``latest`` (``-c/--continue``) picks the most recently modified session of the
@@ -244,7 +252,9 @@ def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = F
         proj = find_project_dir(here, root)
         files = session_files(proj) if proj is not None else []
         if not files:
-            raise NotFound(f"no sessions for {here} under {root}", hint="name a session or a file, or use --all")
+            raise NotFound(
+                f"no sessions for {here} under {root}", hint="name a session or a file, or use --all"
+            )
         best = max(files, key=lambda p: p.stat().st_mtime)
         return SessionRef(best, session_id_from_name(best.name))
     p = Path(spec).expanduser()
@@ -272,9 +282,12 @@ def resolve(spec: str | None, *, cwd: str | Path | None = None, latest: bool = F
     if len(found) > 1:
         ids = ", ".join(sorted({f.name[:-6] for f in found})[:5])
         if len({f.name for f in found}) > 1:
-            raise AmbiguousSession(f"{spec!r} matches {len(found)} sessions: {ids}", hint="give more of the id")
+            raise AmbiguousSession(
+                f"{spec!r} matches {len(found)} sessions: {ids}", hint="give more of the id"
+            )
         raise AmbiguousSession(
-            f"session {spec!r} exists in {len(found)} projects: " + ", ".join(str(f.parent.name) for f in found),
+            f"session {spec!r} exists in {len(found)} projects: "
+            + ", ".join(str(f.parent.name) for f in found),
             hint="name the file by its path",
         )
     return SessionRef(found[0], session_id_from_name(found[0].name))
@@ -295,4 +308,6 @@ def session_id_of(ref: SessionRef) -> str:
                 return sid
         if ln.line > 200:
             break
-    raise UsageError(f"{ref.path}: no session id in its name or its first records", hint="name the session by id")
+    raise UsageError(
+        f"{ref.path}: no session id in its name or its first records", hint="name the session by id"
+    )

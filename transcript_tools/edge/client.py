@@ -79,7 +79,9 @@ class ModelResponse:
 
 
 class ModelClient(Protocol):
-    def create(self, request: ModelRequest, on_event: Callable[[Event], None] | None = None) -> ModelResponse: ...
+    def create(
+        self, request: ModelRequest, on_event: Callable[[Event], None] | None = None
+    ) -> ModelResponse: ...
 
 
 # --- assembling a streamed answer (pure) ------------------------------------------------
@@ -282,7 +284,9 @@ class AnthropicClient:
                 f = r.failure
                 if not f.retryable or attempt >= self.max_retries:
                     raise f.error from r.__cause__
-                wait = f.wait if f.wait is not None else backoff(attempt, self.base_delay, jitter=self._rand())
+                wait = (
+                    f.wait if f.wait is not None else backoff(attempt, self.base_delay, jitter=self._rand())
+                )
                 wait = min(wait, MAX_RETRY_AFTER)
                 self.waits.append(wait)
                 self._sleep(wait)
@@ -290,7 +294,9 @@ class AnthropicClient:
                 continue
             return ModelResponse(message, request_id, attempt + 1, int((time.monotonic() - started) * 1000))
 
-    def _once(self, request: ModelRequest, on_event: Callable[[Event], None] | None) -> tuple[dict[str, Any], str | None]:
+    def _once(
+        self, request: ModelRequest, on_event: Callable[[Event], None] | None
+    ) -> tuple[dict[str, Any], str | None]:
         import anthropic
 
         acc = StreamAccumulator()
@@ -316,8 +322,14 @@ class AnthropicClient:
         except anthropic.APIConnectionError as e:
             where = self.credentials.base_url or "https://api.anthropic.com"
             timed_out = isinstance(e, anthropic.APITimeoutError)
-            msg = f"the API at {where} did not answer in time" if timed_out else f"cannot reach the API at {where}: {e}"
-            raise _Retry(_Failure(True, None, ApiError(msg, hint="check ANTHROPIC_BASE_URL and the network"))) from e
+            msg = (
+                f"the API at {where} did not answer in time"
+                if timed_out
+                else f"cannot reach the API at {where}: {e}"
+            )
+            raise _Retry(
+                _Failure(True, None, ApiError(msg, hint="check ANTHROPIC_BASE_URL and the network"))
+            ) from e
         except anthropic.APIError as e:
             raise _Retry(_Failure(False, None, ApiError(f"the API's answer could not be read: {e}"))) from e
         return acc.result(), request_id
@@ -338,7 +350,9 @@ def _status_failure(e: Any, creds: Credentials) -> _Failure:
     where = f" (request {rid})" if rid else ""
     if status in (401, 403):
         what = "the API refused the key" if status == 401 else "the key may not use this"
-        return _Failure(False, None, CredentialsError(f"{what}: {api_message}{where}", hint="check ANTHROPIC_API_KEY"))
+        return _Failure(
+            False, None, CredentialsError(f"{what}: {api_message}{where}", hint="check ANTHROPIC_API_KEY")
+        )
     should = headers.get("x-should-retry")
     if should in ("true", "false"):
         retryable = should == "true"
@@ -351,4 +365,8 @@ def _status_failure(e: Any, creds: Credentials) -> _Failure:
         400: "the API rejected the request; `tt validate` shows what in the session it may refuse",
     }.get(status)
     label = f"HTTP {status}" if status >= 300 else "stream error"
-    return _Failure(retryable, retry_after(headers), ApiError(f"the API answered {label} {kind}: {api_message}{where}".replace("  ", " "), hint=hint))
+    return _Failure(
+        retryable,
+        retry_after(headers),
+        ApiError(f"the API answered {label} {kind}: {api_message}{where}".replace("  ", " "), hint=hint),
+    )

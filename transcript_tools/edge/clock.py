@@ -12,7 +12,7 @@ subprocess. A value that does not parse is a usage error, never silently ignored
 from __future__ import annotations
 
 import os
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from ..model.errors import UsageError
 from ..model.lifecycle import Clock
@@ -22,18 +22,20 @@ ENV = "TT_NOW"
 
 def _local_midnight(d: date) -> datetime:
     # A naive datetime's astimezone() asks the C library (mktime) for that date's offset.
-    return datetime(d.year, d.month, d.day).astimezone().astimezone(timezone.utc)
+    return datetime(d.year, d.month, d.day).astimezone().astimezone(UTC)
 
 
 def parse_instant(text: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"{ENV}={text!r} is not an ISO 8601 date and time", hint="e.g. TT_NOW=2026-11-29T12:00:00Z") from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        raise UsageError(
+            f"{ENV}={text!r} is not an ISO 8601 date and time", hint="e.g. TT_NOW=2026-11-29T12:00:00Z"
+        ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def system_clock() -> Clock:
     given = os.environ.get(ENV)
-    now = parse_instant(given) if given else datetime.now(timezone.utc)
+    now = parse_instant(given) if given else datetime.now(UTC)
     return Clock(now, _local_midnight)

@@ -14,8 +14,8 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .reader import MAX_TRANSCRIPT_READ_BYTES, load
 from ..model.session import Session
+from .reader import MAX_TRANSCRIPT_READ_BYTES, load
 
 
 @dataclass(slots=True)
@@ -44,7 +44,10 @@ def load_session(
         from .siblings import found_elsewhere
 
         entries, actions = repaired_entries(
-            t.lines, RepairOptions(partial_load=t.start > 0), now=iso_now(), new_id=lambda: str(_uuid.uuid4()),
+            t.lines,
+            RepairOptions(partial_load=t.start > 0),
+            now=iso_now(),
+            new_id=lambda: str(_uuid.uuid4()),
             elsewhere=lambda keys: found_elsewhere(path, keys),
         )
     else:

@@ -127,7 +127,9 @@ class Transcript:
         return [e for ln in self.lines for e in ln.entries]
 
 
-def load(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, from_last_boundary: bool = False) -> Transcript:
+def load(
+    path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, from_last_boundary: bool = False
+) -> Transcript:
     """Read a whole transcript into memory, refusing files past ``max_bytes``.
 
     With ``from_last_boundary``, a file past the cap is loaded from its last compact

@@ -29,7 +29,9 @@ from pathlib import Path
 def session_dir(path: Path) -> Path:
     """The folder of a session file's own files (``<id>/`` beside ``<id>.jsonl``); a file not
     named ``*.jsonl`` gets ``<name>.d/``, so the folder never collides with the file."""
-    return path.with_name(path.name[:-6]) if path.name.endswith(".jsonl") else path.with_name(path.name + ".d")
+    return (
+        path.with_name(path.name[:-6]) if path.name.endswith(".jsonl") else path.with_name(path.name + ".d")
+    )
 
 
 def names_folder(spec: str | os.PathLike[str]) -> bool:

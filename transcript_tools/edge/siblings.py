@@ -33,8 +33,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import claude_dir as store
 from ..model.chain import key_uuid, uuid_key
+from . import claude_dir as store
 
 # A record's own uuid as Claude Code serialises it (compact JSON). Inside a string value
 # the quotes would be escaped, so message text that mentions a uuid does not match.

@@ -36,7 +36,9 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as e:
-        raise StoreUnavailable("PostgreSQL stores need psycopg 3", hint="pip install 'transcript-tools[postgres]'") from e
+        raise StoreUnavailable(
+            "PostgreSQL stores need psycopg 3", hint="pip install 'transcript-tools[postgres]'"
+        ) from e
     return psycopg
 
 
@@ -52,7 +54,9 @@ class PostgresDialect:
         msg = " ".join(str(e).split())
         if self._password:
             msg = msg.replace(self._password, "***")
-        return StoreUnavailable(f"{redacted(url)}: {msg}", hint="check the server, the URL and the PG* variables")
+        return StoreUnavailable(
+            f"{redacted(url)}: {msg}", hint="check the server, the URL and the PG* variables"
+        )
 
     def sql(self, q: str) -> str:
         return q.replace("?", "%s")
@@ -64,7 +68,13 @@ class PostgresDialect:
         # A query of the catalog (a fresh snapshot), not to_regclass: after waiting for the
         # advisory lock, to_regclass could still answer from a cache that misses the tables
         # the other process just committed, and the DDL it lets through deadlocks its push.
-        return cur.execute("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = %s", (name,)).fetchone() is not None
+        return (
+            cur.execute(
+                "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = %s",
+                (name,),
+            ).fetchone()
+            is not None
+        )
 
     def init_lock(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(7471616)")
@@ -73,11 +83,16 @@ class PostgresDialect:
         cur.execute("SELECT id FROM tt_stream WHERE id = %s FOR UPDATE", (stream_id,))
 
     def reserve_line_ids(self, cur: Any, n: int) -> list[int]:
-        cur.execute("SELECT nextval(pg_get_serial_sequence('tt_line', 'id')) FROM generate_series(1, %s)", (n,))
+        cur.execute(
+            "SELECT nextval(pg_get_serial_sequence('tt_line', 'id')) FROM generate_series(1, %s)", (n,)
+        )
         return [r[0] for r in cur.fetchall()]
 
     def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
-        cur.executemany("INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))", [(i, words(t)) for i, t in rows])
+        cur.executemany(
+            "INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))",
+            [(i, words(t)) for i, t in rows],
+        )
 
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
         cur.execute("DELETE FROM tt_fts WHERE line_id = %s", (line_id,))

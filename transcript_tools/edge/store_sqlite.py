@@ -35,7 +35,10 @@ class SQLiteDialect:
     def translate(self, e: BaseException, url: str) -> Exception:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
             return WriteFailed(f"{url}: the store stayed locked by another writer for 60 s")
-        return Unreadable(f"{url}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store")
+        return Unreadable(
+            f"{url}: not a tt store or damaged ({e})",
+            hint="restore it from a backup, or name another with --store",
+        )
 
     def sql(self, q: str) -> str:
         return q
@@ -44,7 +47,10 @@ class SQLiteDialect:
         cur.execute("BEGIN IMMEDIATE")
 
     def has_table(self, cur: Any, name: str) -> bool:
-        return cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+        return (
+            cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+            is not None
+        )
 
     def init_lock(self, cur: Any) -> None:
         pass  # BEGIN IMMEDIATE holds the database's write lock already
@@ -110,10 +116,16 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
             conn.close()
             if _busy(e):
                 raise WriteFailed(f"{url or path}: the store stayed locked by another writer for 60 s") from e
-            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+            raise Unreadable(
+                f"{url or path}: not a tt store or damaged ({e})",
+                hint="restore it from a backup, or name another with --store",
+            ) from e
         except sqlite3.DatabaseError as e:
             conn.close()
-            raise Unreadable(f"{url or path}: not a tt store or damaged ({e})", hint="restore it from a backup, or name another with --store") from e
+            raise Unreadable(
+                f"{url or path}: not a tt store or damaged ({e})",
+                hint="restore it from a backup, or name another with --store",
+            ) from e
 
 
 def _busy(e: sqlite3.OperationalError) -> bool:

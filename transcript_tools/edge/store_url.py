@@ -43,7 +43,7 @@ def open_store(url: str | None, *, config: Path, create: bool = True) -> Store:
         return open_postgres(u, now_ms)
     if "://" in u and not u.startswith("sqlite://"):
         raise UsageError(f"{redacted(u)}: unknown store URL (sqlite:///PATH or postgresql://…)")
-    path = Path(u[len("sqlite:///"):] if u.startswith("sqlite:///") else u).expanduser()
+    path = Path(u[len("sqlite:///") :] if u.startswith("sqlite:///") else u).expanduser()
     from .store_sqlite import open_sqlite
 
     return open_sqlite(path, now_ms, create=create, url=u)

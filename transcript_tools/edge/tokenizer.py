@@ -121,7 +121,9 @@ class TokenCounter:
 
 def chars(record: Mapping[str, Any]) -> int:
     """The same walk as `TokenCounter.record`, measuring characters instead of tokens."""
-    return _cost(record, len, int(IMAGE_TOKENS * CHARS_PER_TOKEN), int(MESSAGE_OVERHEAD * CHARS_PER_TOKEN)).tokens
+    return _cost(
+        record, len, int(IMAGE_TOKENS * CHARS_PER_TOKEN), int(MESSAGE_OVERHEAD * CHARS_PER_TOKEN)
+    ).tokens
 
 
 class SampledEstimate:
@@ -176,7 +178,13 @@ def _mix(n: int) -> int:
     return z ^ (z >> 31)
 
 
-def _cost(record: Mapping[str, Any], measure: Callable[[str], int], image: int, overhead: int, model: str | None = None) -> RecordCost:
+def _cost(
+    record: Mapping[str, Any],
+    measure: Callable[[str], int],
+    image: int,
+    overhead: int,
+    model: str | None = None,
+) -> RecordCost:
     own, added = sent_blocks(record, model)
     blocks = tuple(_blocks(record, own, added, measure, image))
     if not own and not added:
@@ -185,7 +193,11 @@ def _cost(record: Mapping[str, Any], measure: Callable[[str], int], image: int, 
 
 
 def _blocks(
-    record: Mapping[str, Any], own: frozenset[int], added: list[dict[str, Any]], measure: Callable[[str], int], image: int
+    record: Mapping[str, Any],
+    own: frozenset[int],
+    added: list[dict[str, Any]],
+    measure: Callable[[str], int],
+    image: int,
 ) -> Iterator[BlockCost]:
     """One `BlockCost` per block of ``message.content`` (0 for a block that is not sent, so
     block indexes stay those of the record), then the blocks sent for the record that it
@@ -200,7 +212,11 @@ def _blocks(
             yield cost if j in own else BlockCost(cost.kind, 0)
     kind = "other" if record.get("type") == "attachment" else "text"
     for b in added:
-        yield BlockCost(kind, measure(_s(b.get("text")))) if b.get("type") == "text" else _block(b, measure, image)
+        yield (
+            BlockCost(kind, measure(_s(b.get("text"))))
+            if b.get("type") == "text"
+            else _block(b, measure, image)
+        )
 
 
 #: `sent_blocks`'s index for a ``message.content`` that is a string.
@@ -223,7 +239,9 @@ def _rebuild() -> tuple[Any, str, Any, Any, dict[str, Any]]:
     return api_messages, NO_CONTENT, Entry, stub, stub_text
 
 
-def sent_blocks(record: Mapping[str, Any], model: str | None = None) -> tuple[frozenset[int], list[dict[str, Any]]]:
+def sent_blocks(
+    record: Mapping[str, Any], model: str | None = None
+) -> tuple[frozenset[int], list[dict[str, Any]]]:
     """What a resume sends for ``record``, by `conversation.api_messages` (the one set of
     rules for what is sent, module docstring): the indexes of its ``message.content``
     blocks that are sent (`STRING_CONTENT` for a string content), and the blocks sent for
@@ -284,18 +302,31 @@ def sent_blocks(record: Mapping[str, Any], model: str | None = None) -> tuple[fr
     if isinstance(content, list):
         for n in notes:
             if n.code == "orphan-tool-result":
-                own.update(j for j, b in enumerate(content) if isinstance(b, Mapping) and b.get("tool_use_id") == n.detail)
+                own.update(
+                    j
+                    for j, b in enumerate(content)
+                    if isinstance(b, Mapping) and b.get("tool_use_id") == n.detail
+                )
             elif n.code in ("orphan-thinking", "empty-message") and n.detail == "assistant":
                 # A response's thinking or blank line: sent with its other lines (its
                 # thinking only to the model that wrote it).
                 # Blank text is left out of every message (conversation rule 8).
                 foreign = model is not None and not _thinking_sent(model, msg)
-                own.update(j for j, b in enumerate(content) if not (foreign and _is_thinking(b)) and not _blank_text(b))
+                own.update(
+                    j
+                    for j, b in enumerate(content)
+                    if not (foreign and _is_thinking(b)) and not _blank_text(b)
+                )
     return frozenset(own), added
 
 
 def _blank_text(b: Any) -> bool:
-    return isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip()
+    return (
+        isinstance(b, Mapping)
+        and b.get("type") == "text"
+        and isinstance(b.get("text"), str)
+        and not b["text"].strip()
+    )
 
 
 def _is_thinking(b: Any) -> bool:
@@ -351,7 +382,9 @@ def _json(v: Any) -> str:
         return str(v)
 
 
-def count_exact(messages: Sequence[Mapping[str, Any]], *, model: str, client: Any, system: str | None = None) -> int:
+def count_exact(
+    messages: Sequence[Mapping[str, Any]], *, model: str, client: Any, system: str | None = None
+) -> int:
     """Claude's own count for ``messages`` (the Messages API's ``count_tokens`` endpoint).
 
     ``client`` is tt's `client.AnthropicClient` (the key, base URL and timeout ``tt
@@ -384,7 +417,10 @@ def _count_with_sdk(client: Any, request: Any) -> Any:
         raise _status_failure(e, client.credentials).error from e
     except anthropic.APIConnectionError as e:
         where = client.credentials.base_url or "https://api.anthropic.com"
-        raise ApiError(f"cannot reach the API at {where} to count tokens: {e}", hint="check ANTHROPIC_BASE_URL and the network") from e
+        raise ApiError(
+            f"cannot reach the API at {where} to count tokens: {e}",
+            hint="check ANTHROPIC_BASE_URL and the network",
+        ) from e
     except anthropic.APIError as e:
         raise ApiError(f"count_tokens failed: {e}") from e
     return getattr(result, "input_tokens", None)

@@ -21,7 +21,6 @@ import stat
 import unicodedata
 from pathlib import Path
 
-
 #: git reads a ``.git`` file of at most 1 MiB (``read_gitfile_gently``); the other files
 #: read here are a line each.
 _GIT_FILE_MAX = 1 << 20
@@ -61,7 +60,9 @@ def worktree_paths(cwd: str | Path) -> list[str]:
         return []
     main = _strip_suffix(os.path.realpath(common), "/.git")
     registry = os.path.join(common, "worktrees")
-    linked = [p for p in (_linked_worktree(os.path.join(registry, i)) for i in _names(registry)) if p is not None]
+    linked = [
+        p for p in (_linked_worktree(os.path.join(registry, i)) for i in _names(registry)) if p is not None
+    ]
     return [unicodedata.normalize("NFC", p) for p in [main, *sorted(linked)]]
 
 
@@ -114,7 +115,9 @@ def _is_git_dir(d: str) -> bool:
     if not _valid_head(os.path.join(d, "HEAD")):
         return False
     common = _common_dir(d)
-    return common is not None and all(os.access(os.path.join(common, s), os.X_OK) for s in ("objects", "refs"))
+    return common is not None and all(
+        os.access(os.path.join(common, s), os.X_OK) for s in ("objects", "refs")
+    )
 
 
 def _valid_head(path: str) -> bool:

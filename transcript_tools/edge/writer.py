@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,12 @@ def dumps(record: Any) -> bytes:
 
 def iso(dt: datetime) -> str:
     """``2026-11-29T14:46:00.123Z``: milliseconds and Z, as JavaScript's toISOString."""
-    dt = dt.astimezone(timezone.utc)
+    dt = dt.astimezone(UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def iso_now() -> str:
-    return iso(datetime.now(timezone.utc))
+    return iso(datetime.now(UTC))
 
 
 #: What tt leaves beside a file it rewrote or repaired: backups and quarantines.
@@ -74,7 +74,7 @@ def backup_path(path: Path) -> Path:
     b = by_product(path, BACKUP_SUFFIX)
     if not b.exists():
         return b
-    return by_product(path, BACKUP_SUFFIX, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f"))
+    return by_product(path, BACKUP_SUFFIX, datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f"))
 
 
 def snapshot(path: Path) -> tuple[int, int]:
@@ -89,7 +89,9 @@ def write_new(path: Path, chunks: Iterable[bytes], *, exclusive: bool = True, mo
     try:
         fd = os.open(path, flags, mode)
     except FileExistsError as e:
-        raise WriteFailed(f"{path}: already exists; tt never overwrites", hint="choose another -o path") from e
+        raise WriteFailed(
+            f"{path}: already exists; tt never overwrites", hint="choose another -o path"
+        ) from e
     except OSError as e:
         raise WriteFailed(f"{path}: cannot create ({e.strerror})") from e
     n = 0
@@ -156,7 +158,9 @@ def replace_atomically(
         _fsync_dir(path.parent)
         return bak
     except OSError as e:
-        raise WriteFailed(f"{path}: could not replace safely ({e.strerror}); the original is untouched") from e
+        raise WriteFailed(
+            f"{path}: could not replace safely ({e.strerror}); the original is untouched"
+        ) from e
     finally:
         if tmp is not None:
             try:

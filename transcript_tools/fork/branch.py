@@ -64,10 +64,14 @@ def resolve_at(session: Session, spec: str) -> int:
     i = session.index.find(want)
     if i is None:
         if len(want) < 4:
-            raise UsageError(f"--at {spec!r}: give a message count (1 = last) or at least 4 characters of a uuid")
+            raise UsageError(
+                f"--at {spec!r}: give a message count (1 = last) or at least 4 characters of a uuid"
+            )
         found = [k for k, e in enumerate(session.nodes) if (e.uuid or "").lower().startswith(want)]
         if not found:
-            raise NotFound(f"no message {spec!r} in this session", hint="`tt show` lists the messages with their uuids")
+            raise NotFound(
+                f"no message {spec!r} in this session", hint="`tt show` lists the messages with their uuids"
+            )
         if len(found) > 1:
             raise UsageError(f"--at {spec!r} matches {len(found)} entries", hint="give more of the uuid")
         i = found[0]
@@ -159,7 +163,12 @@ class _Branch:
         f = self.s.facts.get(target)
         if f is None or not f.message_id or not self.s.index.flags[target] & ASSISTANT:
             return []
-        return [t for j in self.by_msg.get(f.message_id, [target]) for t in self.s.facts[j].tool_uses if t not in self.results]
+        return [
+            t
+            for j in self.by_msg.get(f.message_id, [target])
+            for t in self.s.facts[j].tool_uses
+            if t not in self.results
+        ]
 
     def before_response(self, target: int) -> int | None:
         """The nearest ancestor of the target outside its API response."""

@@ -54,13 +54,13 @@ from typing import Any
 
 import orjson
 
-from .branch import branch
+from ..edge.writer import dumps
 from ..model.chain import ASSISTANT, SIDECHAIN, USER
 from ..model.errors import UsageError
 from ..model.lines import Entry
 from ..model.session import Session
 from ..model.titles import first_prompt, last_titles
-from ..edge.writer import dumps
+from .branch import branch
 
 #: Fields the SDK removes so they do not leak the source session's state.
 DROPPED_FIELDS = ("teamName", "agentName", "slug", "sourceToolAssistantUUID")
@@ -202,7 +202,11 @@ def fork(
             continue
         rec = e.record
         t = rec.get("type")
-        if t == "content-replacement" and rec.get("sessionId") == source_session_id and isinstance(rec.get("replacements"), list):
+        if (
+            t == "content-replacement"
+            and rec.get("sessionId") == source_session_id
+            and isinstance(rec.get("replacements"), list)
+        ):
             replacements.extend(rec["replacements"])
             replaced_at = _own_time(rec, replaced_at, now)
         elif t in ("last-prompt", "summary") and e.uuid is None:
@@ -230,7 +234,15 @@ def fork(
     if not fork_title:
         fork_title = f"{derive_title(session.entries) or 'Forked session'} (fork)"
     lines.append(
-        dumps_record({"type": "custom-title", "sessionId": session_id, "customTitle": fork_title, "uuid": new_id(), "timestamp": now})
+        dumps_record(
+            {
+                "type": "custom-title",
+                "sessionId": session_id,
+                "customTitle": fork_title,
+                "uuid": new_id(),
+                "timestamp": now,
+            }
+        )
     )
     leaf = _leaf_of(session, kept, is_progress)
     asked = None if at is None else session.nodes[at].record["uuid"]
@@ -238,7 +250,9 @@ def fork(
     if at is not None and note is None and cut_uuid != asked:
         note = _moved_note(session, at, leaf)
     kept_uuids = frozenset(session.nodes[i].record["uuid"] for i in written)
-    return Fork(session_id, source_session_id, fork_title, tuple(lines), Cut(asked, cut_uuid, note), remap, kept_uuids)
+    return Fork(
+        session_id, source_session_id, fork_title, tuple(lines), Cut(asked, cut_uuid, note), remap, kept_uuids
+    )
 
 
 def _moved_note(session: Session, at: int, leaf: int | None) -> str:

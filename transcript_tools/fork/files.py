@@ -34,15 +34,23 @@ from typing import Any
 import orjson
 
 from ..edge import claude_dir as store
-from ..model.errors import Unreadable, WriteFailed
-from .core import Fork
-from .subagents import fork_subagent, remap_meta, subagent_wanted
 from ..edge.loader import load_session
-from ..model.session import Session
 from ..edge.session_out import session_dir
 from ..edge.writer import undo_created, write_new
+from ..model.errors import Unreadable, WriteFailed
+from ..model.session import Session
+from .core import Fork
+from .subagents import fork_subagent, remap_meta, subagent_wanted
 
-__all__ = ["SubagentCopy", "UuidSource", "copy_paths", "plan_subagents", "session_dir", "sidecar", "write_fork"]
+__all__ = [
+    "SubagentCopy",
+    "UuidSource",
+    "copy_paths",
+    "plan_subagents",
+    "session_dir",
+    "sidecar",
+    "write_fork",
+]
 
 
 class UuidSource:
@@ -114,7 +122,13 @@ def plan_subagents(original: Path, f: Fork, main: Session, max_bytes: int) -> li
         meta_raw = _read_bytes(sidecar(p))
         if not subagent_wanted(sub.entries, _json_object(meta_raw), main, f):
             continue
-        out.append(SubagentCopy(p.relative_to(base), fork_subagent(sub.entries, f), None if meta_raw is None else remap_meta(meta_raw, f)))
+        out.append(
+            SubagentCopy(
+                p.relative_to(base),
+                fork_subagent(sub.entries, f),
+                None if meta_raw is None else remap_meta(meta_raw, f),
+            )
+        )
     return out
 
 

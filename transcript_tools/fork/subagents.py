@@ -20,9 +20,9 @@ from typing import Any
 import orjson
 
 from ..model.chain import SIDECHAIN
-from .core import Fork, dumps_record, fork_entry, parent_in
 from ..model.lines import Entry
 from ..model.session import Session
+from .core import Fork, dumps_record, fork_entry, parent_in
 
 
 def subagent_wanted(entries: Sequence[Entry], meta: Mapping[str, Any] | None, main: Session, f: Fork) -> bool:
@@ -40,7 +40,9 @@ def subagent_wanted(entries: Sequence[Entry], meta: Mapping[str, Any] | None, ma
         return False
     cut = main.node(f.cut.uuid) if f.cut.uuid else None
     end = cut.record.get("timestamp") if cut is not None else None
-    first = next((e.record.get("timestamp") for e in entries if isinstance(e.record.get("timestamp"), str)), None)
+    first = next(
+        (e.record.get("timestamp") for e in entries if isinstance(e.record.get("timestamp"), str)), None
+    )
     return isinstance(end, str) and isinstance(first, str) and first <= end
 
 

@@ -1,2 +1,1 @@
-"""`tt rename`, `tt tag`, `tt delete`: the records and plans (`core`).
-"""
+"""`tt rename`, `tt tag`, `tt delete`: the records and plans (`core`)."""

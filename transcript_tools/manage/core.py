@@ -87,7 +87,9 @@ def tag_line(session_id: str, tag: str | None) -> bytes:
         _check_text("tag", tag)
         sanitized = sanitize_unicode(tag).strip()
         if not sanitized:
-            raise UsageError(f"the tag {tag!r} is empty once invisible characters are removed", hint='clear it with ""')
+            raise UsageError(
+                f"the tag {tag!r} is empty once invisible characters are removed", hint='clear it with ""'
+            )
         tag = sanitized
     return _sdk_json({"type": "tag", "tag": tag or "", "sessionId": session_id}) + b"\n"
 
@@ -118,7 +120,13 @@ class Target:
     bytes: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": str(self.path), "kind": self.kind, "is_dir": self.is_dir, "files": self.files, "bytes": self.bytes}
+        return {
+            "path": str(self.path),
+            "kind": self.kind,
+            "is_dir": self.is_dir,
+            "files": self.files,
+            "bytes": self.bytes,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +171,25 @@ def plan_delete(
     targets = [Target(main.path, "transcript", False, 1, main.bytes)]
     if sid is not None:
         if session_folder is not None and session_folder.path.name == sid:
-            targets.append(Target(session_folder.path, "session-folder", session_folder.is_dir, session_folder.files, session_folder.bytes))
+            targets.append(
+                Target(
+                    session_folder.path,
+                    "session-folder",
+                    session_folder.is_dir,
+                    session_folder.files,
+                    session_folder.bytes,
+                )
+            )
         if file_history is not None and file_history.path.name == sid:
-            targets.append(Target(file_history.path, "file-history", file_history.is_dir, file_history.files, file_history.bytes))
+            targets.append(
+                Target(
+                    file_history.path,
+                    "file-history",
+                    file_history.is_dir,
+                    file_history.files,
+                    file_history.bytes,
+                )
+            )
         for f in legacy_subagents:
             if not f.is_dir and f.path.parent == main.path.parent and f.path.name.startswith("agent-"):
                 targets.append(Target(f.path, "legacy-subagent", False, 1, f.bytes))

@@ -59,9 +59,21 @@ def _fast_constructor() -> Any:
     """
     new = object.__new__
     cls = NodeFacts
-    names = ("message_id", "tool_uses", "tool_results", "preserved", "empty", "plain", "big_images", "size", "bad")
+    names = (
+        "message_id",
+        "tool_uses",
+        "tool_results",
+        "preserved",
+        "empty",
+        "plain",
+        "big_images",
+        "size",
+        "bad",
+    )
     assert tuple(f for f in cls.__dataclass_fields__) == names  # type: ignore[attr-defined]
-    s_mid, s_uses, s_results, s_pres, s_empty, s_plain, s_big, s_size, s_bad = (cls.__dict__[n].__set__ for n in names)
+    s_mid, s_uses, s_results, s_pres, s_empty, s_plain, s_big, s_size, s_bad = (
+        cls.__dict__[n].__set__ for n in names
+    )
 
     def make(
         message_id: str | None,
@@ -145,7 +157,14 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
     if size > 4096 and "toolUseResult" in record:
         size = len(orjson.dumps(msg))
     return _make_facts(
-        mid if isinstance(mid, str) else None, tuple(uses), tuple(results), None, empty, plain, big, size,
+        mid if isinstance(mid, str) else None,
+        tuple(uses),
+        tuple(results),
+        None,
+        empty,
+        plain,
+        big,
+        size,
         content_problems(content, t == "assistant") if content else 0,
     )
 
@@ -164,7 +183,9 @@ def _big_image(block: Any) -> int:
     return int(isinstance(data, str) and len(data) * 3 // 4 > MAX_IMAGE_BYTES)
 
 
-def conversation_nodes(index: ChainIndex, facts: Mapping[int, NodeFacts], chain: list[int] | None = None) -> list[int]:
+def conversation_nodes(
+    index: ChainIndex, facts: Mapping[int, NodeFacts], chain: list[int] | None = None
+) -> list[int]:
     """The active chain with preserved segments spliced in and parallel calls recovered."""
     nodes = index.active_chain() if chain is None else list(chain)
     nodes = _splice_preserved(index, facts, nodes)

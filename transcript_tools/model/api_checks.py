@@ -32,7 +32,9 @@ from .chain import ASSISTANT, USER, ChainIndex
 MAX_REQUEST_BYTES = 32 * 1000 * 1000
 
 
-def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) -> Iterator[tuple[str, int, str]]:
+def api_findings(
+    ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]
+) -> Iterator[tuple[str, int, str]]:
     """What the Messages API would reject in this conversation: (code, node, message).
 
     ``nodes`` are user/assistant nodes in the order a resume sends them. Consecutive
@@ -79,11 +81,19 @@ def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) 
                     seen_mids.add(cur_mid)
                 if mid is not None and mid in seen_mids and mid not in reported:
                     reported.add(mid)
-                    yield "split-message-noncontiguous", i, f"lines of message {mid} are split apart by other messages"
+                    yield (
+                        "split-message-noncontiguous",
+                        i,
+                        f"lines of message {mid} are split apart by other messages",
+                    )
                 cur_mid, broken, cur_uses = mid, False, set()
             elif broken and mid not in reported:
                 reported.add(mid)
-                yield "split-message-noncontiguous", i, f"lines of message {mid} are split apart by other messages"
+                yield (
+                    "split-message-noncontiguous",
+                    i,
+                    f"lines of message {mid} are split apart by other messages",
+                )
             for u in f.tool_uses:
                 if u in all_uses:
                     yield "tool-use-id-duplicate", i, f"tool_use id {u} is used by an earlier call too"
@@ -107,7 +117,11 @@ def api_findings(ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]) 
         for i in wide:
             yield "image-dimensions-too-large", i, MANY_IMAGE_MESSAGE
     if total > MAX_REQUEST_BYTES:
-        yield "request-too-large", -1, f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit"
+        yield (
+            "request-too-large",
+            -1,
+            f"the conversation is about {total / 1e6:.1f} MB, over the API's 32 MB request limit",
+        )
 
 
 #: What api_findings assumes of a node without facts (shared: NodeFacts is frozen).

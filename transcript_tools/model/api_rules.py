@@ -100,12 +100,17 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
     UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
-    LONG_TOOL_REFERENCE: ("tool-reference-too-long", f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters"),
+    LONG_TOOL_REFERENCE: (
+        "tool-reference-too-long",
+        f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters",
+    ),
     BIG_IMAGE: ("image-too-large", "an image over the API's 5 MB limit"),
     HUGE_IMAGE: ("image-dimensions-too-large", f"an image over the API's {MAX_IMAGE_SIDE} pixels on a side"),
 }
 #: The code of a WIDE_IMAGE finding (`api_checks` decides it: it depends on the request).
-MANY_IMAGE_MESSAGE = f"an image over {MAX_MANY_IMAGE_SIDE} pixels on a side in a request of more than {MANY_IMAGES} images"
+MANY_IMAGE_MESSAGE = (
+    f"an image over {MAX_MANY_IMAGE_SIDE} pixels on a side in a request of more than {MANY_IMAGES} images"
+)
 RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content_problems` finds
 #: The fix of every bit (diagnostics.CODES names them too).
 FIX_OF_BIT = {
@@ -218,7 +223,9 @@ def _image_bad(block: dict[str, Any]) -> int:
     if dims is None:
         return 0
     side = max(dims)
-    return HUGE_IMAGE | WIDE_IMAGE if side > MAX_IMAGE_SIDE else WIDE_IMAGE if side > MAX_MANY_IMAGE_SIDE else 0
+    return (
+        HUGE_IMAGE | WIDE_IMAGE if side > MAX_IMAGE_SIDE else WIDE_IMAGE if side > MAX_MANY_IMAGE_SIDE else 0
+    )
 
 
 def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
@@ -377,7 +384,7 @@ def _image_goes(block: dict[str, Any], bits: int) -> bool:
         return True
     if bits & (HUGE_IMAGE | WIDE_IMAGE):
         got = _image_bad(block)
-        return bool(got & HUGE_IMAGE and bits & HUGE_IMAGE or got & WIDE_IMAGE and bits & WIDE_IMAGE)
+        return bool((got & HUGE_IMAGE and bits & HUGE_IMAGE) or (got & WIDE_IMAGE and bits & WIDE_IMAGE))
     return False
 
 
@@ -387,20 +394,28 @@ def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
     media = src.get("media_type") if isinstance(src, dict) else None
     dims = image_size(block)
     size = f"{dims[0]}x{dims[1]} px, " if dims else ""
-    return {"type": "text", "text": f"[tt: a {media or 'base64'} image ({size}{image_bytes(block) / 1e6:.1f} MB) was left out here: over the API's limits]"}
+    return {
+        "type": "text",
+        "text": f"[tt: a {media or 'base64'} image ({size}{image_bytes(block) / 1e6:.1f} MB) was left out here: over the API's limits]",
+    }
 
 
 def call_as_text(block: dict[str, Any]) -> dict[str, Any]:
     """A ``tool_use`` the API cannot take, as the text of what was called."""
     args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
-    return {"type": "text", "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]"}
+    return {
+        "type": "text",
+        "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]",
+    }
 
 
 def result_as_text(block: dict[str, Any], bits: int = 0, *, head: str | None = None) -> list[dict[str, Any]]:
     """The result of a call kept as text, as text (images kept), under ``head`` (by
     default: the result of a call the API could not take; repair's orphans name theirs)."""
     if head is None:
-        head = f"[tt: result of tool call {block.get('tool_use_id')}" + (" (an error)]" if block.get("is_error") is True else "]")
+        head = f"[tt: result of tool call {block.get('tool_use_id')}" + (
+            " (an error)]" if block.get("is_error") is True else "]"
+        )
     inner = block.get("content")
     texts = [head]
     images: list[dict[str, Any]] = []
@@ -425,8 +440,11 @@ def long_named_calls(content: Iterable[Any]) -> list[str]:
     return [
         b["id"]
         for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
-        and isinstance(b.get("name"), str) and len(b["name"]) > MAX_TOOL_NAME
+        if isinstance(b, dict)
+        and b.get("type") == "tool_use"
+        and isinstance(b.get("id"), str)
+        and isinstance(b.get("name"), str)
+        and len(b["name"]) > MAX_TOOL_NAME
     ]
 
 

@@ -128,7 +128,9 @@ class ChainIndex:
     def __len__(self) -> int:
         return len(self._keys)
 
-    def add(self, uuid: str, parent: str | None, line: int, flags: int, logical_parent: str | None = None) -> int:
+    def add(
+        self, uuid: str, parent: str | None, line: int, flags: int, logical_parent: str | None = None
+    ) -> int:
         """Add a node; returns its index, or -1 when the uuid was seen before (a duplicate)."""
         # uuid_key, inline (once per entry of files of any size).
         k = None
@@ -180,7 +182,9 @@ class ChainIndex:
                 self.parent[i] = p
         self._pending = still
         if elsewhere is not None:
-            keys = frozenset(still.values()) | {uuid_key(lp) for lp in self.logical.values() if lp not in self}
+            keys = frozenset(still.values()) | {
+                uuid_key(lp) for lp in self.logical.values() if lp not in self
+            }
             if keys:
                 self.elsewhere = elsewhere(keys)
 

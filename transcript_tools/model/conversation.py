@@ -176,12 +176,19 @@ def build(session: Session, *, on_disk: Container[str] | None = None, sentinel: 
     ix = session.index
     nodes = session.nodes
     leaf = continuation_leaf(
-        chain, ix.parent, lambda i: nodes[i].record["uuid"], lambda i: bool(ix.flags[i] & (USER | ASSISTANT)), ix.find, on_disk
+        chain,
+        ix.parent,
+        lambda i: nodes[i].record["uuid"],
+        lambda i: bool(ix.flags[i] & (USER | ASSISTANT)),
+        ix.find,
+        on_disk,
     )
     return assemble(chain, leaf, session.session_id, sentinel=sentinel)
 
 
-def assemble(chain: Sequence[Entry], leaf_uuid: str | None, session_id: str | None, *, sentinel: bool = True) -> Conversation:
+def assemble(
+    chain: Sequence[Entry], leaf_uuid: str | None, session_id: str | None, *, sentinel: bool = True
+) -> Conversation:
     """The `Conversation` of conversation entries already in order (`build`, `quickchain`)."""
     messages, notes = api_messages(chain, sentinel=sentinel)
     return Conversation(
@@ -453,10 +460,14 @@ def _queued_command(rec: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     prompt = att.get("prompt")
     if isinstance(prompt, list):
-        prompt = "\n".join(b["text"] for b in prompt if isinstance(b, dict) and isinstance(b.get("text"), str))
+        prompt = "\n".join(
+            b["text"] for b in prompt if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
     if not isinstance(prompt, str) or not prompt.strip():
         return None
-    return _text(f"<system-reminder>\nThe user sent a new message while you were working:\n{prompt}\n</system-reminder>")
+    return _text(
+        f"<system-reminder>\nThe user sent a new message while you were working:\n{prompt}\n</system-reminder>"
+    )
 
 
 def _add_user(out: list[_Msg], blocks: list[Any], string: str | None, uuid: str | None) -> None:
@@ -532,7 +543,14 @@ def _answer(user: _Msg, uses: list[str], call_uuid: str | None, notes: list[Note
         if u not in seen:
             seen.add(u)
             notes.append(Note("synthetic-tool-result", call_uuid, u))
-            results.append({"type": "tool_result", "content": INTERRUPTED_TOOL_RESULT, "is_error": True, "tool_use_id": u})
+            results.append(
+                {
+                    "type": "tool_result",
+                    "content": INTERRUPTED_TOOL_RESULT,
+                    "is_error": True,
+                    "tool_use_id": u,
+                }
+            )
     if results:
         user.string = None
     user.blocks = results + rest
@@ -544,7 +562,9 @@ def _blank(b: Any) -> bool:
 
 
 def _droppable_assistant(m: _Msg) -> bool:
-    return bool(m.blocks or m.thinking_left_out) and all(b.get("type") in _THINKING or _blank(b) for b in m.blocks)
+    return bool(m.blocks or m.thinking_left_out) and all(
+        b.get("type") in _THINKING or _blank(b) for b in m.blocks
+    )
 
 
 def _drop_empty(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
@@ -567,9 +587,12 @@ def _drop_empty(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
         if out and m.role == "user" and out[-1].role == "user":
             prev = out[-1]
             results = [b for b in m.blocks if b.get("type") == "tool_result"]
-            prev.blocks = [b for b in prev.blocks if b.get("type") == "tool_result"] + results + [
-                b for b in prev.blocks if b.get("type") != "tool_result"
-            ] + [b for b in m.blocks if b.get("type") != "tool_result"]
+            prev.blocks = (
+                [b for b in prev.blocks if b.get("type") == "tool_result"]
+                + results
+                + [b for b in prev.blocks if b.get("type") != "tool_result"]
+                + [b for b in m.blocks if b.get("type") != "tool_result"]
+            )
             prev.string = None
             prev.uuid = m.uuid or prev.uuid
             continue

@@ -42,13 +42,31 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 SYNTHETIC_MODEL = "<synthetic>"
 _DATE_SUFFIX = re.compile(r"-(\d{8}|latest)$")
 _MAJOR_ONLY = re.compile(r"^claude-(opus|sonnet|haiku)-\d+$")
-_MONTHS = {m: i for i, m in enumerate(
-    ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"), 1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        (
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ),
+        1,
+    )
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +80,7 @@ class Clock:
     local_midnight: Callable[[date], datetime]
 
     @classmethod
-    def fixed(cls, now: datetime, tz: timezone = timezone.utc) -> Clock:
+    def fixed(cls, now: datetime, tz: timezone = UTC) -> Clock:
         """A clock at ``now`` (aware) in a zone of fixed offset."""
         return cls(now, lambda d: datetime(d.year, d.month, d.day, tzinfo=tz))
 
@@ -123,7 +141,7 @@ def retired_since(table: ModelTable, model: str, clock: Clock) -> Retirement | N
         return None
     local = clock.local_midnight(r.day)
     if table.utc_unless_near:
-        utc = datetime(r.day.year, r.day.month, r.day.day, tzinfo=timezone.utc)
+        utc = datetime(r.day.year, r.day.month, r.day.day, tzinfo=UTC)
         when = utc if abs(clock.now - utc) >= timedelta(days=1) else local
     else:
         when = local
@@ -173,7 +191,12 @@ class ModelChoice:
 
 
 def resume_model(
-    table: ModelTable, session_model: str | None, explicit: str | None, clock: Clock, *, remap_opt_out: bool = False
+    table: ModelTable,
+    session_model: str | None,
+    explicit: str | None,
+    clock: Clock,
+    *,
+    remap_opt_out: bool = False,
 ) -> ModelChoice:
     """Rule 1: the model a resume sends, given the session's last model and ``--model``."""
     if explicit is not None:
@@ -203,7 +226,9 @@ def sends_thinking(request_model: str, message_model: object) -> bool:
 
 # --- the tables, as read from the pinned binaries ----------------------------------------
 
-_LEGACY_OPUS = frozenset({"claude-opus-4-20250514", "claude-opus-4-1-20250805", "claude-opus-4-0", "claude-opus-4-1"})
+_LEGACY_OPUS = frozenset(
+    {"claude-opus-4-20250514", "claude-opus-4-1-20250805", "claude-opus-4-0", "claude-opus-4-1"}
+)
 
 
 def _r(name: str, written: str) -> Retirement:
@@ -231,13 +256,34 @@ CLAUDE_CODE_2_1_332 = ModelTable(
     },
     remapped=_LEGACY_OPUS,
     utc_unless_near=True,
-    known=frozenset({
-        "claude-3-5-haiku", "claude-3-5-sonnet", "claude-3-7-sonnet", "claude-fable-5", "claude-fable-5-1",
-        "claude-fable-5-2", "claude-haiku-4-5", "claude-haiku-5-5", "claude-mythos-5", "claude-mythos-5-1",
-        "claude-mythos-5-2", "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6",
-        "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5", "claude-sonnet-4-0",
-        "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-sonnet-5", "claude-sonnet-5-5",
-    }),
+    known=frozenset(
+        {
+            "claude-3-5-haiku",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "claude-fable-5",
+            "claude-fable-5-1",
+            "claude-fable-5-2",
+            "claude-haiku-4-5",
+            "claude-haiku-5-5",
+            "claude-mythos-5",
+            "claude-mythos-5-1",
+            "claude-mythos-5-2",
+            "claude-opus-4-0",
+            "claude-opus-4-1",
+            "claude-opus-4-5",
+            "claude-opus-4-6",
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-opus-5",
+            "claude-opus-5-5",
+            "claude-sonnet-4-0",
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-6",
+            "claude-sonnet-5",
+            "claude-sonnet-5-5",
+        }
+    ),
     notes=(
         "The binary also holds a second, older-style list (family, status deprecated/retired, date) "
         "used only to warn about model ids found in the project's files; resume does not read it.",
@@ -259,12 +305,26 @@ CLAUDE_CODE_2_1_197 = ModelTable(
     },
     remapped=_LEGACY_OPUS,
     utc_unless_near=False,
-    known=frozenset({
-        "claude-3-5-haiku", "claude-3-5-sonnet", "claude-3-7-sonnet", "claude-fable-5", "claude-haiku-4-5",
-        "claude-mythos-5", "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6",
-        "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-4-6",
-        "claude-sonnet-5",
-    }),
+    known=frozenset(
+        {
+            "claude-3-5-haiku",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "claude-fable-5",
+            "claude-haiku-4-5",
+            "claude-mythos-5",
+            "claude-opus-4-0",
+            "claude-opus-4-1",
+            "claude-opus-4-5",
+            "claude-opus-4-6",
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-sonnet-4-0",
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-6",
+            "claude-sonnet-5",
+        }
+    ),
 )
 
 #: tt continues sessions as the newest pinned Claude Code does.

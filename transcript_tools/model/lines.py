@@ -52,7 +52,7 @@ class Entry:
     the file.
     """
 
-    __slots__ = ("line", "offset", "raw", "record", "lenient")
+    __slots__ = ("lenient", "line", "offset", "raw", "record")
 
     def __init__(
         self, line: int, offset: int, raw: bytes, record: dict[str, Any], lenient: tuple[str, ...] = ()
@@ -130,7 +130,7 @@ class Piece:
 class DecodedLine:
     """One physical line: its whole records (``entries``) and its damaged ``pieces``."""
 
-    __slots__ = ("line", "offset", "data", "terminator", "entries", "pieces")
+    __slots__ = ("data", "entries", "line", "offset", "pieces", "terminator")
 
     def __init__(
         self,
@@ -151,7 +151,12 @@ class DecodedLine:
     @property
     def clean(self) -> bool:
         """One whole record, nothing else, LF-terminated or final."""
-        return not self.pieces and len(self.entries) == 1 and not self.entries[0].lenient and self.terminator != b"\r\n"
+        return (
+            not self.pieces
+            and len(self.entries) == 1
+            and not self.entries[0].lenient
+            and self.terminator != b"\r\n"
+        )
 
     def accounted_bytes(self) -> int:
         return sum(len(e.raw) for e in self.entries) + sum(p.end - p.start for p in self.pieces)
@@ -160,9 +165,7 @@ class DecodedLine:
         return f"DecodedLine({self.line}, entries={len(self.entries)}, pieces={self.pieces!r})"
 
 
-def decode_line(
-    number: int, offset: int, data: bytes, terminator: bytes, *, is_last: bool
-) -> DecodedLine:
+def decode_line(number: int, offset: int, data: bytes, terminator: bytes, *, is_last: bool) -> DecodedLine:
     """Decode one physical line. Never raises on any input bytes."""
     try:
         rec = _loads(data)

@@ -94,7 +94,12 @@ class Tokens(NamedTuple):
         # Once per API call of every file `tt stats` reads: the common case (plain ints)
         # is tested by type, not through `_int` (a bool is not an int here: type() is bool).
         get = usage.get
-        i, o, cw, cr = get("input_tokens"), get("output_tokens"), get("cache_creation_input_tokens"), get("cache_read_input_tokens")
+        i, o, cw, cr = (
+            get("input_tokens"),
+            get("output_tokens"),
+            get("cache_creation_input_tokens"),
+            get("cache_read_input_tokens"),
+        )
         if type(i) is not int:
             i = _int(i)
         if type(o) is not int:

@@ -25,7 +25,11 @@ def is_prompt(rec: Mapping[str, Any]) -> bool:
     """Whether a user record is a prompt a person sent (a turn)."""
     if rec.get("type") != "user" or rec.get("isSidechain") is True:
         return False
-    if rec.get("isMeta") is True or rec.get("isCompactSummary") is True or rec.get("isVisibleInTranscriptOnly") is True:
+    if (
+        rec.get("isMeta") is True
+        or rec.get("isCompactSummary") is True
+        or rec.get("isVisibleInTranscriptOnly") is True
+    ):
         return False
     if rec.get("promptSource") == "system":  # 2.1.33x: task notifications and the like
         return False

@@ -41,7 +41,9 @@ class Session:
     session_id: str | None = None
 
     @classmethod
-    def from_entries(cls, entries: Iterable[Entry], path: Path | None = None, session_id: str | None = None) -> Session:
+    def from_entries(
+        cls, entries: Iterable[Entry], path: Path | None = None, session_id: str | None = None
+    ) -> Session:
         s = cls(path, list(entries), session_id=session_id)
         for e in s.entries:
             rec = e.record

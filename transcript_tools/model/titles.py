@@ -166,7 +166,9 @@ def _swallower(data: bytes, pattern: bytes, pos: int) -> int | None:
     return m if m >= 0 and data.startswith(pattern, m) else None
 
 
-def marker_lines(data: bytes, markers: tuple[bytes, ...], start: int = 0, stop: int | None = None) -> Iterator[tuple[int, int, int]]:
+def marker_lines(
+    data: bytes, markers: tuple[bytes, ...], start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, int, int]]:
     """``(line_start, line_end, first_marker_at)`` of each line of ``data[start:stop]``
     holding one of ``markers``, in order, each line once (found with ``bytes.find``,
     not by splitting: most lines are never looked at)."""
@@ -216,7 +218,9 @@ def first_prompt(head: bytes, spaced: bool = True) -> str:
             texts.append(content)
         elif isinstance(content, list):
             texts.extend(
-                b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+                b["text"]
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
             )
         for raw in texts:
             result = raw.replace("\n", " ").strip()

@@ -42,9 +42,9 @@ from typing import Any
 
 import orjson
 
+from ..edge.writer import dumps
 from ..model.lines import DecodedLine
 from .rules import NOTHING_KNOWN, Known, find_secrets, redact_text
-from ..edge.writer import dumps
 
 #: Structural fields: ids the chain and the API rely on, and opaque blobs. Found in the
 #: real fixtures (1.0.51 to 2.1.332) and in public real sessions (2.1.39 to 2.1.73):
@@ -53,13 +53,50 @@ from ..edge.writer import dumps
 #: ``microcompactMetadata.compactedToolIds``, file-history ``backupFileName``s.
 STRUCTURAL_KEYS = frozenset(
     {
-        "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "session_id",
-        "messageId", "snapshotMessageId", "requestId", "request_id", "promptId", "sourceToolAssistantUUID",
-        "agentId", "tool_use_id", "toolUseId", "toolUseID", "parentToolUseID", "parent_tool_use_id",
-        "sourceToolUseID", "id", "signature", "timestamp", "backupTime", "backupFileName", "type", "role",
-        "model", "version", "userType", "entrypoint", "stop_reason", "hash", "shapeHash", "base64",
-        "media_type", "isSidechain", "slug", "headUuid", "tailUuid", "anchorUuid", "compactedToolIds",
-        "requestRef", "requestDigest", "digests",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "leafUuid",
+        "sessionId",
+        "session_id",
+        "messageId",
+        "snapshotMessageId",
+        "requestId",
+        "request_id",
+        "promptId",
+        "sourceToolAssistantUUID",
+        "agentId",
+        "tool_use_id",
+        "toolUseId",
+        "toolUseID",
+        "parentToolUseID",
+        "parent_tool_use_id",
+        "sourceToolUseID",
+        "id",
+        "signature",
+        "timestamp",
+        "backupTime",
+        "backupFileName",
+        "type",
+        "role",
+        "model",
+        "version",
+        "userType",
+        "entrypoint",
+        "stop_reason",
+        "hash",
+        "shapeHash",
+        "base64",
+        "media_type",
+        "isSidechain",
+        "slug",
+        "headUuid",
+        "tailUuid",
+        "anchorUuid",
+        "compactedToolIds",
+        "requestRef",
+        "requestDigest",
+        "digests",
     }
 )
 #: The former name (kept for callers).
@@ -151,7 +188,9 @@ def redact_value(
     return value
 
 
-def redact_record(record: dict[str, Any], known: Known = NOTHING_KNOWN) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def redact_record(
+    record: dict[str, Any], known: Known = NOTHING_KNOWN
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The record with secrets replaced (the same object when none), and (kind, path)s."""
     found: list[tuple[str, str]] = []
     new = redact_value(record, "", found, known)
@@ -217,7 +256,11 @@ def collect(lines: Iterable[DecodedLine]) -> Known:
             for s in find_secrets(t):
                 found.setdefault(t[s.start : s.end], s.kind)
                 flagged.add(ln.line)
-    return Known(ids=frozenset(ids), secrets=tuple((v, k) for v, k in found.items() if v not in ids), lines=frozenset(flagged))
+    return Known(
+        ids=frozenset(ids),
+        secrets=tuple((v, k) for v, k in found.items() if v not in ids),
+        lines=frozenset(flagged),
+    )
 
 
 def redact_line(ln: DecodedLine, known: Known = NOTHING_KNOWN) -> RedactedLine:

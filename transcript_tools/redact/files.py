@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..edge.reader import iter_lines
+from ..edge.writer import replace_atomically, snapshot, write_new
 from .core import Finding, collect, redact_lines
 from .rules import Known
-from ..edge.writer import replace_atomically, snapshot, write_new
 
 
 @dataclass(slots=True)
@@ -83,6 +83,8 @@ def redact_in_place(path: Path, *, backup: bool = True, force: bool = False) -> 
     if not found.findings:
         return found
     result = FileResult(path)
-    result.backup = replace_atomically(path, _chunks(path, result, known), expect=before, backup=backup, force=force)
+    result.backup = replace_atomically(
+        path, _chunks(path, result, known), expect=before, backup=backup, force=force
+    )
     result.written = path
     return result

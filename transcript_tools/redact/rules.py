@@ -149,9 +149,19 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _B + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E),
     ("github-token", ("github_pat_",), _B + r"github_pat_[A-Za-z0-9_]{40,255}" + _E),
-    ("gitlab-token", ("gl",), _B + r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]{2,})*" + _E),
+    (
+        "gitlab-token",
+        ("gl",),
+        _B
+        + r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]{2,})*"
+        + _E,
+    ),
     ("slack-token", ("xox",), _B + r"xox[abposre]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}" + _E),
-    ("slack-webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"),
+    (
+        "slack-webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}",
+    ),
     ("stripe-key", ("_live_", "_test_"), _B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
     ("stripe-key", ("whsec_",), _B + r"whsec_[A-Za-z0-9]{24,}" + _E),
     ("google-api-key", ("AIza",), _B + r"AIza[0-9A-Za-z_\-]{35}" + _E),
@@ -178,7 +188,11 @@ _PROVIDERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("jwt", ("eyJ",), _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}" + _E),
     ("private-key", ("PRIVATE KEY",), r"-----BEGIN[A-Z ]{0,40} PRIVATE KEY(?: BLOCK)?-----"),
     # Password in a URL: scheme://user:PASSWORD@host — the password only.
-    ("url-password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<s>[^\s@/?#\"'<>]{1,256})@(?=[A-Za-z0-9\[])"),
+    (
+        "url-password",
+        ("://",),
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<s>[^\s@/?#\"'<>]{1,256})@(?=[A-Za-z0-9\[])",
+    ),
     (
         "basic-auth",
         ("Basic ", "basic ", "BASIC "),
@@ -208,22 +222,108 @@ _ASSIGN_RE = re.compile(
 )
 _KEY_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _SECRET_WORDS = frozenset(
-    {"secret", "secrets", "token", "password", "passwd", "pwd", "passphrase", "apikey", "credential",
-     "credentials", "dsn", "privatekey", "accesskey", "secretkey"}
+    {
+        "secret",
+        "secrets",
+        "token",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "apikey",
+        "credential",
+        "credentials",
+        "dsn",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+    }
 )
 _SECRET_PAIRS = frozenset(
-    {("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"), ("signing", "key"),
-     ("encryption", "key"), ("master", "key"), ("session", "key"), ("pass", "word"), ("auth", "token")}
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("auth", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("session", "key"),
+        ("pass", "word"),
+        ("auth", "token"),
+    }
 )
 #: Words that make a secret-sounding key a setting *about* secrets (MAX_TOKENS, token_count).
 _NOT_SECRET_WORDS = frozenset(
-    {"max", "min", "num", "count", "limit", "budget", "type", "kind", "file", "path", "dir", "name",
-     "url", "endpoint", "length", "len", "size", "ttl", "header", "prefix", "env", "var", "field",
-     "id", "ids", "usage", "input", "output", "total", "cache", "per", "rate", "window", "format",
-     "mode", "policy", "hint", "regex", "pattern", "placeholder", "tokens", "tokenizer", "expires",
-     "expiry", "expiration", "estimate", "used", "remaining", "budget", "label", "description",
-     "location", "store", "manager", "provider", "helper", "source", "command", "cmd", "hash",
-     "min", "reset", "required", "enabled", "visible", "show", "hide", "hidden", "confirm"}
+    {
+        "max",
+        "min",
+        "num",
+        "count",
+        "limit",
+        "budget",
+        "type",
+        "kind",
+        "file",
+        "path",
+        "dir",
+        "name",
+        "url",
+        "endpoint",
+        "length",
+        "len",
+        "size",
+        "ttl",
+        "header",
+        "prefix",
+        "env",
+        "var",
+        "field",
+        "id",
+        "ids",
+        "usage",
+        "input",
+        "output",
+        "total",
+        "cache",
+        "per",
+        "rate",
+        "window",
+        "format",
+        "mode",
+        "policy",
+        "hint",
+        "regex",
+        "pattern",
+        "placeholder",
+        "tokens",
+        "tokenizer",
+        "expires",
+        "expiry",
+        "expiration",
+        "estimate",
+        "used",
+        "remaining",
+        "label",
+        "description",
+        "location",
+        "store",
+        "manager",
+        "provider",
+        "helper",
+        "source",
+        "command",
+        "cmd",
+        "hash",
+        "reset",
+        "required",
+        "enabled",
+        "visible",
+        "show",
+        "hide",
+        "hidden",
+        "confirm",
+    }
 )
 _PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:x{3,}|\*{3,}|\.{3,}|-+|_+|#+|changeme|change[_\-]?me|example\w*|dummy\w*|sample\w*|"
@@ -255,7 +355,10 @@ def secret_key(key: str) -> bool:
 
 
 # --- 3. high entropy ----------------------------------------------------------------
-_CANDIDATE_RE = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{%d,%d}(?![A-Za-z0-9+/=_\-])" % (ENTROPY_MIN_LEN, ENTROPY_MAX_LEN))
+_CANDIDATE_RE = re.compile(
+    r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{%d,%d}(?![A-Za-z0-9+/=_\-])"
+    % (ENTROPY_MIN_LEN, ENTROPY_MAX_LEN)
+)
 _HEX = re.compile(r"^[0-9a-fA-F\-]+$")
 _ID_PREFIX = re.compile(
     r"^(?:toolu_|srvtoolu_|msg_|req_|call_|chatcmpl-|resp_|run_|file_|batch_|org-|user_|"
@@ -267,7 +370,9 @@ _ID_PREFIX = re.compile(
 #: ``toolUseID: "agent_msg_01…"`` on agent progress records (fixtures/real v2.1.17; public
 #: sessions up to 2.1.73; the 2.1.197 and 2.1.332 binaries no longer hold the string, old
 #: files keep it).
-ANTHROPIC_ID = re.compile(r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_01[1-9A-HJ-NP-Za-km-z]{16,40}(?![A-Za-z0-9_])")
+ANTHROPIC_ID = re.compile(
+    r"(?<![A-Za-z0-9_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_01[1-9A-HJ-NP-Za-km-z]{16,40}(?![A-Za-z0-9_])"
+)
 _HAS_UPPER = re.compile(r"[A-Z]")
 _HAS_LOWER = re.compile(r"[a-z]")
 _HAS_DIGIT = re.compile(r"[0-9]")
@@ -389,7 +494,11 @@ def find_secrets(text: str, known: Known = NOTHING_KNOWN) -> list[Span]:
         if not m.group("q") and not _STATEMENT_END.match(text, m.end()):
             continue
         a, b = m.span("value")
-        add(a, b, "aws-secret-key" if re.search(r"(?i)aws.*secret|secret.*access", key) else "secret-assignment")
+        add(
+            a,
+            b,
+            "aws-secret-key" if re.search(r"(?i)aws.*secret|secret.*access", key) else "secret-assignment",
+        )
 
     ids = _id_spans(text)
     for m in _CANDIDATE_RE.finditer(text):

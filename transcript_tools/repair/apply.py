@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..model.lines import DecodedLine, Entry, decode_line
 from .plan import Plan
@@ -52,7 +52,7 @@ class Quarantined:
 
 
 def apply(
-    items: Iterable[Union[DecodedLine, RawLine]], plan: Plan, *, now: str, out_lines_before: int = 0
+    items: Iterable[DecodedLine | RawLine], plan: Plan, *, now: str, out_lines_before: int = 0
 ) -> Iterator[Out | Quarantined]:
     """``out_lines_before``: output lines already written before ``items`` (when the
     caller copies untouched stretches itself), for the quarantine's ``output_lines``."""
@@ -76,7 +76,9 @@ def apply(
             # Only the line end changes: no need to decode the record again.
             out_line += 1
             yield Out(data + b"\n", ln.entries[0] if ln is not None and ln.entries else None, number, False)
-            yield Quarantined(quarantine_record(number, offset, data + term, reasons, [out_line]), len(data) + len(term))
+            yield Quarantined(
+                quarantine_record(number, offset, data + term, reasons, [out_line]), len(data) + len(term)
+            )
             continue
         is_touched = reasons is not None
         if ln is None:
@@ -97,7 +99,10 @@ def apply(
                 out_line += 1
                 written.append(out_line)
                 yield Out(new.raw + b"\n", new, number, False)
-            yield Quarantined(quarantine_record(number, offset, data + term, plan.reasons[number], written), len(data) + len(term))
+            yield Quarantined(
+                quarantine_record(number, offset, data + term, plan.reasons[number], written),
+                len(data) + len(term),
+            )
         else:
             out_line += 1
             # Only a final line lacks a newline; a record is about to follow it.
@@ -110,7 +115,9 @@ def apply(
             yield Out(raw + b"\n", Entry(number, offset + len(data) + len(term), raw, rec), None, False)
 
 
-def quarantine_record(line: int, offset: int, raw: bytes, reasons: list[Reason], written: list[int]) -> dict[str, Any]:
+def quarantine_record(
+    line: int, offset: int, raw: bytes, reasons: list[Reason], written: list[int]
+) -> dict[str, Any]:
     """``{line, offset, length, reason, fix, reasons, output_lines, text | base64}``.
 
     ``raw`` is the original line, terminator included; ``text`` holds it when it is valid

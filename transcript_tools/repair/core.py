@@ -44,12 +44,21 @@ from .survey import Survey
 
 
 def plan_lines(
-    lines: list[DecodedLine], options: RepairOptions = RepairOptions(), *, new_id: Callable[[], str], elsewhere: Elsewhere | None = None
+    lines: list[DecodedLine],
+    options: RepairOptions = RepairOptions(),
+    *,
+    new_id: Callable[[], str],
+    elsewhere: Elsewhere | None = None,
 ) -> Plan:
     """The plan for lines already in memory (the caller enforced any size cap);
     ``elsewhere`` as for `Survey.finish`."""
     size = sum(len(ln.data) + len(ln.terminator) for ln in lines)
-    s = Survey(size=size, cap=max(size, options.cap), strip_thinking=options.strip_thinking, max_image_bytes=options.max_image_bytes)
+    s = Survey(
+        size=size,
+        cap=max(size, options.cap),
+        strip_thinking=options.strip_thinking,
+        max_image_bytes=options.max_image_bytes,
+    )
     s.feed_all(lines)
     s.finish(elsewhere)
     return make_plan(s, options, new_id=new_id)

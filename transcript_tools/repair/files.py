@@ -30,17 +30,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..model.diagnostics import Diagnostic, Severity
-from ..model.errors import FileChanged, Unreadable, WriteFailed
 from ..edge.reader import file_size, iter_lines, split_terminator
 from ..edge.siblings import found_elsewhere
-from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 from ..edge.writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomically, snapshot, write_new
-
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.errors import FileChanged, Unreadable, WriteFailed
+from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 
 
 @dataclass(slots=True)
@@ -99,7 +98,12 @@ class FileReport:
 
 
 def survey_file(path: Path, options: RepairOptions) -> Survey:
-    s = Survey(size=file_size(path), cap=options.cap, strip_thinking=options.strip_thinking, max_image_bytes=options.max_image_bytes)
+    s = Survey(
+        size=file_size(path),
+        cap=options.cap,
+        strip_thinking=options.strip_thinking,
+        max_image_bytes=options.max_image_bytes,
+    )
     s.feed_all(iter_lines(path))
     start = s.need_facts_pass()
     if start is not None:
@@ -115,7 +119,7 @@ def quarantine_path(output: Path) -> Path:
     q = by_product(output, QUARANTINE_SUFFIX)
     if not q.exists():
         return q
-    return by_product(output, QUARANTINE_SUFFIX, datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f"))
+    return by_product(output, QUARANTINE_SUFFIX, datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f"))
 
 
 def repair_file(
@@ -139,7 +143,9 @@ def repair_file(
         # Not a transcript (an empty file, random bytes): most likely the wrong file, so
         # say so rather than write an empty output and quarantine it all.
         what = "empty file" if s.size == 0 else f"no JSON record in {s.lines} line(s)"
-        raise Unreadable(f"{path}: {what}; this is not a transcript", hint="name a session's .jsonl file or its id")
+        raise Unreadable(
+            f"{path}: {what}; this is not a transcript", hint="name a session's .jsonl file or its id"
+        )
     plan = make_plan(s, options, new_id=new_id)
     r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
     r.actions, r.api_checked = plan.actions, plan.api_checked
@@ -240,7 +246,9 @@ class _Quarantine:
         except FileExistsError as e:
             raise WriteFailed(f"{self.path}: already exists; tt never overwrites a quarantine file") from e
         except OSError as e:
-            raise WriteFailed(f"{self.path}: cannot write the quarantine ({e.strerror}); nothing was changed") from e
+            raise WriteFailed(
+                f"{self.path}: cannot write the quarantine ({e.strerror}); nothing was changed"
+            ) from e
         self.count += 1
 
     def close(self) -> None:

@@ -47,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..model.active import NodeFacts, conversation_nodes
+from ..model.api_checks import api_findings
 from ..model.api_rules import (
     ALL_GONE,
     BIG_IMAGE,
@@ -57,15 +58,14 @@ from ..model.api_rules import (
     LONG_TOOL_NAME,
     LONG_TOOL_REFERENCE,
     MANY_IMAGE_MESSAGE,
-    RULE_MASK,
-    WIDE_IMAGE,
     NUL_CHAR,
     RULE_BITS,
+    RULE_MASK,
     UNSIGNED_THINKING,
+    WIDE_IMAGE,
     renamed_id,
 )
 from ..model.chain import ASSISTANT, SIDECHAIN, USER
-from ..model.api_checks import api_findings
 from .model import ROOT, Action, Model, View
 
 Attempted = set[tuple[str, str]]
@@ -110,15 +110,22 @@ def chain_fixes(m: Model, v: View, found: ChainFindings) -> list[Action]:
     acts: list[Action] = []
     for j, missing in found.dangling:
         t = _target(v, j, {j})
-        acts.append(_relink(m, v, j, t, "relink-parent", "dangling-parent", f"parentUuid {missing} names no entry"))
+        acts.append(
+            _relink(m, v, j, t, "relink-parent", "dangling-parent", f"parentUuid {missing} names no entry")
+        )
     for j, missing in found.logical:
         t = v.prev_same()[j]
         ref = v.refs[j]
-        m.set_logical(ref, v.refs[t] if t >= 0 else ROOT, ("dangling-logical-parent", "relink-logical-parent"))
+        m.set_logical(
+            ref, v.refs[t] if t >= 0 else ROOT, ("dangling-logical-parent", "relink-logical-parent")
+        )
         new = m.uuid(v.refs[t]) if t >= 0 else None
         acts.append(
             Action(
-                "relink-logical-parent", "dangling-logical-parent", m.line(ref), m.uuid(ref),
+                "relink-logical-parent",
+                "dangling-logical-parent",
+                m.line(ref),
+                m.uuid(ref),
                 f"logicalParentUuid {missing} names no entry; now {_name(new)}",
             )
         )
@@ -126,12 +133,30 @@ def chain_fixes(m: Model, v: View, found: ChainFindings) -> list[Action]:
         first = min(cyc)
         t = _target(v, first, set(cyc))
         acts.append(
-            _relink(m, v, first, t, "break-cycle", "cycle", f"parentUuid {ix.uuid(ix.parent[first])} closes a loop of {len(cyc)}")
+            _relink(
+                m,
+                v,
+                first,
+                t,
+                "break-cycle",
+                "cycle",
+                f"parentUuid {ix.uuid(ix.parent[first])} closes a loop of {len(cyc)}",
+            )
         )
     if not acts and found.sidechain is not None:
         child, side = found.sidechain
         t = _target(v, child, {child})
-        acts.append(_relink(m, v, child, t, "relink-parent", "sidechain-in-main", f"parentUuid {ix.uuid(side)} is a sidechain entry"))
+        acts.append(
+            _relink(
+                m,
+                v,
+                child,
+                t,
+                "relink-parent",
+                "sidechain-in-main",
+                f"parentUuid {ix.uuid(side)} is a sidechain entry",
+            )
+        )
     return acts
 
 
@@ -147,7 +172,11 @@ def _relink(m: Model, v: View, j: int, t: int, fix: str, code: str, why: str) ->
     ref = v.refs[j]
     m.set_parent(ref, v.refs[t] if t >= 0 else ROOT, (code, fix))
     new = m.uuid(v.refs[t]) if t >= 0 else None
-    where = "the previous entry of its chain in file order" if t >= 0 else "no earlier entry of its chain: now a root"
+    where = (
+        "the previous entry of its chain in file order"
+        if t >= 0
+        else "no earlier entry of its chain: now a root"
+    )
     return Action(fix, code, m.line(ref), m.uuid(ref), f"{why}; parentUuid now {_name(new)} ({where})")
 
 
@@ -213,7 +242,9 @@ def api_fixes(
 _RULE_CODES = {CODE_OF_BIT[b][0] for b in RULE_BITS}
 
 
-def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], attempted: Attempted) -> list[Action]:
+def rule_fixes(
+    m: Model, v: View, full: list[int], findings: list[Finding], attempted: Attempted
+) -> list[Action]:
     """The block-level API rules and duplicate tool ids (module docstring)."""
     acts: list[Action] = []
     emptied: set[int] = set()
@@ -242,10 +273,22 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
                 gone = set(m.survey.long_calls.get(ref, ()))
                 uses = tuple(u for u in uses if u not in gone)
             # The image count stays: it decides the many-image limit for the rest.
-            m.set_facts(ref, replace(f, bad=f.bad & ~(RULE_MASK | ALL_GONE), tool_uses=uses, plain=f.plain or uses != f.tool_uses))
+            m.set_facts(
+                ref,
+                replace(
+                    f,
+                    bad=f.bad & ~(RULE_MASK | ALL_GONE),
+                    tool_uses=uses,
+                    plain=f.plain or uses != f.tool_uses,
+                ),
+            )
             for bit in RULE_BITS:
                 if bits & (bit | WIDE_IMAGE if bit == HUGE_IMAGE else bit):
-                    acts.append(Action(FIX_OF_BIT[bit], CODE_OF_BIT[bit][0], m.line(ref), m.uuid(ref), _RULE_DETAIL[bit]))
+                    acts.append(
+                        Action(
+                            FIX_OF_BIT[bit], CODE_OF_BIT[bit][0], m.line(ref), m.uuid(ref), _RULE_DETAIL[bit]
+                        )
+                    )
             if f.bad & ALL_GONE:
                 emptied.add(ref)
         elif code == "tool-use-id-duplicate":
@@ -262,19 +305,42 @@ def rule_fixes(m: Model, v: View, full: list[int], findings: list[Finding], atte
             answer = next((j for j in full[pos[node] + 1 :] if u in v.facts.get(j, _NONE).tool_results), None)
             m.renames.setdefault(ref, ({}, {}))[0][u] = new
             m.set_facts(ref, replace(f, tool_uses=tuple(new if t == u else t for t in f.tool_uses)))
-            acts.append(Action("rename-duplicate-tool-id", code, m.line(ref), m.uuid(ref), f"tool_use id {u} used twice: this call is now {new}"))
+            acts.append(
+                Action(
+                    "rename-duplicate-tool-id",
+                    code,
+                    m.line(ref),
+                    m.uuid(ref),
+                    f"tool_use id {u} used twice: this call is now {new}",
+                )
+            )
             if answer is not None and v.refs[answer] < m.n:
                 aref = v.refs[answer]
                 g = m.node_facts(aref)
                 assert g is not None
                 m.renames.setdefault(aref, ({}, {}))[1][u] = new
-                m.set_facts(aref, replace(g, tool_results=tuple(new if t == u else t for t in g.tool_results)))
-                acts.append(Action("rename-duplicate-tool-id", code, m.line(aref), m.uuid(aref), f"its tool_result now answers {new}"))
+                m.set_facts(
+                    aref, replace(g, tool_results=tuple(new if t == u else t for t in g.tool_results))
+                )
+                acts.append(
+                    Action(
+                        "rename-duplicate-tool-id",
+                        code,
+                        m.line(aref),
+                        m.uuid(aref),
+                        f"its tool_result now answers {new}",
+                    )
+                )
     if emptied:
         for child, p in m.drop(emptied, ("empty-text-block", "drop-empty-blocks")):
             acts.append(
-                Action("drop-empty-blocks", "empty-text-block", m.line(child), m.uuid(child),
-                       f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held nothing the API takes and was dropped)")
+                Action(
+                    "drop-empty-blocks",
+                    "empty-text-block",
+                    m.line(child),
+                    m.uuid(child),
+                    f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held nothing the API takes and was dropped)",
+                )
             )
     return acts
 
@@ -299,7 +365,13 @@ def _named(ids: tuple[str, ...], msg: str, pattern: str) -> str | None:
 
 
 def _add_results(
-    m: Model, v: View, full: list[int], pos: dict[int, int], node: int, uses: list[str], new_id: Callable[[], str]
+    m: Model,
+    v: View,
+    full: list[int],
+    pos: dict[int, int],
+    node: int,
+    uses: list[str],
+    new_id: Callable[[], str],
 ) -> list[Action]:
     ix = v.ix
     call = v.refs[node]
@@ -310,7 +382,10 @@ def _add_results(
         prev = m.add_result(call, u, prev, uuid)
         acts.append(
             Action(
-                "add-interrupted-result", "tool-use-unpaired", m.line(call), uuid,
+                "add-interrupted-result",
+                "tool-use-unpaired",
+                m.line(call),
+                uuid,
                 f"tool_use {u} had no tool_result: added one (is_error) saying the tool use was interrupted",
             )
         )
@@ -322,7 +397,10 @@ def _add_results(
             m.set_parent(ref, prev, ("tool-use-unpaired", "add-interrupted-result"))
             acts.append(
                 Action(
-                    "add-interrupted-result", "tool-use-unpaired", m.line(ref), m.uuid(ref),
+                    "add-interrupted-result",
+                    "tool-use-unpaired",
+                    m.line(ref),
+                    m.uuid(ref),
                     f"parentUuid {ix.uuid(node)} -> {m.uuid(prev)} (the added tool_result)",
                 )
             )
@@ -351,13 +429,24 @@ def _orphans(m: Model, v: View, orphans: list[tuple[int, str]], drop: bool) -> l
         plain = f.plain or not drop
         m.set_facts(ref, replace(f, tool_results=left, plain=plain, empty=not left and not plain))
         if drop:
-            acts.append(Action("drop-orphan-result", "tool-result-orphan", m.line(ref), m.uuid(ref), f"dropped the tool_result for {r}: its tool_use was lost"))
+            acts.append(
+                Action(
+                    "drop-orphan-result",
+                    "tool-result-orphan",
+                    m.line(ref),
+                    m.uuid(ref),
+                    f"dropped the tool_result for {r}: its tool_use was lost",
+                )
+            )
             if not left and not plain:
                 emptied.add(ref)
         else:
             acts.append(
                 Action(
-                    "orphan-result-to-text", "tool-result-orphan", m.line(ref), m.uuid(ref),
+                    "orphan-result-to-text",
+                    "tool-result-orphan",
+                    m.line(ref),
+                    m.uuid(ref),
                     f"the tool_result for {r} (its tool_use was lost) is kept as plain text",
                 )
             )
@@ -365,12 +454,23 @@ def _orphans(m: Model, v: View, orphans: list[tuple[int, str]], drop: bool) -> l
         for child, p in m.drop(emptied, ("tool-result-orphan", "drop-orphan-result")):
             acts.append(
                 Action(
-                    "drop-orphan-result", "tool-result-orphan", m.line(child), m.uuid(child),
+                    "drop-orphan-result",
+                    "tool-result-orphan",
+                    m.line(child),
+                    m.uuid(child),
                     f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held only orphan results and was dropped)",
                 )
             )
         for ref in sorted(emptied):
-            acts.append(Action("drop-orphan-result", "tool-result-orphan", m.line(ref), m.uuid(ref), "the message held only orphan tool results: dropped"))
+            acts.append(
+                Action(
+                    "drop-orphan-result",
+                    "tool-result-orphan",
+                    m.line(ref),
+                    m.uuid(ref),
+                    "the message held only orphan tool results: dropped",
+                )
+            )
     return acts
 
 
@@ -401,7 +501,11 @@ def _regroup(
     if q + 1 >= y:
         return []
     par = ix.parent
-    linear = par[full[q + 1]] == full[q] and par[full[y]] == full[y - 1] and (z + 1 >= len(full) or par[full[z + 1]] == full[z])
+    linear = (
+        par[full[q + 1]] == full[q]
+        and par[full[y]] == full[y - 1]
+        and (z + 1 >= len(full) or par[full[z + 1]] == full[z])
+    )
     if not linear:
         return []  # spliced or branching order: leave it (reported as remaining)
     span = set(range(q, z + 2))
@@ -418,7 +522,10 @@ def _regroup(
         m.set_parent(ref, v.refs[new], ("split-message-noncontiguous", "regroup-split-message"))
         acts.append(
             Action(
-                "regroup-split-message", "split-message-noncontiguous", m.line(ref), m.uuid(ref),
+                "regroup-split-message",
+                "split-message-noncontiguous",
+                m.line(ref),
+                m.uuid(ref),
                 f"parentUuid {ix.uuid(par[child])} -> {ix.uuid(new)} (lines of message {mid} brought together)",
             )
         )

@@ -48,7 +48,13 @@ class Action:
     detail: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"fix": self.fix, "code": self.code, "line": self.line, "uuid": self.uuid, "detail": self.detail}
+        return {
+            "fix": self.fix,
+            "code": self.code,
+            "line": self.line,
+            "uuid": self.uuid,
+            "detail": self.detail,
+        }
 
 
 @dataclass(slots=True)
@@ -102,7 +108,9 @@ class Model:
     rules: dict[int, int] = field(default_factory=dict)  # ref -> `api_rules` bits fixed in its content
     #: ref -> (tool_use renames, tool_result renames), old id -> new (tool-use-id-duplicate)
     renames: dict[int, tuple[dict[str, str], dict[str, str]]] = field(default_factory=dict)
-    missing: dict[int, str] = field(default_factory=dict)  # input refs whose parent is not in the file (dangling or elsewhere)
+    missing: dict[int, str] = field(
+        default_factory=dict
+    )  # input refs whose parent is not in the file (dangling or elsewhere)
     #: Why a ref's parent (or logical parent) was changed: (code, fix) of the last change.
     why: dict[int, tuple[str | None, str]] = field(default_factory=dict)
     structural: bool = False  # the graph differs from the survey's index
@@ -254,7 +262,14 @@ class Model:
         n = self.n
         ix = _OutputIndex()
         ix.elsewhere = src.elsewhere
-        index, okeys, opar, oline, oflags, opending = ix._index, ix._keys, ix.parent, ix.line, ix.flags, ix._pending  # noqa: SLF001
+        index, okeys, opar, oline, oflags, opending = (
+            ix._index,
+            ix._keys,
+            ix.parent,
+            ix.line,
+            ix.flags,
+            ix._pending,
+        )
         refs = array("q")
         facts: dict[int, NodeFacts] = {}
         special = set(override) | set(self.logical) | set(mfacts) | set(after) | dropped
@@ -296,7 +311,13 @@ class Model:
         return View(ix, refs, facts, self.chain)
 
     def _put(
-        self, ix: _OutputIndex, refs: array, facts: dict[int, NodeFacts], ref: int, keys: list[bytes], pending: dict[int, bytes]  # type: ignore[type-arg]
+        self,
+        ix: _OutputIndex,
+        refs: array,
+        facts: dict[int, NodeFacts],
+        ref: int,
+        keys: list[bytes],
+        pending: dict[int, bytes],  # type: ignore[type-arg]
     ) -> None:
         n = self.n
 
@@ -306,7 +327,13 @@ class Model:
         p = self.parent_of(ref)
         pk = None if p == ROOT else pending[ref] if p == UNRESOLVED else key(p)
         if ref < n:
-            j = ix.put(keys[ref], pk, self.survey.index.line[ref], self.survey.index.flags[ref], self.logical_uuid(ref))
+            j = ix.put(
+                keys[ref],
+                pk,
+                self.survey.index.line[ref],
+                self.survey.index.flags[ref],
+                self.logical_uuid(ref),
+            )
         else:
             j = ix.put(key(ref), pk, self.line(ref), self.flags(ref), None)
         refs.append(ref)
@@ -341,8 +368,8 @@ class _OutputIndex(ChainIndex):
 
 
 def _keys(ix: ChainIndex) -> list[bytes]:
-    return ix._keys  # noqa: SLF001 - see _OutputIndex; chain.py owns the layout
+    return ix._keys
 
 
 def _pending(ix: ChainIndex) -> dict[int, bytes]:
-    return ix._pending  # noqa: SLF001
+    return ix._pending

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from ..model.api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
 from ..model.diagnostics import Diagnostic, Severity
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import (
     Attempted,
     ChainFindings,
@@ -136,7 +136,9 @@ def make_plan(s: Survey, opts: RepairOptions, *, new_id: Callable[[], str]) -> P
         if not acts and s.api_checked:
             full, found = conversation_findings(v, chain)
             if found and final < MAX_ROUNDS:
-                acts = api_fixes(m, v, full, found, new_id=new_id, drop_orphans=opts.drop_orphans, attempted=attempted)
+                acts = api_fixes(
+                    m, v, full, found, new_id=new_id, drop_orphans=opts.drop_orphans, attempted=attempted
+                )
         if not acts:
             # Nothing (more) to do: what this view still shows is what remains.
             plan.remaining = remaining(v, chain, found)
@@ -163,7 +165,13 @@ def _line_actions(s: Survey, plan: Plan) -> None:
             lines = sorted(line for line, _ in found)
             total = sum(r.length or 0 for _, r in found)
             plan.actions.append(
-                Action(found[0][1].fix, code, lines[0], None, f"{len(found)} lines ({total} bytes), lines {lines[0]}..{lines[-1]}")
+                Action(
+                    found[0][1].fix,
+                    code,
+                    lines[0],
+                    None,
+                    f"{len(found)} lines ({total} bytes), lines {lines[0]}..{lines[-1]}",
+                )
             )
 
 
@@ -195,7 +203,9 @@ def _duplicates(s: Survey, plan: Plan) -> None:
     for d in s.duplicates:
         code = "duplicate-line" if d.same_bytes else "duplicate-uuid"
         plan.drop.add(d.key)
-        detail = f"dropped: uuid {d.uuid} was first written at line {d.first_line}" + ("" if d.same_bytes else " (kept that one)")
+        detail = f"dropped: uuid {d.uuid} was first written at line {d.first_line}" + (
+            "" if d.same_bytes else " (kept that one)"
+        )
         plan.reasons.setdefault(d.key[0], []).append(reason(code, detail=detail))
         plan.actions.append(Action("drop-duplicates", code, d.key[0], d.uuid, detail))
 
@@ -214,14 +224,24 @@ def _opt_in(s: Survey, m: Model, plan: Plan, opts: RepairOptions) -> None:
             if only and ref >= 0:
                 emptied.add(ref)
             plan.actions.append(
-                Action("strip-thinking", None, key[0], m.uuid(ref) if ref >= 0 else None,
-                       "thinking-only entry dropped" if only else "thinking blocks removed")
+                Action(
+                    "strip-thinking",
+                    None,
+                    key[0],
+                    m.uuid(ref) if ref >= 0 else None,
+                    "thinking-only entry dropped" if only else "thinking blocks removed",
+                )
             )
         if emptied:
             for child, p in m.drop(emptied, (None, "strip-thinking")):
                 plan.actions.append(
-                    Action("strip-thinking", None, m.line(child), m.uuid(child),
-                           f"parentUuid now {m.uuid(p) if p >= 0 else 'null'} (its parent held only thinking and was dropped)")
+                    Action(
+                        "strip-thinking",
+                        None,
+                        m.line(child),
+                        m.uuid(child),
+                        f"parentUuid now {m.uuid(p) if p >= 0 else 'null'} (its parent held only thinking and was dropped)",
+                    )
                 )
     if opts.max_image_bytes is not None:
         for key in s.big_images:
@@ -229,12 +249,21 @@ def _opt_in(s: Survey, m: Model, plan: Plan, opts: RepairOptions) -> None:
                 continue
             plan.edits.setdefault(key, EntryEdit()).max_image_bytes = opts.max_image_bytes
             plan.reasons.setdefault(key[0], []).append(
-                Reason("image-too-large", "shrink-image", detail=f"images over {opts.max_image_bytes} bytes replaced by a placeholder")
+                Reason(
+                    "image-too-large",
+                    "shrink-image",
+                    detail=f"images over {opts.max_image_bytes} bytes replaced by a placeholder",
+                )
             )
             ref = s.key_node.get(key, -1)
             plan.actions.append(
-                Action("shrink-image", "image-too-large", key[0], m.uuid(ref) if ref >= 0 else None,
-                       f"images over {opts.max_image_bytes} bytes replaced by a text placeholder")
+                Action(
+                    "shrink-image",
+                    "image-too-large",
+                    key[0],
+                    m.uuid(ref) if ref >= 0 else None,
+                    f"images over {opts.max_image_bytes} bytes replaced by a text placeholder",
+                )
             )
             f = m.node_facts(ref) if ref >= 0 else None
             if f is not None and f.big_images:
@@ -274,7 +303,11 @@ def _translate(m: Model, plan: Plan, opts: RepairOptions) -> None:
         e.orphans = tuple(ids)
         e.drop_orphans = opts.drop_orphans
         plan.reasons.setdefault(key[0], []).append(
-            reason("tool-result-orphan", fix="drop-orphan-result" if opts.drop_orphans else None, detail=", ".join(ids))
+            reason(
+                "tool-result-orphan",
+                fix="drop-orphan-result" if opts.drop_orphans else None,
+                detail=", ".join(ids),
+            )
         )
     _translate_rules(m, plan)
     for ref in m.dropped:
@@ -283,7 +316,9 @@ def _translate(m: Model, plan: Plan, opts: RepairOptions) -> None:
         plan.drop.add(key)
         plan.edits.pop(key, None)
         code, fix = m.why.get(ref, (None, "drop-entry"))
-        plan.reasons.setdefault(key[0], []).append(Reason(code, fix, detail="entry left empty by this fix: dropped"))
+        plan.reasons.setdefault(key[0], []).append(
+            Reason(code, fix, detail="entry left empty by this fix: dropped")
+        )
     for after, added in m.after.items():
         line = ix.line[after]
         plan.offsets[line] = s.node_offset[after]
@@ -324,14 +359,54 @@ def remaining(v: View, chain: ChainFindings, found: list[Finding]) -> list[Diagn
     ix = v.ix
     out: list[Diagnostic] = []
     for j, missing in chain.dangling:
-        out.append(Diagnostic("dangling-parent", f"parentUuid {missing} names no entry", None, ix.line[j], None, ix.uuid(j)))
+        out.append(
+            Diagnostic(
+                "dangling-parent", f"parentUuid {missing} names no entry", None, ix.line[j], None, ix.uuid(j)
+            )
+        )
     for j, missing in chain.logical:
-        out.append(Diagnostic("dangling-logical-parent", f"logicalParentUuid {missing} names no entry", None, ix.line[j], None, ix.uuid(j)))
+        out.append(
+            Diagnostic(
+                "dangling-logical-parent",
+                f"logicalParentUuid {missing} names no entry",
+                None,
+                ix.line[j],
+                None,
+                ix.uuid(j),
+            )
+        )
     for cyc in chain.cycles:
-        out.append(Diagnostic("cycle", f"parentUuid loop through {len(cyc)} entries", None, ix.line[min(cyc)], None, ix.uuid(min(cyc))))
+        out.append(
+            Diagnostic(
+                "cycle",
+                f"parentUuid loop through {len(cyc)} entries",
+                None,
+                ix.line[min(cyc)],
+                None,
+                ix.uuid(min(cyc)),
+            )
+        )
     if chain.sidechain is not None:
         child, side = chain.sidechain
-        out.append(Diagnostic("sidechain-in-main", "the active main chain passes through a sidechain entry", None, ix.line[side], None, ix.uuid(side)))
+        out.append(
+            Diagnostic(
+                "sidechain-in-main",
+                "the active main chain passes through a sidechain entry",
+                None,
+                ix.line[side],
+                None,
+                ix.uuid(side),
+            )
+        )
     for code, node, msg in found:
-        out.append(Diagnostic(code, msg, None, ix.line[node] if node >= 0 else None, None, ix.uuid(node) if node >= 0 else None))
+        out.append(
+            Diagnostic(
+                code,
+                msg,
+                None,
+                ix.line[node] if node >= 0 else None,
+                None,
+                ix.uuid(node) if node >= 0 else None,
+            )
+        )
     return out

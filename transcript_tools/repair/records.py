@@ -28,8 +28,8 @@ from typing import Any
 
 import orjson
 
-from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
 from ..edge.writer import dumps as _cc_dumps
+from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
 
@@ -60,7 +60,9 @@ def _version(v: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
-def interrupted_result(call: dict[str, Any], tool_use_id: str, *, uuid: str, parent: str, now: str) -> dict[str, Any]:
+def interrupted_result(
+    call: dict[str, Any], tool_use_id: str, *, uuid: str, parent: str, now: str
+) -> dict[str, Any]:
     """The user entry answering an interrupted ``tool_use`` (see module docstring)."""
     rec: dict[str, Any] = {"parentUuid": parent, "isSidechain": call.get("isSidechain") is True}
     if "agentId" in call:
@@ -68,7 +70,9 @@ def interrupted_result(call: dict[str, Any], tool_use_id: str, *, uuid: str, par
     rec["type"] = "user"
     rec["message"] = {
         "role": "user",
-        "content": [{"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": tool_use_id}],
+        "content": [
+            {"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": tool_use_id}
+        ],
     }
     rec["uuid"] = uuid
     ts = call.get("timestamp")
@@ -148,4 +152,7 @@ def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
     src = block.get("source")
     media = src.get("media_type") if isinstance(src, dict) else None
     size = image_bytes(block)
-    return {"type": "text", "text": f"[tt repair: a {media or 'base64'} image of {size / 1e6:.1f} MB was removed here (over the size limit)]"}
+    return {
+        "type": "text",
+        "text": f"[tt repair: a {media or 'base64'} image of {size / 1e6:.1f} MB was removed here (over the size limit)]",
+    }

@@ -59,7 +59,9 @@ class Reason:
         return d
 
 
-def reason(code: str, offset: int | None = None, length: int | None = None, detail: str = "", fix: str | None = None) -> Reason:
+def reason(
+    code: str, offset: int | None = None, length: int | None = None, detail: str = "", fix: str | None = None
+) -> Reason:
     f = fix if fix is not None else CODES[code].fix
     assert f is not None, code
     return Reason(code, f, offset, length, detail)
@@ -206,7 +208,9 @@ class Survey:
         if len(ln.entries) > 1 and not any(p.code == "fused-records" for p in ln.pieces):
             # Two whole records with no newline between (a writer lost one "\n"): Claude
             # Code cannot parse the line at all. Split it, as for a torn+whole pair.
-            rs.append(reason("fused-records", ln.offset, len(ln.data), f"{len(ln.entries)} records on one line"))
+            rs.append(
+                reason("fused-records", ln.offset, len(ln.data), f"{len(ln.entries)} records on one line")
+            )
         for e in ln.entries:
             for code in e.lenient:
                 rs.append(reason(code, e.offset, len(e.raw)))
@@ -228,7 +232,9 @@ class Survey:
             if any(t in THINKING for t in kinds):
                 self.thinking[(line, k)] = all(t in THINKING for t in kinds)
                 self.line_offsets[line] = offset
-        if self.max_image_bytes is not None and any(image_too_big(b, self.max_image_bytes) for b in iter_images(content)):
+        if self.max_image_bytes is not None and any(
+            image_too_big(b, self.max_image_bytes) for b in iter_images(content)
+        ):
             self.big_images.add((line, k))
             self.line_offsets[line] = offset
 
@@ -291,4 +297,4 @@ def image_too_big(block: dict[str, Any], limit: int) -> bool:
     return image_bytes(block) > limit
 
 
-__all__ = ["Duplicate", "Key", "MAX_IMAGE_BYTES", "Reason", "Survey", "reason"]
+__all__ = ["MAX_IMAGE_BYTES", "Duplicate", "Key", "Reason", "Survey", "reason"]

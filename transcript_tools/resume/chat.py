@@ -144,7 +144,9 @@ class Chat:
                     self.view.line(f"tt: {why}", "yellow")
                 self.engine.messages = self._reload(model)
                 self.engine.model = model
-                self.view.line(f"the next turn uses {model} ({len(self.engine.messages)} messages of history)")
+                self.view.line(
+                    f"the next turn uses {model} ({len(self.engine.messages)} messages of history)"
+                )
         elif name in ("rename", "tag"):
             try:
                 rec = (rename_line if name == "rename" else tag_line)(self.engine.session_id, arg)
@@ -174,14 +176,20 @@ class Chat:
             except TTError as e:
                 self.view.line(f"tt: {e.message}", "red")
         elif name in ("compact", "fork", "rewind"):
-            self.view.line(f"/{name} is not in tt chat yet: leave and run `tt {name} {self.engine.session_id}`", "yellow")
+            self.view.line(
+                f"/{name} is not in tt chat yet: leave and run `tt {name} {self.engine.session_id}`", "yellow"
+            )
         else:
             self.view.line(f"unknown command /{name} (/help lists them)", "red")
         return True
 
     def cost_text(self) -> str:
         u = self.engine.usage
-        parts = [f"{m} ${u.known_cost.get(m, 0.0):.4f}" + ("" if u.cost_by_model.get(m) is not None else " (partly unpriced)") for m in u.by_model]
+        parts = [
+            f"{m} ${u.known_cost.get(m, 0.0):.4f}"
+            + ("" if u.cost_by_model.get(m) is not None else " (partly unpriced)")
+            for m in u.by_model
+        ]
         return f"cost so far ${u.cost:.4f}" + (f": {', '.join(parts)}" if parts else "")
 
     # --- a turn ----------------------------------------------------------------------------
@@ -201,9 +209,16 @@ class Chat:
             self._end_stream()
             self.view.line(f"tt: {e.message}", "red")
         self.engine.interrupt_requested = False
-        if not self._noticed and self.cost_notice_usd is not None and self.engine.total_cost_usd >= self.cost_notice_usd:
+        if (
+            not self._noticed
+            and self.cost_notice_usd is not None
+            and self.engine.total_cost_usd >= self.cost_notice_usd
+        ):
             self._noticed = True
-            self.view.line(f"note: this session has cost ${self.engine.total_cost_usd:.2f} (past ${self.cost_notice_usd:g})", "yellow")
+            self.view.line(
+                f"note: this session has cost ${self.engine.total_cost_usd:.2f} (past ${self.cost_notice_usd:g})",
+                "yellow",
+            )
         return result
 
     def _on_stream(self, event: Mapping[str, Any]) -> None:
@@ -230,7 +245,9 @@ class Chat:
             elif block.get("type") == "tool_use":
                 self._end_stream()
                 self.view.line(tool_line(block), "cyan")
-        elif t == "user" and ev.get("tool_use_result") is not None or (t == "user" and "tool_use_result" in ev):
+        elif (t == "user" and ev.get("tool_use_result") is not None) or (
+            t == "user" and "tool_use_result" in ev
+        ):
             self.view.line(result_line(ev), "dim")
         elif t == "result" and ev.get("is_error"):
             self._end_stream()

@@ -47,12 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import turns
 from ..edge.client import Event, ModelClient, ModelResponse
 from ..model.errors import ApiError, UsageError
 from ..model.pricing import PRICES_READ_ON, Tokens, cost_usd, price_for
 from ..model.request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
+from . import turns
 from .tools.registry import CallResult, Denial, ToolContext, ToolOutcome, ToolRegistry
+
 
 def check_budget_model(model: str) -> None:
     """A budget needs a price: `UsageError` for a model the pricing table lacks."""
@@ -95,8 +96,11 @@ class Usage:
             if not isinstance(u, Mapping):
                 continue
             t = Tokens(
-                _n(u.get("inputTokens")), _n(u.get("outputTokens")), _n(u.get("cacheCreationInputTokens")),
-                _n(u.get("cacheReadInputTokens")), _n(u.get("cacheCreationEphemeral1hInputTokens")),
+                _n(u.get("inputTokens")),
+                _n(u.get("outputTokens")),
+                _n(u.get("cacheCreationInputTokens")),
+                _n(u.get("cacheReadInputTokens")),
+                _n(u.get("cacheCreationEphemeral1hInputTokens")),
             )
             c = u.get("costUSD")
             self.base[m] = (t, float(c) if isinstance(c, (int, float)) else None)
@@ -265,7 +269,12 @@ class QueryEngine:
         content: str | list[dict[str, Any]] = prompt if isinstance(prompt, str) else [dict(b) for b in prompt]
         self._write(
             turns.user_prompt(
-                self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), content=content, prompt_id=state.prompt_id
+                self.envelope,
+                parent=self.leaf_uuid,
+                uuid=self._new_id(),
+                timestamp=self._now(),
+                content=content,
+                prompt_id=state.prompt_id,
             )
         )
         self.messages.append({"role": "user", "content": content})
@@ -282,7 +291,12 @@ class QueryEngine:
                 num_turns += 1
                 if self.max_turns is not None and num_turns > self.max_turns:
                     yield self._result(
-                        "error_max_turns", num_turns, started, response, prompt, errors=[f"Reached maximum number of turns ({self.max_turns})"]
+                        "error_max_turns",
+                        num_turns,
+                        started,
+                        response,
+                        prompt,
+                        errors=[f"Reached maximum number of turns ({self.max_turns})"],
                     )
                     return
                 if self.max_budget_usd is not None and self.usage.cost >= self.max_budget_usd:
@@ -292,7 +306,9 @@ class QueryEngine:
                         started,
                         response,
                         prompt,
-                        errors=[f"Reached maximum budget (${self.max_budget_usd:g}): ${self.usage.cost:.6f} spent"],
+                        errors=[
+                            f"Reached maximum budget (${self.max_budget_usd:g}): ${self.usage.cost:.6f} spent"
+                        ],
                     )
                     return
         except KeyboardInterrupt:
@@ -300,10 +316,26 @@ class QueryEngine:
             reason, self._interrupt_reason = self._interrupt_reason, None
             if reason is not None:  # asked for, not Ctrl-C: Claude Code 2.1.332 shows the marker too
                 yield self._user_event(marker)
-            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=["Interrupted by the user"], reason=reason or "interrupted")
+            yield self._result(
+                "error_during_execution",
+                num_turns,
+                started,
+                None,
+                prompt,
+                errors=["Interrupted by the user"],
+                reason=reason or "interrupted",
+            )
             raise
         except ApiError as e:
-            yield self._result("error_during_execution", num_turns, started, None, prompt, errors=[e.message], reason="api_error")
+            yield self._result(
+                "error_during_execution",
+                num_turns,
+                started,
+                None,
+                prompt,
+                errors=[e.message],
+                reason="api_error",
+            )
             raise
 
     def _call(self, state: _Turn) -> ModelResponse:
@@ -327,7 +359,13 @@ class QueryEngine:
 
     def _answer(self, response: ModelResponse, state: _Turn) -> Iterator[dict[str, Any]]:
         for event in state.partial:
-            yield {"type": "stream_event", "event": dict(event), "session_id": self.session_id, "parent_tool_use_id": None, "uuid": self._new_id()}
+            yield {
+                "type": "stream_event",
+                "event": dict(event),
+                "session_id": self.session_id,
+                "parent_tool_use_id": None,
+                "uuid": self._new_id(),
+            }
         state.partial = []
         message = response.message
         model = message.get("model") or self.model
@@ -339,7 +377,12 @@ class QueryEngine:
             return
         uuids = [self._new_id() for _ in blocks]
         lines = turns.assistant_lines(
-            self.envelope, parent=self.leaf_uuid, message=message, request_id=response.request_id, uuids=uuids, timestamp=self._now()
+            self.envelope,
+            parent=self.leaf_uuid,
+            message=message,
+            request_id=response.request_id,
+            uuids=uuids,
+            timestamp=self._now(),
         )
         state.pending = []
         for block, line in zip(blocks, lines):
@@ -363,7 +406,9 @@ class QueryEngine:
         state.results = results
         for block, line_uuid in list(state.pending):
             self._check()
-            call: CallResult = self.registry.call(str(block.get("name")), str(block.get("id")), block.get("input"), self.tools)
+            call: CallResult = self.registry.call(
+                str(block.get("name")), str(block.get("id")), block.get("input"), self.tools
+            )
             if call.denial is not None:
                 self.permission_denials.append(call.denial)
             yield self._record_result(block, line_uuid, call.outcome, state)
@@ -371,7 +416,9 @@ class QueryEngine:
         self.messages.append({"role": "user", "content": results})
         state.results = None
 
-    def _record_result(self, block: Mapping[str, Any], line_uuid: str, outcome: ToolOutcome, state: _Turn) -> dict[str, Any]:
+    def _record_result(
+        self, block: Mapping[str, Any], line_uuid: str, outcome: ToolOutcome, state: _Turn
+    ) -> dict[str, Any]:
         result_block = outcome.block(str(block.get("id")))
         rec = turns.tool_result(
             self.envelope,
@@ -408,11 +455,20 @@ class QueryEngine:
         if state.results is None and unanswered:
             state.results = []
         for block, line_uuid in unanswered:
-            self._record_result(block, line_uuid, ToolOutcome.error(turns.INTERRUPTED_FOR_TOOL_USE, wrap=False), state)
+            self._record_result(
+                block, line_uuid, ToolOutcome.error(turns.INTERRUPTED_FOR_TOOL_USE, wrap=False), state
+            )
         if state.results is not None:
             self.messages.append({"role": "user", "content": state.results})
         marker = turns.INTERRUPTED_FOR_TOOL_USE if state.pending else turns.INTERRUPTED
-        rec = turns.user_text(self.envelope, parent=self.leaf_uuid, uuid=self._new_id(), timestamp=self._now(), text=marker, prompt_id=state.prompt_id)
+        rec = turns.user_text(
+            self.envelope,
+            parent=self.leaf_uuid,
+            uuid=self._new_id(),
+            timestamp=self._now(),
+            text=marker,
+            prompt_id=state.prompt_id,
+        )
         self._write(rec)
         state.pending = []
         return rec
@@ -470,12 +526,15 @@ class QueryEngine:
             "usage": self.usage.usage_dict(),
             "modelUsage": self.usage.model_usage(),
             "permission_denials": [d.to_dict() for d in self.permission_denials],
-            "terminal_reason": reason or ("completed" if subtype == "success" else subtype.removeprefix("error_")),
+            "terminal_reason": reason
+            or ("completed" if subtype == "success" else subtype.removeprefix("error_")),
             "uuid": self._new_id(),
         }
         if subtype == "success":
             last = self.messages[-1] if self.messages and self.messages[-1]["role"] == "assistant" else None
-            out["result"] = "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") if last else ""
+            out["result"] = (
+                "".join(b.get("text", "") for b in last["content"] if b.get("type") == "text") if last else ""
+            )
         if errors:
             out["errors"] = errors
         if self.transcript is not None:
@@ -495,8 +554,11 @@ class QueryEngine:
         for m, t in self.usage.by_model.items():
             u = dict(usage.get(m) or {})
             u.update(
-                inputTokens=t.input, outputTokens=t.output, cacheReadInputTokens=t.cache_read,
-                cacheCreationInputTokens=t.cache_write, costUSD=round(self.usage.known_cost.get(m, 0.0), 6),
+                inputTokens=t.input,
+                outputTokens=t.output,
+                cacheReadInputTokens=t.cache_read,
+                cacheCreationInputTokens=t.cache_write,
+                costUSD=round(self.usage.known_cost.get(m, 0.0), 6),
             )
             usage[m] = u
         rec["modelUsage"] = usage

@@ -62,13 +62,13 @@ from typing import Any
 
 import orjson
 
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, mapped, preserved_start
 from ..model import conversation
 from ..model.active import MAX_IMAGE_BYTES, facts_of
 from ..model.errors import TranscriptTooLarge
 from ..model.lines import DecodedLine, Entry
-from .quickchain import Outside, QuickChain, quick_conversation
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, mapped, preserved_start
 from ..model.session import Session
+from .quickchain import Outside, QuickChain, quick_conversation
 
 _MARK = b'"subtype":"compact_boundary"'
 
@@ -229,7 +229,10 @@ _BIG_IMAGE_LINE = MAX_IMAGE_BYTES * 4 // 3
 
 def _big_image(chain: list[Entry]) -> bool:
     return any(
-        len(e.raw) > _BIG_IMAGE_LINE and b'"type":"image"' in e.raw and facts_of(e.record, len(e.raw)).big_images for e in chain
+        len(e.raw) > _BIG_IMAGE_LINE
+        and b'"type":"image"' in e.raw
+        and facts_of(e.record, len(e.raw)).big_images
+        for e in chain
     )
 
 
@@ -275,7 +278,11 @@ def _fast(data: mmap.mmap, start: int, size: int, max_bytes: int) -> ForResume |
         return None
     nodes = q.nodes
     leaf = conversation.continuation_leaf(
-        q.chain, q.parent, lambda i: nodes[i].record["uuid"], lambda i: nodes[i].record.get("type") in ("user", "assistant"), q.index.get
+        q.chain,
+        q.parent,
+        lambda i: nodes[i].record["uuid"],
+        lambda i: nodes[i].record.get("type") in ("user", "assistant"),
+        q.index.get,
     )
     conv = conversation.assemble(q.chain, leaf, q.session_id)
     if any(n.code == "split-message" for n in conv.notes) or _big_image(q.chain):
@@ -291,10 +298,14 @@ def _reference(path: Path, start: int, size: int, max_bytes: int) -> ForResume:
         # it, the whole file gives the chain Claude Code would follow.
         start = 0
         lines = list(iter_lines(path))
-    from ..repair.core import RepairOptions, repaired_entries
     from ..edge.writer import iso_now
+    from ..repair.core import RepairOptions, repaired_entries
 
-    entries, actions = repaired_entries(lines, RepairOptions(), now=iso_now(), new_id=lambda: str(_uuid.uuid4()))
+    entries, actions = repaired_entries(
+        lines, RepairOptions(), now=iso_now(), new_id=lambda: str(_uuid.uuid4())
+    )
     s = Session.from_entries(entries, path)
     on_disk = {e.record["uuid"] for ln in lines for e in ln.entries if isinstance(e.record.get("uuid"), str)}
-    return ForResume(conversation.build(s, on_disk=on_disk), list(actions), start, size, fast=False, session=s)
+    return ForResume(
+        conversation.build(s, on_disk=on_disk), list(actions), start, size, fast=False, session=s
+    )

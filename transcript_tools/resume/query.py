@@ -180,7 +180,9 @@ def to_message(event: Mapping[str, Any]) -> Message:
             terminal_reason=event.get("terminal_reason"),
         )
     if t == "stream_event":
-        return StreamEvent(event["uuid"], event["session_id"], event["event"], event.get("parent_tool_use_id"))
+        return StreamEvent(
+            event["uuid"], event["session_id"], event["event"], event.get("parent_tool_use_id")
+        )
     return SystemMessage(str(event.get("subtype", "")), dict(event))
 
 
@@ -224,13 +226,17 @@ def user_content(item: Mapping[str, Any]) -> str | list[dict[str, Any]]:
     """The content of a streamed user message, or `UsageError` saying what is wrong."""
     msg = item.get("message")
     if not isinstance(msg, Mapping):
-        raise UsageError("a user message needs a \"message\" object")
+        raise UsageError('a user message needs a "message" object')
     content = msg.get("content")
     if isinstance(content, str):
         if not content.strip():
             raise UsageError("the user message is empty")
         return content
-    if isinstance(content, list) and content and all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in content):
+    if (
+        isinstance(content, list)
+        and content
+        and all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in content)
+    ):
         return [dict(b) for b in content]
     raise UsageError("message.content must be a string or a non-empty list of content blocks")
 
@@ -259,13 +265,24 @@ def merge_prompts(contents: Sequence[str | list[dict[str, Any]]]) -> str | list[
 
 def is_interrupt(item: Mapping[str, Any]) -> bool:
     req = item.get("request")
-    return item.get("type") == "control_request" and isinstance(req, Mapping) and req.get("subtype") == "interrupt"
+    return (
+        item.get("type") == "control_request"
+        and isinstance(req, Mapping)
+        and req.get("subtype") == "interrupt"
+    )
 
 
 class Query:
     """An async iterator of messages with `interrupt()` (see the module docstring)."""
 
-    def __init__(self, prompt: str | AsyncIterable[Mapping[str, Any]], options: QueryOptions | None = None, *, engine: Any = None, notices: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        prompt: str | AsyncIterable[Mapping[str, Any]],
+        options: QueryOptions | None = None,
+        *,
+        engine: Any = None,
+        notices: Sequence[str] = (),
+    ) -> None:
         self.options = options or QueryOptions()
         self._prompt = prompt
         self._engine = engine
@@ -294,30 +311,52 @@ class Query:
 
     def _open(self) -> Any:
         """The engine for the session, assembled as ``tt resume`` assembles it."""
+        from ..edge.claude_dir import projects_dir, resolve
         from ..edge.client import DEFAULT_MAX_RETRIES, AnthropicClient, credentials_from_env
         from ..edge.clock import system_clock
         from .setup import prepare
-        from ..edge.claude_dir import projects_dir, resolve
         from .tools.registry import ToolRegistry
 
         o = self.options
         env = dict(os.environ if o.env is None else o.env)
         if o.resume is None and not o.continue_conversation:
-            raise UsageError("query() continues a session: pass resume= (a path, id or prefix) or continue_conversation=True")
+            raise UsageError(
+                "query() continues a session: pass resume= (a path, id or prefix) or continue_conversation=True"
+            )
         registry = ToolRegistry(tuple(o.allowed_tools), tuple(o.disallowed_tools))
         creds = credentials_from_env(env)
         clock = system_clock()
         root = projects_dir(env)
         cwd = Path(o.cwd) if o.cwd is not None else None
-        ref = resolve(None if o.resume is None else os.fspath(o.resume), latest=o.continue_conversation, cwd=cwd, root=root)
-        prep = prepare(
-            ref, clock=clock, env=env, model=o.model, max_budget_usd=o.max_budget_usd, fork=o.fork_session, cwd=cwd,
-            system_prompt=o.system_prompt, append_system_prompt=o.append_system_prompt, max_bytes=o.max_bytes,
+        ref = resolve(
+            None if o.resume is None else os.fspath(o.resume),
+            latest=o.continue_conversation,
+            cwd=cwd,
+            root=root,
         )
-        client = AnthropicClient(creds, max_retries=DEFAULT_MAX_RETRIES if o.max_retries is None else o.max_retries)
+        prep = prepare(
+            ref,
+            clock=clock,
+            env=env,
+            model=o.model,
+            max_budget_usd=o.max_budget_usd,
+            fork=o.fork_session,
+            cwd=cwd,
+            system_prompt=o.system_prompt,
+            append_system_prompt=o.append_system_prompt,
+            max_bytes=o.max_bytes,
+        )
+        client = AnthropicClient(
+            creds, max_retries=DEFAULT_MAX_RETRIES if o.max_retries is None else o.max_retries
+        )
         engine = prep.engine(
-            client, registry, max_turns=o.max_turns, max_budget_usd=o.max_budget_usd, max_tokens=o.max_tokens,
-            include_partial_messages=o.include_partial_messages, add_dirs=[Path(d) for d in o.add_dirs],
+            client,
+            registry,
+            max_turns=o.max_turns,
+            max_budget_usd=o.max_budget_usd,
+            max_tokens=o.max_tokens,
+            include_partial_messages=o.include_partial_messages,
+            add_dirs=[Path(d) for d in o.add_dirs],
         )
         self._notices.extend(prep.notices)
         self.path = prep.path
@@ -330,7 +369,12 @@ class Query:
         stand-in). Streaming input only: a string prompt is not queued."""
         if isinstance(self._prompt, str) or self._engine is None:
             return
-        rec: dict[str, Any] = {"type": "queue-operation", "operation": operation, "timestamp": self._engine.timestamp(), "sessionId": self._engine.session_id}
+        rec: dict[str, Any] = {
+            "type": "queue-operation",
+            "operation": operation,
+            "timestamp": self._engine.timestamp(),
+            "sessionId": self._engine.session_id,
+        }
         if isinstance(content, str):
             rec["content"] = content
         self._engine.append_meta(rec)
@@ -415,7 +459,16 @@ class Query:
                         rid = item.get("request_id")
                         # Claude Code 2.1.332 answers at once; still_queued is what it printed
                         # with a message queued behind the interrupted turn, too: [].
-                        emit({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"still_queued": []}}})
+                        emit(
+                            {
+                                "type": "control_response",
+                                "response": {
+                                    "subtype": "success",
+                                    "request_id": rid,
+                                    "response": {"still_queued": []},
+                                },
+                            }
+                        )
                     elif item.get("type") == "user":
                         content = user_content(item)
                         self._queue_op("enqueue", content)

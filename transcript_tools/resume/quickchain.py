@@ -66,9 +66,11 @@ class _Facts:
     per field), a few percent of a 50 MB resume for nothing.
     """
 
-    __slots__ = ("message_id", "tool_uses", "tool_results", "preserved")
+    __slots__ = ("message_id", "preserved", "tool_results", "tool_uses")
 
-    def __init__(self, message_id: str | None, tool_uses: tuple[str, ...], tool_results: tuple[str, ...]) -> None:
+    def __init__(
+        self, message_id: str | None, tool_uses: tuple[str, ...], tool_results: tuple[str, ...]
+    ) -> None:
         self.message_id = message_id
         self.tool_uses = tool_uses
         self.tool_results = tool_results
@@ -78,7 +80,7 @@ class _Facts:
 class _View:
     """The part of `chain.ChainIndex` that `active.conversation_nodes` reads."""
 
-    __slots__ = ("flags", "parent", "_index")
+    __slots__ = ("_index", "flags", "parent")
 
     def __init__(self, flags: bytearray, parent: list[int], index: dict[str, int]) -> None:
         self.flags = flags
@@ -203,7 +205,9 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
     if not flags[leaf] & SIDECHAIN and any(flags[i] & SIDECHAIN for i in chain):
         return None
     # The preserved-segment splice and parallel-call recovery are `active`'s own code.
-    ordered = conversation_nodes(cast(ChainIndex, _View(flags, parent, index)), cast("dict[int, NodeFacts]", facts), chain)
+    ordered = conversation_nodes(
+        cast(ChainIndex, _View(flags, parent, index)), cast("dict[int, NodeFacts]", facts), chain
+    )
     return QuickChain([nodes[i] for i in ordered], nodes, parent, session_id, index)
 
 
@@ -211,7 +215,9 @@ def _ids(message: Any, kind: str, key: str) -> tuple[str, ...]:
     content = message.get("content") if type(message) is dict else None
     if type(content) is not list:
         return ()
-    return tuple(b[key] for b in content if type(b) is dict and b.get("type") == kind and isinstance(b.get(key), str))
+    return tuple(
+        b[key] for b in content if type(b) is dict and b.get("type") == kind and isinstance(b.get(key), str)
+    )
 
 
 def _active_leaf(flags: bytearray, parent: list[int], has_child: bytearray) -> int | None:

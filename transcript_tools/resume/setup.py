@@ -34,12 +34,12 @@ from ..model.errors import Unreadable, UsageError
 from .state import TailState
 
 if TYPE_CHECKING:
+    from ..edge.claude_dir import SessionRef
     from ..edge.client import ModelClient
     from ..model.conversation import Conversation
-    from .engine import QueryEngine
     from ..model.lifecycle import Clock, ModelChoice
+    from .engine import QueryEngine
     from .files import ForResume
-    from ..edge.claude_dir import SessionRef
     from .tools.registry import ToolRegistry
 
 
@@ -83,8 +83,8 @@ class Prepared:
         add_dirs: Sequence[Path] = (),
     ) -> QueryEngine:
         from .. import __version__
-        from .engine import FileTranscript, QueryEngine
         from ..model.request import DEFAULT_MAX_TOKENS
+        from .engine import FileTranscript, QueryEngine
         from .turns import Envelope
 
         branch = git_branch(self.cwd)
@@ -139,7 +139,9 @@ def prepare(
     got = _load(ref.path, cap)
     path = ref.path
     if not got.conversation.messages:
-        raise Unreadable(f"{path}: no conversation to resume (no user or assistant message on its main chain)")
+        raise Unreadable(
+            f"{path}: no conversation to resume (no user or assistant message on its main chain)"
+        )
     choice = choose_model(got.conversation.model, model, clock, env)
     if not choice.model:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
@@ -176,7 +178,9 @@ def prepare(
     )
 
 
-def restored_state(path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]) -> TailState:
+def restored_state(
+    path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]
+) -> TailState:
     """The state a resume restores, with a one-line notice for each difference worth
     saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
     from ..model import lifecycle
@@ -185,7 +189,9 @@ def restored_state(path: Path, start: int, version: str | None, cwd: Path, recor
     tail = resume_state.read_tail_state(path)
     if tail.permission_mode not in (None, "default"):
         # tt has no permission modes of its own: its tools follow --allowed-tools alone.
-        notices.append(f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools")
+        notices.append(
+            f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools"
+        )
     touched = resume_state.touched_files(path, start)
     if recorded_cwd and not Path(recorded_cwd).is_dir():  # the cwd notice already says they are gone
         touched = {k: v for k, v in touched.items() if not _under(k, recorded_cwd)}
@@ -194,7 +200,9 @@ def restored_state(path: Path, start: int, version: str | None, cwd: Path, recor
         notices.append(changed)
     known = lifecycle.CURRENT.cli_version
     if resume_state.newer_version(version, known):
-        notices.append(f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over")
+        notices.append(
+            f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over"
+        )
     return tail
 
 
@@ -248,17 +256,20 @@ def choose_cwd(given: Path | None, recorded: str | None) -> tuple[Path, str | No
         return Path(recorded), None
     here = Path.cwd()
     if recorded:
-        return here, f"the session's cwd {recorded} does not exist here; tools run in {here} (pass --cwd DIR to choose)"
+        return (
+            here,
+            f"the session's cwd {recorded} does not exist here; tools run in {here} (pass --cwd DIR to choose)",
+        )
     return here, None
 
 
 def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
     """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
     too) beside the original and load it back."""
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, plan_subagents, session_dir, write_fork
     from ..edge.loader import load_session
     from ..edge.writer import iso_now
+    from ..fork.core import fork
+    from ..fork.files import UuidSource, plan_subagents, session_dir, write_fork
 
     # The whole session, as `tt fork` forks it (not only the part a resume sends); past
     # the cap, from the last compact boundary, the part a resume can read at all.
@@ -276,21 +287,26 @@ def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
 def fork_at(path: Path, session_id: str, at: str, max_bytes: int) -> tuple[Path, str]:
     """``tt rewind --conversation``'s fork: the session up to message ``at`` (a uuid or
     prefix, or N from the end) as a new session beside it; its path and one line."""
+    from ..edge.loader import load_session
+    from ..edge.writer import iso_now
     from ..fork.core import fork
     from ..fork.files import UuidSource, plan_subagents, write_fork
-    from ..edge.loader import load_session
     from ..rewind.core import resolve_target
-    from ..edge.writer import iso_now
 
     s = load_session(path, max_bytes=max_bytes).session
     target = resolve_target(s, at)
     f = fork(s, source_session_id=session_id, at=target, now=iso_now(), new_id=UuidSource())
     out = path.parent / f"{f.session_id}.jsonl"
     write_fork(out, f, plan_subagents(path, f, s, max_bytes))
-    return out, f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)"
+    return (
+        out,
+        f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)",
+    )
 
 
-def choose_model(session_model: str | None, given: str | None, clock: Clock, env: Mapping[str, str]) -> ModelChoice:
+def choose_model(
+    session_model: str | None, given: str | None, clock: Clock, env: Mapping[str, str]
+) -> ModelChoice:
     """The model Claude Code would continue on at ``clock`` (`lifecycle`)."""
     from ..model import lifecycle
 
@@ -319,5 +335,3 @@ def model_note(choice: ModelChoice, conv: Conversation) -> str | None:
             "(the API takes a thinking block only from the model that wrote it)"
         )
     return line
-
-

@@ -68,7 +68,10 @@ def read_tail_state(path: Path) -> TailState:
             cost, _ = _record_before(mm, b'"cost-state"', len(mm), "cost-state")
             perm, _ = _record_before(mm, b'"permission-mode"', len(mm), "permission-mode")
     mode = perm.get("permissionMode") if perm else None
-    return TailState(cost if cost and isinstance(cost.get("modelUsage"), dict) else None, mode if isinstance(mode, str) else None)
+    return TailState(
+        cost if cost and isinstance(cost.get("modelUsage"), dict) else None,
+        mode if isinstance(mode, str) else None,
+    )
 
 
 # --- files the session touched -----------------------------------------------------------
@@ -146,7 +149,9 @@ def _same(expected: str, actual: str) -> bool:
     return expected == actual or expected.rstrip("\n") == actual.rstrip("\n")
 
 
-def file_notices(touched: Mapping[str, Touched], cwd: Path, read: Callable[[Path], str | None] | None = None) -> str | None:
+def file_notices(
+    touched: Mapping[str, Touched], cwd: Path, read: Callable[[Path], str | None] | None = None
+) -> str | None:
     """One line naming the files that changed (or vanished) since the session last saw them."""
 
     def default_read(p: Path) -> str | None:
@@ -173,7 +178,9 @@ def file_notices(touched: Mapping[str, Touched], cwd: Path, read: Callable[[Path
         return None
     parts = []
     if changed:
-        parts.append(f"{len(changed)} file(s) the session read or edited changed since: {', '.join(_short(changed))}")
+        parts.append(
+            f"{len(changed)} file(s) the session read or edited changed since: {', '.join(_short(changed))}"
+        )
     if gone:
         parts.append(f"{len(gone)} no longer exist: {', '.join(_short(gone))}")
     return "; ".join(parts) + " (the model's view of them is out of date)"

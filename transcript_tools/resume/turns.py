@@ -74,7 +74,10 @@ def user_prompt(
         "isSidechain": False,
         "promptId": prompt_id,
         "type": "user",
-        "message": {"role": "user", "content": content if isinstance(content, str) else [dict(b) for b in content]},
+        "message": {
+            "role": "user",
+            "content": content if isinstance(content, str) else [dict(b) for b in content],
+        },
         "uuid": uuid,
         "timestamp": timestamp,
         "permissionMode": "default",
@@ -83,7 +86,9 @@ def user_prompt(
     }
 
 
-def user_text(env: Envelope, *, parent: str | None, uuid: str, timestamp: str, text: str, prompt_id: str | None) -> dict[str, Any]:
+def user_text(
+    env: Envelope, *, parent: str | None, uuid: str, timestamp: str, text: str, prompt_id: str | None
+) -> dict[str, Any]:
     """A plain user text line (the interrupt marker)."""
     rec: dict[str, Any] = {"parentUuid": parent, "isSidechain": False}
     if prompt_id is not None:

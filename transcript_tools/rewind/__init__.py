@@ -1,2 +1,1 @@
-"""`tt rewind`: files back to their state at a message (`core`); the file side is `files`.
-"""
+"""`tt rewind`: files back to their state at a message (`core`); the file side is `files`."""

@@ -129,7 +129,11 @@ def snapshots_along(session: Session, chain: list[int]) -> list[Snapshot]:
             records[key if isinstance(key, str) else snap["messageId"]] = rec  # last one wins, as a JS Map
         elif t == "file-history-delta":
             mid = rec.get("messageId")
-            if isinstance(mid, str) and isinstance(rec.get("trackingPath"), str) and isinstance(rec.get("snapshotMessageId"), str):
+            if (
+                isinstance(mid, str)
+                and isinstance(rec.get("trackingPath"), str)
+                and isinstance(rec.get("snapshotMessageId"), str)
+            ):
                 deltas.setdefault(mid, []).append(rec)
     out: list[Snapshot] = []
     where: dict[str, int] = {}
@@ -253,7 +257,11 @@ def choose_snapshot(session: Session, target: int) -> tuple[int, list[Snapshot],
             hint=_prompts_hint(session, chain, ([earlier[-1]] if earlier else []) + [nxt]),
         )
     prompt = session.nodes[chain[nxt]].record["uuid"]
-    return by_id[prompt], snaps, f"the state at this message is the one saved when the next prompt ({prompt}) was sent"
+    return (
+        by_id[prompt],
+        snaps,
+        f"the state at this message is the one saved when the next prompt ({prompt}) was sent",
+    )
 
 
 def _prompts_hint(session: Session, chain: list[int], ks: list[int]) -> str:
@@ -274,7 +282,9 @@ def first_version_after(path: str, snaps: list[Snapshot], k: int) -> Backup | No
 
 
 def absolute(tracking_path: str, cwd: str) -> str:
-    return posixpath.normpath(tracking_path if posixpath.isabs(tracking_path) else posixpath.join(cwd, tracking_path))
+    return posixpath.normpath(
+        tracking_path if posixpath.isabs(tracking_path) else posixpath.join(cwd, tracking_path)
+    )
 
 
 def inside(path: str, root: str) -> bool:
@@ -340,7 +350,9 @@ def unified_diff(change: FileChange, *, context: int = 3) -> str:
         bt = (b or b"").decode("utf-8")
     except UnicodeDecodeError:
         return f"Binary files {a_name} and {b_name} differ\n"
-    lines = difflib.unified_diff(at.splitlines(keepends=True), bt.splitlines(keepends=True), a_name, b_name, n=context)
+    lines = difflib.unified_diff(
+        at.splitlines(keepends=True), bt.splitlines(keepends=True), a_name, b_name, n=context
+    )
     out = []
     for ln in lines:
         out.append(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n")
@@ -361,4 +373,6 @@ def resolve_target(session: Session, spec: str) -> int:
     try:
         return resolve_at(session, spec)
     except NotFound:
-        raise NotFound(f"no message {spec!r} in this session", hint="`tt show` lists the messages with their uuids") from None
+        raise NotFound(
+            f"no message {spec!r} in this session", hint="`tt show` lists the messages with their uuids"
+        ) from None

@@ -160,4 +160,3 @@ def _mode(backup: Path, target: Path) -> int:
         except OSError:
             continue
     return 0o644
-

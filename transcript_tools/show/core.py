@@ -27,11 +27,11 @@ from typing import Any
 
 from ..model.active import conversation_nodes
 from ..model.chain import ASSISTANT, BOUNDARY, META, SIDECHAIN, SUMMARY, USER
-from .items import Block, Item, Marker, Message, ToolResult
 from ..model.lines import Entry
-from .text import blocks_of, plain_text
 from ..model.session import Session
+from .items import Block, Item, Marker, Message, ToolResult
 from .subagents import Sub, inline_sidechains
+from .text import blocks_of, plain_text
 
 # The display values live in `display_items` (the bottom of the render stack); they are
 # named here too because callers know them as ``render.Message`` and so on.
@@ -113,7 +113,9 @@ def build(
         out.append(Marker("earlier", "earlier messages are before this compaction (--full shows them)"))
     for k, seg in enumerate(segments):
         if k > 0 and not session.index.flags[seg[0]] & BOUNDARY and not session.index.flags[seg[0]] & SUMMARY:
-            out.append(Marker("history-joined", "the conversation continues (its link to the part above is missing)"))
+            out.append(
+                Marker("history-joined", "the conversation continues (its link to the part above is missing)")
+            )
         out.extend(_items(session, seg, 0, verbose, subs, set()))
     return out
 
@@ -122,7 +124,14 @@ def _has_earlier(session: Session, first: int) -> bool:
     return previous_leaf(session, first) is not None or (session.index.flags[first] & BOUNDARY) != 0
 
 
-def _items(session: Session, nodes: Sequence[int], depth: int, verbose: bool, subs: Mapping[str, Sub], shown: set[int]) -> list[Item]:
+def _items(
+    session: Session,
+    nodes: Sequence[int],
+    depth: int,
+    verbose: bool,
+    subs: Mapping[str, Sub],
+    shown: set[int],
+) -> list[Item]:
     out: list[Item] = []
     calls: dict[str, Block] = {}
     current: Message | None = None
@@ -136,13 +145,17 @@ def _items(session: Session, nodes: Sequence[int], depth: int, verbose: bool, su
             msg = _dict(rec.get("message"))
             mid = _str(msg.get("id"))
             if rec.get("isApiErrorMessage") is True:
-                out.append(Marker("api-error", plain_text(msg.get("content")) or "API error", ts, e.line, depth))
+                out.append(
+                    Marker("api-error", plain_text(msg.get("content")) or "API error", ts, e.line, depth)
+                )
                 current = None
                 continue
             if current is not None and mid is not None and mid == current_mid:
                 current.lines += 1
             else:
-                current = Message("assistant", ts, _str(rec.get("uuid")), e.line, depth, _str(msg.get("model")))
+                current = Message(
+                    "assistant", ts, _str(rec.get("uuid")), e.line, depth, _str(msg.get("model"))
+                )
                 current_mid = mid
                 out.append(current)
             for b in blocks_of(msg.get("content")):
@@ -217,18 +230,36 @@ def _other(rec: Mapping[str, Any], e: Entry, depth: int, verbose: bool) -> Marke
             md = _dict(rec.get("compactMetadata"))
             trig = md.get("trigger")
             pre = md.get("preTokens")
-            detail = ", ".join(x for x in (str(trig) if trig else "", f"{pre:,} tokens before" if isinstance(pre, int) else "") if x)
-            return Marker("compact", "conversation compacted" + (f" ({detail})" if detail else ""), ts, e.line, depth)
+            detail = ", ".join(
+                x
+                for x in (str(trig) if trig else "", f"{pre:,} tokens before" if isinstance(pre, int) else "")
+                if x
+            )
+            return Marker(
+                "compact", "conversation compacted" + (f" ({detail})" if detail else ""), ts, e.line, depth
+            )
         if sub == "microcompact_boundary":
             md = _dict(rec.get("microcompactMetadata"))
             saved = md.get("tokensSaved")
-            return Marker("microcompact", "old tool results cleared" + (f" ({saved:,} tokens saved)" if isinstance(saved, int) else ""), ts, e.line, depth)
+            return Marker(
+                "microcompact",
+                "old tool results cleared" + (f" ({saved:,} tokens saved)" if isinstance(saved, int) else ""),
+                ts,
+                e.line,
+                depth,
+            )
         if sub == "api_error":
             return Marker("api-error", _api_error(rec), ts, e.line, depth)
         if sub == "local_command":
             return Marker("command", _command(_str(rec.get("content")) or ""), ts, e.line, depth)
         if verbose or sub is None:
-            return Marker("system", f"{sub or 'system'}: {_str(rec.get('content')) or ''}".strip(": "), ts, e.line, depth)
+            return Marker(
+                "system",
+                f"{sub or 'system'}: {_str(rec.get('content')) or ''}".strip(": "),
+                ts,
+                e.line,
+                depth,
+            )
         return None
     if t == "attachment":
         att = _dict(rec.get("attachment"))
@@ -259,7 +290,11 @@ def _api_error(rec: Mapping[str, Any]) -> str:
         inner = _dict(err.get("error")) or err
         msg = _str(inner.get("message")) or _str(inner.get("type")) or ""
     attempt = rec.get("retryAttempt")
-    return "API error" + (f": {msg}" if msg else "") + (f" (retry {attempt})" if isinstance(attempt, int) else "")
+    return (
+        "API error"
+        + (f": {msg}" if msg else "")
+        + (f" (retry {attempt})" if isinstance(attempt, int) else "")
+    )
 
 
 def _str(v: Any) -> str | None:

@@ -19,11 +19,11 @@ from typing import Any
 import orjson
 
 from ..catalog.files import agent_files
-from ..model.errors import NotFound, TranscriptTooLarge, Unreadable
 from ..edge.loader import load_session
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
-from .subagents import Sub, link_subagents
+from ..model.errors import NotFound, TranscriptTooLarge, Unreadable
 from ..model.session import Session
+from .subagents import Sub, link_subagents
 
 
 @dataclass(slots=True)
@@ -38,7 +38,9 @@ class Shown:
     start: int = 0  # non-zero: read from the last compact boundary on
 
 
-def load_for_show(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, full: bool = False, subagents: bool = True) -> Shown:
+def load_for_show(
+    path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, full: bool = False, subagents: bool = True
+) -> Shown:
     loaded = load_session(path, max_bytes=max_bytes, from_last_boundary=not full)
     shown = Shown(path, loaded.session, start=loaded.start)
     actions = loaded.actions

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from ..model.active import conversation_nodes
 from ..model.chain import SIDECHAIN, USER
-from .text import blocks_of, plain_text
 from ..model.session import Session
+from .text import blocks_of, plain_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,11 @@ def agent_links(session: Session) -> dict[str, str]:
                     out.setdefault(tur["agentId"], b.tool_id)
         if rec.get("type") == "progress":
             data = rec.get("data")
-            if isinstance(data, dict) and data.get("type") == "agent_progress" and isinstance(data.get("agentId"), str):
+            if (
+                isinstance(data, dict)
+                and data.get("type") == "agent_progress"
+                and isinstance(data.get("agentId"), str)
+            ):
                 parent = rec.get("parentToolUseID")
                 if isinstance(parent, str):
                     out.setdefault(data["agentId"], parent)
@@ -101,7 +105,9 @@ def link_subagents(
     linked: dict[str, Sub] = {}
     rest: list[tuple[str, Session, str | None]] = []
     for name, s, tool_use in subs:
-        agent = next((e.record.get("agentId") for e in s.entries if isinstance(e.record.get("agentId"), str)), None)
+        agent = next(
+            (e.record.get("agentId") for e in s.entries if isinstance(e.record.get("agentId"), str)), None
+        )
         tid = tool_use or (known.get(agent) if isinstance(agent, str) else None)
         if tid and tid not in linked:
             linked[tid] = Sub(s, None, name)

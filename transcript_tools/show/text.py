@@ -35,10 +35,21 @@ def blocks_of(content: Any) -> list[Block]:
         elif kind == "redacted_thinking":
             out.append(Block("thinking", "(redacted)"))
         elif kind == "tool_use" or kind == "server_tool_use":
-            out.append(Block("tool_use", name=_str(b.get("name")) or "?", tool_id=_str(b.get("id")) or "", input=b.get("input")))
+            out.append(
+                Block(
+                    "tool_use",
+                    name=_str(b.get("name")) or "?",
+                    tool_id=_str(b.get("id")) or "",
+                    input=b.get("input"),
+                )
+            )
         elif kind == "tool_result":
             inner = b.get("content")
-            images = sum(1 for x in inner if isinstance(x, dict) and x.get("type") == "image") if isinstance(inner, list) else 0
+            images = (
+                sum(1 for x in inner if isinstance(x, dict) and x.get("type") == "image")
+                if isinstance(inner, list)
+                else 0
+            )
             res = ToolResult(plain_text(inner), b.get("is_error") is True, images)
             out.append(Block("tool_result", res.text, tool_id=_str(b.get("tool_use_id")) or "", result=res))
         elif kind == "image":
@@ -104,7 +115,18 @@ def tool_input_text(name: str, value: Any) -> str:
     return "\n".join(out)
 
 
-_LEAD_KEYS = ("command", "file_path", "pattern", "url", "query", "prompt", "description", "path", "notebook_path", "skill")
+_LEAD_KEYS = (
+    "command",
+    "file_path",
+    "pattern",
+    "url",
+    "query",
+    "prompt",
+    "description",
+    "path",
+    "notebook_path",
+    "skill",
+)
 
 
 def to_markdown(items: Iterable[Item], *, fold_lines: int = 0, title: str | None = None) -> str:
@@ -120,10 +142,16 @@ def _md_item(it: Item, out: list[str], n: int) -> None:
     q = "> " * it.depth
     if isinstance(it, Marker):
         body = it.text if it.kind != "summary" else fold(it.text, n)[0]
-        label = {"summary": "Summary", "compact": "Compacted", "microcompact": "Microcompacted"}.get(it.kind, it.kind)
+        label = {"summary": "Summary", "compact": "Compacted", "microcompact": "Microcompacted"}.get(
+            it.kind, it.kind
+        )
         out.append(_quote(f"*{label}:* {body}", q) + "\n")
         return
-    head = f"### {'User' if it.role == 'user' else 'Assistant'}" + (f" · {it.time}" if it.time else "") + (f" · {it.model}" if it.model else "")
+    head = (
+        f"### {'User' if it.role == 'user' else 'Assistant'}"
+        + (f" · {it.time}" if it.time else "")
+        + (f" · {it.model}" if it.model else "")
+    )
     out.append(_quote(head, q) + "\n")
     for b in it.blocks:
         if b.kind == "text":
@@ -133,7 +161,9 @@ def _md_item(it: Item, out: list[str], n: int) -> None:
         elif b.kind == "image":
             out.append(_quote(f"*[image: {b.text}]*", q) + "\n")
         elif b.kind == "tool_use":
-            out.append(_quote(f"**{b.name}**\n\n```\n{fold(tool_input_text(b.name, b.input), n)[0]}\n```", q) + "\n")
+            out.append(
+                _quote(f"**{b.name}**\n\n```\n{fold(tool_input_text(b.name, b.input), n)[0]}\n```", q) + "\n"
+            )
             if b.result is not None:
                 text, cut = fold(b.result.text, n)
                 tag = "Error" if b.result.is_error else "Result"

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from ..model.active import conversation_nodes
 from ..model.chain import ASSISTANT, BOUNDARY, META, SIDECHAIN, SUMMARY, USER
-from ..model.session import Session
 from ..model.prompts import is_prompt
+from ..model.session import Session
 
 ACTIVE, HISTORY, DEAD, DETACHED = "active", "history", "dead", "detached"
 
@@ -128,7 +128,14 @@ class Forest:
 
     def _minor(self, i: int) -> bool:
         # A parallel call's result: a leaf on the history that forked off its call line.
-        return not self.children.get(i) and self.status[i] in (ACTIVE, HISTORY) and self.parent.get(i) is not None and i not in self.link and not self._is_prompt(i) and self.session.index.flags[i] & USER != 0
+        return (
+            not self.children.get(i)
+            and self.status[i] in (ACTIVE, HISTORY)
+            and self.parent.get(i) is not None
+            and i not in self.link
+            and not self._is_prompt(i)
+            and self.session.index.flags[i] & USER != 0
+        )
 
     def _is_prompt(self, i: int) -> bool:
         return bool(self.session.index.flags[i] & USER) and is_prompt(self.session.nodes[i].record)
@@ -139,7 +146,11 @@ def build_forest(session: Session, *, sidechains: bool = False) -> Forest:
 
     ix = session.index
     hide = 0 if sidechains else SIDECHAIN
-    kept = [i for i in range(len(ix)) if ix.flags[i] & (USER | ASSISTANT | BOUNDARY) and not ix.flags[i] & (META | hide)]
+    kept = [
+        i
+        for i in range(len(ix))
+        if ix.flags[i] & (USER | ASSISTANT | BOUNDARY) and not ix.flags[i] & (META | hide)
+    ]
     keep = set(kept)
     parent: dict[int, int] = {}
     link: dict[int, str] = {}
@@ -233,8 +244,13 @@ class GroupInfo:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "role": self.role, "timestamp": self.time, "text": self.text, "first_line": self.first_line,
-            "last_line": self.last_line, "replies": self.replies, "tool_calls": self.tool_calls,
+            "role": self.role,
+            "timestamp": self.time,
+            "text": self.text,
+            "first_line": self.first_line,
+            "last_line": self.last_line,
+            "replies": self.replies,
+            "tool_calls": self.tool_calls,
         }
 
 
@@ -253,8 +269,14 @@ def describe(forest: Forest, g: Group) -> GroupInfo:
     role = first.type or "?"
     ts = first.record.get("timestamp")
     return GroupInfo(
-        role, ts if isinstance(ts, str) else None, snippet(first.record), s.index.line[g.nodes[0]],
-        s.index.line[g.nodes[-1]], len(replies), calls, g.minor,
+        role,
+        ts if isinstance(ts, str) else None,
+        snippet(first.record),
+        s.index.line[g.nodes[0]],
+        s.index.line[g.nodes[-1]],
+        len(replies),
+        calls,
+        g.minor,
     )
 
 

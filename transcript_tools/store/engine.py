@@ -30,11 +30,12 @@ from . import layers, records, schema
 from .model import Dialect, SearchHit, StreamInfo, StreamKey, Version
 from .prepare import Prepared, clean_text, prepare_lines
 
-
 #: Lines per INSERT batch.
 BATCH = 500
 
-_VERSION_COLS = "version, created_ms, updated_ms, reason, source, nbytes, sha256, file_mtime_ns, nlines, diagnostics"
+_VERSION_COLS = (
+    "version, created_ms, updated_ms, reason, source, nbytes, sha256, file_mtime_ns, nlines, diagnostics"
+)
 
 
 class Store:
@@ -84,13 +85,20 @@ class Store:
                     return
         with self.write() as cur:
             self.d.init_lock(cur)
-            if self.d.has_table(cur, "tt_meta") and self._q(cur, "SELECT 1 FROM tt_meta WHERE key = 'schema'").fetchone():
+            if (
+                self.d.has_table(cur, "tt_meta")
+                and self._q(cur, "SELECT 1 FROM tt_meta WHERE key = 'schema'").fetchone()
+            ):
                 return  # another process made it while we waited for the lock
             for st in schema.statements(self.d.script):
                 cur.execute(st)
             row = self._q(cur, "SELECT value FROM tt_meta WHERE key = 'schema'").fetchone()
             if row is None:
-                self._q(cur, "INSERT INTO tt_meta (key, value) VALUES ('schema', ?)", (str(schema.SCHEMA_VERSION),))
+                self._q(
+                    cur,
+                    "INSERT INTO tt_meta (key, value) VALUES ('schema', ?)",
+                    (str(schema.SCHEMA_VERSION),),
+                )
             elif int(row[0]) > schema.SCHEMA_VERSION:
                 raise SchemaTooNew(int(row[0]))
 
@@ -157,11 +165,17 @@ class Store:
         return StreamInfo(row[0], key, row[1], row[2], json.loads(row[3]) if row[3] else None)
 
     def version(self, cur: Any, stream_id: int, version: int) -> Version | None:
-        row = self._q(cur, f"SELECT {_VERSION_COLS} FROM tt_version WHERE stream_id = ? AND version = ?", (stream_id, version)).fetchone()
+        row = self._q(
+            cur,
+            f"SELECT {_VERSION_COLS} FROM tt_version WHERE stream_id = ? AND version = ?",
+            (stream_id, version),
+        ).fetchone()
         return _version(row) if row else None
 
     def versions(self, cur: Any, stream_id: int) -> list[Version]:
-        rows = self._q(cur, f"SELECT {_VERSION_COLS} FROM tt_version WHERE stream_id = ? ORDER BY version", (stream_id,)).fetchall()
+        rows = self._q(
+            cur, f"SELECT {_VERSION_COLS} FROM tt_version WHERE stream_id = ? ORDER BY version", (stream_id,)
+        ).fetchall()
         return [_version(r) for r in rows]
 
     def new_version(self, cur: Any, s: StreamInfo, reason: str, source: str | None) -> int:
@@ -176,16 +190,36 @@ class Store:
         return v
 
     def set_version_state(
-        self, cur: Any, stream_id: int, version: int, *, nbytes: int, sha256: str | None,
-        file_mtime_ns: int | None, diagnostics: list[dict[str, Any]] | None, lite: str | None = None,
+        self,
+        cur: Any,
+        stream_id: int,
+        version: int,
+        *,
+        nbytes: int,
+        sha256: str | None,
+        file_mtime_ns: int | None,
+        diagnostics: list[dict[str, Any]] | None,
+        lite: str | None = None,
     ) -> None:
         now = self.clock()
-        n = self._q(cur, "SELECT COUNT(*) FROM tt_line WHERE stream_id = ? AND version = ?", (stream_id, version)).fetchone()[0]
+        n = self._q(
+            cur, "SELECT COUNT(*) FROM tt_line WHERE stream_id = ? AND version = ?", (stream_id, version)
+        ).fetchone()[0]
         self._q(
             cur,
             "UPDATE tt_version SET nbytes = ?, sha256 = ?, file_mtime_ns = ?, nlines = ?, diagnostics = ?, lite = ?, updated_ms = ? "
             "WHERE stream_id = ? AND version = ?",
-            (nbytes, sha256, file_mtime_ns, n, json.dumps(diagnostics) if diagnostics is not None else None, lite, now, stream_id, version),
+            (
+                nbytes,
+                sha256,
+                file_mtime_ns,
+                n,
+                json.dumps(diagnostics) if diagnostics is not None else None,
+                lite,
+                now,
+                stream_id,
+                version,
+            ),
         )
         self._q(cur, "UPDATE tt_stream SET mtime_ms = ? WHERE id = ?", (now, stream_id))
 
@@ -199,10 +233,17 @@ class Store:
 
     # --- lines ----------------------------------------------------------------------
 
-    def append_lines(self, cur: Any, stream_id: int, version: int, lines: Iterable[bytes], *, seq: int, offset: int) -> tuple[int, int]:
+    def append_lines(
+        self, cur: Any, stream_id: int, version: int, lines: Iterable[bytes], *, seq: int, offset: int
+    ) -> tuple[int, int]:
         """Store ``lines`` (each with its terminator, the last maybe without) from ``seq``
         at byte ``offset``; returns the next (seq, offset)."""
-        return self.insert_prepared(cur, stream_id, version, prepare_lines(lines, seq=seq, offset=offset, known=self._known_blobs(cur)))
+        return self.insert_prepared(
+            cur,
+            stream_id,
+            version,
+            prepare_lines(lines, seq=seq, offset=offset, known=self._known_blobs(cur)),
+        )
 
     def known_blobs(self, hashes: Iterable[str]) -> set[str]:
         """Which of these blobs the store holds (read outside any lock: a hint for `prepare_lines`)."""
@@ -216,7 +257,12 @@ class Store:
             for i in range(0, len(want), 200):
                 part = want[i : i + 200]
                 marks = ", ".join("?" * len(part))
-                out.update(r[0] for r in self._q(cur, f"SELECT hash FROM tt_blob WHERE hash IN ({marks})", part).fetchall())
+                out.update(
+                    r[0]
+                    for r in self._q(
+                        cur, f"SELECT hash FROM tt_blob WHERE hash IN ({marks})", part
+                    ).fetchall()
+                )
             return out
 
         return known
@@ -226,7 +272,11 @@ class Store:
         in batches of `BATCH` (``executemany``) with ids reserved up front, so the search
         index needs no round trip per line."""
         for h, (codec, payload, size) in p.blobs.items():
-            self._q(cur, "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING", (h, codec, size, payload))
+            self._q(
+                cur,
+                "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+                (h, codec, size, payload),
+            )
         for h, piece in p.maybe_known.items():
             self._put_blob(cur, h, piece)  # known when prepared; make sure it still is
         now = self.clock()
@@ -250,7 +300,11 @@ class Store:
         if self._q(cur, "SELECT 1 FROM tt_blob WHERE hash = ?", (h,)).fetchone():
             return
         codec, payload = layers.encode_blob(piece)
-        self._q(cur, "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING", (h, codec, len(piece), payload))
+        self._q(
+            cur,
+            "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+            (h, codec, len(piece), payload),
+        )
 
     def _blobs(self, cur: Any, hashes: set[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
@@ -260,7 +314,14 @@ class Store:
         return out
 
     def lines(
-        self, cur: Any, stream_id: int, version: int, *, as_of_ms: int | None = None, from_seq: int = 0, to_seq: int | None = None,
+        self,
+        cur: Any,
+        stream_id: int,
+        version: int,
+        *,
+        as_of_ms: int | None = None,
+        from_seq: int = 0,
+        to_seq: int | None = None,
     ) -> Iterator[tuple[int, int, bool, str | None, bytes]]:
         """``(seq, byte_offset, complete, uuid, bytes)`` in order, ``from_seq <= seq < to_seq``."""
         q = "SELECT seq, byte_offset, complete, uuid, codec, skeleton, refs FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ?"
@@ -278,21 +339,35 @@ class Store:
             need = {h for _, h in refs if h not in cache}
             if need:
                 cache.update(self._blobs(cur, need))
-            yield seq, off, bool(complete), uuid, layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache)
+            yield (
+                seq,
+                off,
+                bool(complete),
+                uuid,
+                layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache),
+            )
 
     def lite_of(self, cur: Any, stream_id: int, version: int) -> str | None:
-        row = self._q(cur, "SELECT lite FROM tt_version WHERE stream_id = ? AND version = ?", (stream_id, version)).fetchone()
+        row = self._q(
+            cur, "SELECT lite FROM tt_version WHERE stream_id = ? AND version = ?", (stream_id, version)
+        ).fetchone()
         return row[0] if row else None
 
     def byte_range(self, cur: Any, stream_id: int, version: int, start: int, stop: int) -> bytes:
         """The version's bytes ``[start, stop)``, reading only the lines that hold them."""
-        row = self._q(cur, "SELECT MAX(byte_offset) FROM tt_line WHERE stream_id = ? AND version = ? AND byte_offset <= ?", (stream_id, version, start)).fetchone()
+        row = self._q(
+            cur,
+            "SELECT MAX(byte_offset) FROM tt_line WHERE stream_id = ? AND version = ? AND byte_offset <= ?",
+            (stream_id, version, start),
+        ).fetchone()
         first = row[0] if row and row[0] is not None else 0
         q = "SELECT seq FROM tt_line WHERE stream_id = ? AND version = ? AND byte_offset >= ? AND byte_offset < ? ORDER BY seq"
         seqs = [r[0] for r in self._q(cur, q, (stream_id, version, first, stop)).fetchall()]
         if not seqs:
             return b""
-        data = b"".join(x[4] for x in self.lines(cur, stream_id, version, from_seq=seqs[0], to_seq=seqs[-1] + 1))
+        data = b"".join(
+            x[4] for x in self.lines(cur, stream_id, version, from_seq=seqs[0], to_seq=seqs[-1] + 1)
+        )
         return data[start - first : stop - first]
 
     def delete_lines_from(self, cur: Any, stream_id: int, version: int, seq: int) -> None:
@@ -300,24 +375,45 @@ class Store:
             text = records.facts(raw).text
             if text:
                 self.d.unindex_text(cur, line_id, clean_text(text))
-        self._q(cur, "DELETE FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ?", (stream_id, version, seq))
+        self._q(
+            cur,
+            "DELETE FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ?",
+            (stream_id, version, seq),
+        )
 
     def _line_ids(self, cur: Any, stream_id: int, version: int, seq: int) -> list[tuple[int, bytes]]:
-        ids = [r[0] for r in self._q(cur, "SELECT id FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ? ORDER BY seq", (stream_id, version, seq)).fetchall()]
+        ids = [
+            r[0]
+            for r in self._q(
+                cur,
+                "SELECT id FROM tt_line WHERE stream_id = ? AND version = ? AND seq >= ? ORDER BY seq",
+                (stream_id, version, seq),
+            ).fetchall()
+        ]
         raws = [x[4] for x in self.lines(cur, stream_id, version, from_seq=seq)]
         return list(zip(ids, raws, strict=True))
 
     def uuids(self, cur: Any, stream_id: int, version: int) -> set[str]:
-        rows = self._q(cur, "SELECT uuid FROM tt_line WHERE stream_id = ? AND version = ? AND uuid IS NOT NULL", (stream_id, version)).fetchall()
+        rows = self._q(
+            cur,
+            "SELECT uuid FROM tt_line WHERE stream_id = ? AND version = ? AND uuid IS NOT NULL",
+            (stream_id, version),
+        ).fetchall()
         return {r[0] for r in rows}
 
     def last_line(self, cur: Any, stream_id: int, version: int) -> tuple[int, int, bool] | None:
-        row = self._q(cur, "SELECT seq, byte_offset, complete FROM tt_line WHERE stream_id = ? AND version = ? ORDER BY seq DESC LIMIT 1", (stream_id, version)).fetchone()
+        row = self._q(
+            cur,
+            "SELECT seq, byte_offset, complete FROM tt_line WHERE stream_id = ? AND version = ? ORDER BY seq DESC LIMIT 1",
+            (stream_id, version),
+        ).fetchone()
         return (row[0], row[1], bool(row[2])) if row else None
 
     # --- whole streams --------------------------------------------------------------
 
-    def list_streams(self, cur: Any, project_key: str | None = None, session_id: str | None = None) -> list[StreamInfo]:
+    def list_streams(
+        self, cur: Any, project_key: str | None = None, session_id: str | None = None
+    ) -> list[StreamInfo]:
         q = "SELECT id, project_key, session_id, subpath, current_version, mtime_ms, summary FROM tt_stream WHERE current_version > 0"
         args: list[Any] = []
         if project_key is not None:
@@ -327,16 +423,22 @@ class Store:
             q += " AND session_id = ?"
             args.append(session_id)
         rows = self._q(cur, q + " ORDER BY project_key, session_id, subpath", args).fetchall()
-        return [StreamInfo(r[0], StreamKey(r[1], r[2], r[3]), r[4], r[5], json.loads(r[6]) if r[6] else None) for r in rows]
+        return [
+            StreamInfo(r[0], StreamKey(r[1], r[2], r[3]), r[4], r[5], json.loads(r[6]) if r[6] else None)
+            for r in rows
+        ]
 
     def overview(self, cur: Any) -> list[tuple[str, str, int, int, int, int]]:
         """``(project_key, session_id, version, mtime_ms, nlines, nbytes)`` of every stored
         main transcript, newest first, in one query (what `tt store ls` shows)."""
-        return [tuple(r) for r in self._q(
-            cur,
-            "SELECT s.project_key, s.session_id, s.current_version, s.mtime_ms, v.nlines, v.nbytes FROM tt_stream s "
-            "JOIN tt_version v ON v.stream_id = s.id AND v.version = s.current_version WHERE s.subpath = '' ORDER BY s.mtime_ms DESC",
-        ).fetchall()]
+        return [
+            tuple(r)
+            for r in self._q(
+                cur,
+                "SELECT s.project_key, s.session_id, s.current_version, s.mtime_ms, v.nlines, v.nbytes FROM tt_stream s "
+                "JOIN tt_version v ON v.stream_id = s.id AND v.version = s.current_version WHERE s.subpath = '' ORDER BY s.mtime_ms DESC",
+            ).fetchall()
+        ]
 
     def delete_stream(self, cur: Any, s: StreamInfo) -> None:
         for v in self.versions(cur, s.id):
@@ -344,15 +446,25 @@ class Store:
         self._q(cur, "DELETE FROM tt_version WHERE stream_id = ?", (s.id,))
         self._q(cur, "DELETE FROM tt_stream WHERE id = ?", (s.id,))
 
-    def put_file(self, cur: Any, project_key: str, session_id: str, relpath: str, data: bytes, mtime_ns: int | None) -> bool:
+    def put_file(
+        self, cur: Any, project_key: str, session_id: str, relpath: str, data: bytes, mtime_ns: int | None
+    ) -> bool:
         """Keep a session's side file (subagent ``.meta.json``, a file-history backup);
         returns False when the same bytes were there already."""
         h = layers.digest(data)
-        row = self._q(cur, "SELECT hash FROM tt_file WHERE project_key = ? AND session_id = ? AND relpath = ?", (project_key, session_id, relpath)).fetchone()
+        row = self._q(
+            cur,
+            "SELECT hash FROM tt_file WHERE project_key = ? AND session_id = ? AND relpath = ?",
+            (project_key, session_id, relpath),
+        ).fetchone()
         if row is not None and row[0] == h:
             return False
         self._put_blob(cur, h, data)
-        self._q(cur, "DELETE FROM tt_file WHERE project_key = ? AND session_id = ? AND relpath = ?", (project_key, session_id, relpath))
+        self._q(
+            cur,
+            "DELETE FROM tt_file WHERE project_key = ? AND session_id = ? AND relpath = ?",
+            (project_key, session_id, relpath),
+        )
         self._q(
             cur,
             "INSERT INTO tt_file (project_key, session_id, relpath, hash, size, mtime_ns, pushed_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -361,12 +473,18 @@ class Store:
         return True
 
     def files(self, cur: Any, project_key: str, session_id: str) -> list[tuple[str, bytes, int | None]]:
-        rows = self._q(cur, "SELECT relpath, hash, mtime_ns FROM tt_file WHERE project_key = ? AND session_id = ? ORDER BY relpath", (project_key, session_id)).fetchall()
+        rows = self._q(
+            cur,
+            "SELECT relpath, hash, mtime_ns FROM tt_file WHERE project_key = ? AND session_id = ? ORDER BY relpath",
+            (project_key, session_id),
+        ).fetchall()
         blobs = self._blobs(cur, {r[1] for r in rows})
         return [(r[0], blobs[r[1]], r[2]) for r in rows]
 
     def delete_files(self, cur: Any, project_key: str, session_id: str) -> None:
-        self._q(cur, "DELETE FROM tt_file WHERE project_key = ? AND session_id = ?", (project_key, session_id))
+        self._q(
+            cur, "DELETE FROM tt_file WHERE project_key = ? AND session_id = ?", (project_key, session_id)
+        )
 
     def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         sql, prepare = self.d.search_sql(limit)
@@ -382,7 +500,9 @@ class Store:
         """Stored payload bytes by table (skeletons, blobs): for the size ratio."""
         with self.read() as cur:
             skel = self._q(cur, "SELECT COALESCE(SUM(LENGTH(skeleton)), 0) FROM tt_line").fetchone()[0]
-            blob = self._q(cur, "SELECT COALESCE(SUM(LENGTH(data)), 0), COALESCE(SUM(size), 0) FROM tt_blob").fetchone()
+            blob = self._q(
+                cur, "SELECT COALESCE(SUM(LENGTH(data)), 0), COALESCE(SUM(size), 0) FROM tt_blob"
+            ).fetchone()
         return {"skeletons": int(skel), "blobs": int(blob[0]), "blob_raw": int(blob[1])}
 
 
@@ -394,4 +514,15 @@ class SchemaTooNew(Unreadable):
 
 
 def _version(row: Sequence[Any]) -> Version:
-    return Version(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], json.loads(row[9]) if row[9] else None)
+    return Version(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        json.loads(row[9]) if row[9] else None,
+    )

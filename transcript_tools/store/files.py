@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as cfg
-from ..model.errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFailed
 from ..edge.writer import replace_atomically, write_new
+from ..model.errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFailed
 from .engine import Store
+from .find import lite_json
+from .layers import digest
 from .model import StreamInfo, StreamKey
 from .prepare import prepare_lines
-from .layers import digest
-from .find import lite_json
 from .records import split_lines
 
 Diagnose = Callable[[Path], list[dict[str, Any]]]
@@ -85,9 +85,16 @@ def _stat(path: Path) -> os.stat_result:
         raise NotFound(f"{path}: cannot stat ({e.strerror})") from e
 
 
-def _plan(store: Store, cur: Any, stream_id: int | None, v: Any, data: bytes) -> tuple[str, int, int, int | None]:
+def _plan(
+    store: Store, cur: Any, stream_id: int | None, v: Any, data: bytes
+) -> tuple[str, int, int, int | None]:
     """(status, seq, offset, torn seq to drop) for pushing ``data`` over version ``v``."""
-    if v is not None and v.sha256 is not None and len(data) >= v.nbytes and digest(data[: v.nbytes]) == v.sha256:
+    if (
+        v is not None
+        and v.sha256 is not None
+        and len(data) >= v.nbytes
+        and digest(data[: v.nbytes]) == v.sha256
+    ):
         assert stream_id is not None
         last = store.last_line(cur, stream_id, v.version)
         status = "appended" if len(data) > v.nbytes else "unchanged"
@@ -108,7 +115,9 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
         # The CPU work (parse, split, compress) before the lock, on the state read now;
         # under the lock the plan is made again and the work redone only if it changed.
         plan = _plan(store, cur, s.id if s else None, v, data)
-    prepared = prepare_lines(split_lines(data[plan[2]:]), seq=plan[1], offset=plan[2], known=store.known_blobs)
+    prepared = prepare_lines(
+        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
+    )
     diags = diagnose(path) if diagnose else None
     with store.write() as cur:
         s = store.stream(cur, key, create=True)
@@ -117,7 +126,9 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
         again = _plan(store, cur, s.id, v, data)
         if again != plan:
             plan = again
-            prepared = prepare_lines(split_lines(data[plan[2]:]), seq=plan[1], offset=plan[2], known=store.known_blobs)
+            prepared = prepare_lines(
+                split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
+            )
         status, seq, off, torn = plan
         if status in ("new", "rewritten"):
             version = store.new_version(cur, s, "first push" if v is None else "rewritten", str(path))
@@ -128,7 +139,16 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
                 store.delete_lines_from(cur, s.id, version, torn)
         end, _ = store.insert_prepared(cur, s.id, version, prepared)
         lite = lite_json(key.session_id, data) if not key.subpath else None
-        store.set_version_state(cur, s.id, version, nbytes=len(data), sha256=digest(data), file_mtime_ns=st.st_mtime_ns, diagnostics=diags, lite=lite)
+        store.set_version_state(
+            cur,
+            s.id,
+            version,
+            nbytes=len(data),
+            sha256=digest(data),
+            file_mtime_ns=st.st_mtime_ns,
+            diagnostics=diags,
+            lite=lite,
+        )
     return Pushed(key, version, status, end - seq, len(data) - off)
 
 
@@ -149,13 +169,19 @@ def side_files(session_path: Path, config: Path) -> list[tuple[str, Path]]:
     """``(relpath, path)`` of a session's files that are not transcripts."""
     sid = session_path.name[: -len(".jsonl")]
     streams = set(cfg.subagent_files(session_path))
-    out = [(f"session/{p.relative_to(session_path.with_suffix('')).as_posix()}", p) for p in _walk(session_path.with_suffix("")) if p not in streams]
+    out = [
+        (f"session/{p.relative_to(session_path.with_suffix('')).as_posix()}", p)
+        for p in _walk(session_path.with_suffix(""))
+        if p not in streams
+    ]
     hist = config / "file-history" / sid
     out += [(f"file-history/{p.relative_to(hist).as_posix()}", p) for p in _walk(hist)]
     return out
 
 
-def push_session(store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics) -> SessionPush:
+def push_session(
+    store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics
+) -> SessionPush:
     pk = session_path.parent.name
     sid = session_path.name[: -len(".jsonl")]
     out = SessionPush(pk, sid)
@@ -182,10 +208,20 @@ def _push_job(job: tuple[str, Path, Path, bool]) -> SessionPush:
         from ..edge.store_url import open_store
 
         _worker_store = open_store(url, config=config)
-    return push_session(_worker_store, path, config=config, diagnose=validate_diagnostics if validate else None)
+    return push_session(
+        _worker_store, path, config=config, diagnose=validate_diagnostics if validate else None
+    )
 
 
-def push_many(store: Store, url: str, paths: list[Path], *, config: Path, validate: bool = True, workers: int | None = None) -> Iterator[SessionPush]:
+def push_many(
+    store: Store,
+    url: str,
+    paths: list[Path],
+    *,
+    config: Path,
+    validate: bool = True,
+    workers: int | None = None,
+) -> Iterator[SessionPush]:
     """`push_session` for each path, in order, with up to ``workers`` processes (default: one
     per CPU up to 4, from 8 sessions on). Each process has its own connection; they contend
     only for the short write transactions, the parsing and compressing run side by side."""
@@ -215,7 +251,9 @@ def find_session(store: Store, spec: str, project_key: str | None = None) -> lis
         raise NotFound(f"no session {spec!r} in {store.url}", hint="`tt store ls` lists the stored sessions")
     if len(mains) > 1:
         names = ", ".join(f"{s.key.project_key}/{s.key.session_id}" for s in mains[:5])
-        raise AmbiguousSession(f"{spec!r} matches {len(mains)} stored sessions: {names}", hint="give more of the id")
+        raise AmbiguousSession(
+            f"{spec!r} matches {len(mains)} stored sessions: {names}", hint="give more of the id"
+        )
     m = mains[0].key
     return [s for s in rows if s.key.project_key == m.project_key and s.key.session_id == m.session_id]
 
@@ -235,7 +273,10 @@ def session_bytes(store: Store, streams: list[StreamInfo], as_of: AsOf) -> dict[
         if as_of.version is not None:
             mv = store.version(cur, main.id, as_of.version)
             if mv is None:
-                raise NotFound(f"session {main.key.session_id} has no version {as_of.version}", hint="`tt store log` lists its versions")
+                raise NotFound(
+                    f"session {main.key.session_id} has no version {as_of.version}",
+                    hint="`tt store log` lists its versions",
+                )
             t = mv.updated_ms
         for s in streams:
             vs = store.versions(cur, s.id)
@@ -255,12 +296,20 @@ def session_bytes(store: Store, streams: list[StreamInfo], as_of: AsOf) -> dict[
 
 
 def pull_session(
-    store: Store, streams: list[StreamInfo], *, config: Path, cwd: str | None = None, as_of: AsOf = AsOf(), force: bool = False,
+    store: Store,
+    streams: list[StreamInfo],
+    *,
+    config: Path,
+    cwd: str | None = None,
+    as_of: AsOf = AsOf(),
+    force: bool = False,
 ) -> list[Path]:
     main = next(s for s in streams if s.key.subpath == "")
     sid = main.key.session_id
     cfg._check_id(sid)
-    project = config / "projects" / (cfg.project_dir_name(cfg.canonical_cwd(cwd)) if cwd else main.key.project_key)
+    project = (
+        config / "projects" / (cfg.project_dir_name(cfg.canonical_cwd(cwd)) if cwd else main.key.project_key)
+    )
     data = session_bytes(store, streams, as_of)
     with store.read() as cur:
         side = store.files(cur, main.key.project_key, sid)
@@ -276,7 +325,10 @@ def pull_session(
             raise Unreadable(f"{store.url}: stored path {p} leaves the config dir")
     clash = [p for p, _ in targets if p.exists()]
     if clash and not force:
-        raise WriteFailed(f"{clash[0]}: already exists; tt never overwrites", hint="pass --force to replace it (a backup is kept)")
+        raise WriteFailed(
+            f"{clash[0]}: already exists; tt never overwrites",
+            hint="pass --force to replace it (a backup is kept)",
+        )
     for p, b in targets:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,9 @@ from .engine import Store
 MAX_LINES = 20_000
 
 
-def search_store(store: Store, pattern: str, matcher: Matcher, *, per_session: int = 5, subagents: bool = True) -> Iterator[SessionHits]:
+def search_store(
+    store: Store, pattern: str, matcher: Matcher, *, per_session: int = 5, subagents: bool = True
+) -> Iterator[SessionHits]:
     order: list[tuple[str, str]] = []
     found: dict[tuple[str, str], list[tuple[str, str | None, Hit]]] = {}
     for h in store.search(pattern, limit=MAX_LINES):
@@ -49,9 +51,15 @@ def search_store(store: Store, pattern: str, matcher: Matcher, *, per_session: i
         agent = h.key.subpath.rsplit("/", 1)[-1] if h.key.subpath else None
         found[sk].extend((h.key.subpath, agent, hit) for hit in record_hits(rec, h.seq + 1, matcher))
     with store.read() as cur:
-        mtimes = {(s.key.project_key, s.key.session_id): s.mtime_ms for s in store.list_streams(cur) if not s.key.subpath}
+        mtimes = {
+            (s.key.project_key, s.key.session_id): s.mtime_ms
+            for s in store.list_streams(cur)
+            if not s.key.subpath
+        }
     for sk in order:
-        hits = sorted(found[sk], key=lambda x: (x[0], x[2].line))  # main file first, in file order, as tt search
+        hits = sorted(
+            found[sk], key=lambda x: (x[0], x[2].line)
+        )  # main file first, in file order, as tt search
         if hits:
             sh = SessionHits(Path(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
             sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
@@ -87,10 +95,25 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
                 lite = lite_from_json(cached)
             else:  # mirrored by the Agent SDK: rebuilt from the stored lines' two ends
                 head = store.byte_range(cur, s.id, v.version, 0, min(size, HEAD_TAIL))
-                tail = head if size <= HEAD_TAIL else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
+                tail = (
+                    head
+                    if size <= HEAD_TAIL
+                    else store.byte_range(cur, s.id, v.version, size - HEAD_TAIL, size)
+                )
                 lite = parse_lite(s.key.session_id, head, tail, size)
             n = subs.get((s.key.project_key, s.key.session_id), 0)
-            rows.append(Row(f"{s.key.project_key}/{s.key.session_id}.jsonl", s.key.project_key, s.mtime_ms, size, lite, n, lite.counts, skipped=lite.skipped))
+            rows.append(
+                Row(
+                    f"{s.key.project_key}/{s.key.session_id}.jsonl",
+                    s.key.project_key,
+                    s.mtime_ms,
+                    size,
+                    lite,
+                    n,
+                    lite.counts,
+                    skipped=lite.skipped,
+                )
+            )
     return rows
 
 

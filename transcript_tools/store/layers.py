@@ -84,7 +84,9 @@ def split(line: bytes, big: int = BIG) -> Layered:
     return Layered(b"".join(parts), tuple(refs), blobs)
 
 
-def join(skeleton: bytes, refs: tuple[tuple[int, str], ...] | list[tuple[int, str]], blobs: Mapping[str, bytes]) -> bytes:
+def join(
+    skeleton: bytes, refs: tuple[tuple[int, str], ...] | list[tuple[int, str]], blobs: Mapping[str, bytes]
+) -> bytes:
     if not refs:
         return skeleton
     out: list[bytes] = []

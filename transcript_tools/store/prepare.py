@@ -28,7 +28,9 @@ class Prepared:
     end_offset: int
 
 
-def prepare_lines(lines: Iterable[bytes], *, seq: int, offset: int, known: Callable[[Iterable[str]], set[str]]) -> Prepared:
+def prepare_lines(
+    lines: Iterable[bytes], *, seq: int, offset: int, known: Callable[[Iterable[str]], set[str]]
+) -> Prepared:
     """The CPU side of storing lines (parse, split, compress): pure but for ``known``, which
     says which blob hashes need not be encoded again."""
     rows: list[tuple[Any, ...]] = []
@@ -39,7 +41,20 @@ def prepare_lines(lines: Iterable[bytes], *, seq: int, offset: int, known: Calla
         lay = layers.split(raw)
         pieces.update(lay.blobs)
         codec, payload = layers.encode_skeleton(lay.skeleton)
-        rows.append((seq, offset, 1 if raw.endswith(b"\n") else 0, f.type, f.uuid, f.parent_uuid, f.timestamp, codec, payload, layers.encode_refs(lay.refs)))
+        rows.append(
+            (
+                seq,
+                offset,
+                1 if raw.endswith(b"\n") else 0,
+                f.type,
+                f.uuid,
+                f.parent_uuid,
+                f.timestamp,
+                codec,
+                payload,
+                layers.encode_refs(lay.refs),
+            )
+        )
         texts.append(clean_text(f.text) if f.text else None)
         seq += 1
         offset += len(raw)

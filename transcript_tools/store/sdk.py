@@ -95,14 +95,22 @@ class TTSessionStore:
             last = st.last_line(cur, s.id, version)
             v = st.version(cur, s.id, version)
             assert v is not None
-            seq, end = st.append_lines(cur, s.id, version, lines, seq=last[0] + 1 if last else 0, offset=v.nbytes)
-            st.set_version_state(cur, s.id, version, nbytes=end, sha256=None, file_mtime_ns=None, diagnostics=v.diagnostics)
+            seq, end = st.append_lines(
+                cur, s.id, version, lines, seq=last[0] + 1 if last else 0, offset=v.nbytes
+            )
+            st.set_version_state(
+                cur, s.id, version, nbytes=end, sha256=None, file_mtime_ns=None, diagnostics=v.diagnostics
+            )
             if not k.subpath:
                 from claude_agent_sdk import fold_session_summary
 
                 prev = None
                 if s.summary is not None:
-                    prev = {"session_id": k.session_id, "mtime": s.summary["mtime"], "data": s.summary["data"]}
+                    prev = {
+                        "session_id": k.session_id,
+                        "mtime": s.summary["mtime"],
+                        "data": s.summary["data"],
+                    }
                 folded = fold_session_summary(prev, key, entries)  # type: ignore[arg-type]
                 now = st.touch(cur, s.id)
                 st.set_summary(cur, s.id, {"mtime": now, "data": folded["data"]})

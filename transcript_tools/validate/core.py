@@ -163,7 +163,14 @@ class Validator:
                 if e.lenient:
                     for code in e.lenient:
                         self._line_diags.append(
-                            Diagnostic(code, _LENIENT_MSG[code], self.report.path, e.line, e.offset, _str(e.record.get("uuid")))
+                            Diagnostic(
+                                code,
+                                _LENIENT_MSG[code],
+                                self.report.path,
+                                e.line,
+                                e.offset,
+                                _str(e.record.get("uuid")),
+                            )
                         )
                 record(e.record, e.line, e.offset, e.raw)
 
@@ -250,7 +257,9 @@ class Validator:
                 "line-separator",
                 f"raw {'/'.join(names)} inside the record: JSON allows it and tt and Claude Code read the record whole, "
                 "but a reader that splits with Python's str.splitlines cuts it there",
-                self.report.path, number, offset,
+                self.report.path,
+                number,
+                offset,
             )
         )
 
@@ -262,7 +271,9 @@ class Validator:
                 first, n = self._unknown_types.get(t, (e.line, 0))
                 self._unknown_types[t] = (first, n + 1)
             else:
-                self._schema_diags.append(Diagnostic(p.code, p.message, self.report.path, e.line, e.offset, _str(rec.get("uuid"))))
+                self._schema_diags.append(
+                    Diagnostic(p.code, p.message, self.report.path, e.line, e.offset, _str(rec.get("uuid")))
+                )
 
     def _session_id(self, line: int, sid: Any) -> None:
         if not isinstance(sid, str):
@@ -281,8 +292,12 @@ class Validator:
         self._d.append(
             Diagnostic(
                 "duplicate-line" if same else "duplicate-uuid",
-                f"uuid {uuid} was first written at line {self.index.line[first]}" + ("" if same else " with different content"),
-                self.report.path, e.line, e.offset, uuid,
+                f"uuid {uuid} was first written at line {self.index.line[first]}"
+                + ("" if same else " with different content"),
+                self.report.path,
+                e.line,
+                e.offset,
+                uuid,
             )
         )
 
@@ -295,13 +310,21 @@ class Validator:
         if len(ln.entries) > 1 and not any(p.code == "fused-records" for p in ln.pieces):
             # Whole records with no newline between: Claude Code cannot parse the line.
             self._line_diags.append(
-                Diagnostic("fused-records", f"{len(ln.entries)} records on one line (no newline between)", path, ln.line, ln.offset)
+                Diagnostic(
+                    "fused-records",
+                    f"{len(ln.entries)} records on one line (no newline between)",
+                    path,
+                    ln.line,
+                    ln.offset,
+                )
             )
         if ln.terminator == b"\r\n":
             self._line_diags.append(Diagnostic("crlf", "line ends with CRLF", path, ln.line, ln.offset))
         elif ln.terminator == b"" and ln.entries:
             self._line_diags.append(
-                Diagnostic("no-final-newline", "the last record has no newline after it", path, ln.line, ln.offset)
+                Diagnostic(
+                    "no-final-newline", "the last record has no newline after it", path, ln.line, ln.offset
+                )
             )
 
     # --- the end ----------------------------------------------------------------
@@ -339,31 +362,62 @@ class Validator:
         d[:0] = self._line_diags
         d.extend(self._schema_diags)
         for t, (first, n) in self._unknown_types.items():
-            d.append(Diagnostic("unknown-type", f"entry type {t!r} is unknown to tt ({n} line(s)); kept as is", path, first))
+            d.append(
+                Diagnostic(
+                    "unknown-type",
+                    f"entry type {t!r} is unknown to tt ({n} line(s)); kept as is",
+                    path,
+                    first,
+                )
+            )
         ix = self.index
         for i, missing in ix.dangling():
             d.append(
-                Diagnostic("dangling-parent", f"parentUuid {missing} names no entry in this file", path, ix.line[i], None, ix.uuid(i))
+                Diagnostic(
+                    "dangling-parent",
+                    f"parentUuid {missing} names no entry in this file",
+                    path,
+                    ix.line[i],
+                    None,
+                    ix.uuid(i),
+                )
             )
         for i, missing in ix.dangling_logical():
             d.append(
                 Diagnostic(
                     "dangling-logical-parent",
                     f"compact boundary's logicalParentUuid {missing} names no entry in this file",
-                    path, ix.line[i], None, ix.uuid(i),
+                    path,
+                    ix.line[i],
+                    None,
+                    ix.uuid(i),
                 )
             )
         for leaf, line in self._leaf_refs.items():
             if leaf not in ix:
-                d.append(Diagnostic("dangling-leaf", f"leafUuid {leaf} names no entry in this file", path, line))
+                d.append(
+                    Diagnostic("dangling-leaf", f"leafUuid {leaf} names no entry in this file", path, line)
+                )
         for cyc in ix.cycles():
             lines = sorted(ix.line[i] for i in cyc)
             d.append(
-                Diagnostic("cycle", f"parentUuid loop through {len(cyc)} entries (lines {_few(lines)})", path, lines[0], None, ix.uuid(cyc[0]))
+                Diagnostic(
+                    "cycle",
+                    f"parentUuid loop through {len(cyc)} entries (lines {_few(lines)})",
+                    path,
+                    lines[0],
+                    None,
+                    ix.uuid(cyc[0]),
+                )
             )
         for sid, (first, n) in self._mismatch.items():
             d.append(
-                Diagnostic("session-mismatch", f"{n} record(s) carry sessionId {sid}, not {self._expected}", path, first)
+                Diagnostic(
+                    "session-mismatch",
+                    f"{n} record(s) carry sessionId {sid}, not {self._expected}",
+                    path,
+                    first,
+                )
             )
         self._chain_shape(d)
         if not r.past_cap or self._collect:
@@ -385,16 +439,17 @@ class Validator:
     def _chain_shape(self, d: list[Diagnostic]) -> None:
         ix = self.index
         path = self.report.path
-        main_roots = [
-            i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)
-        ]
+        main_roots = [i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)]
         if len(main_roots) > 1:
             lines = [ix.line[i] for i in main_roots]
             d.append(
                 Diagnostic(
                     "multiple-roots",
                     f"{len(main_roots)} main-chain roots without a compact boundary between them (lines {_few(lines)})",
-                    path, lines[1], None, ix.uuid(main_roots[1]),
+                    path,
+                    lines[1],
+                    None,
+                    ix.uuid(main_roots[1]),
                 )
             )
         has_main = any(f & (USER | ASSISTANT) and not f & SIDECHAIN for f in ix.flags)
@@ -410,7 +465,10 @@ class Validator:
                         Diagnostic(
                             "sidechain-in-main",
                             "the active main chain passes through a sidechain entry",
-                            path, ix.line[i], None, ix.uuid(i),
+                            path,
+                            ix.line[i],
+                            None,
+                            ix.uuid(i),
                         )
                     )
                     break
@@ -446,7 +504,16 @@ class Validator:
         nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
         for finding in api_findings(ix, self.facts, nodes):
             code, node, msg = finding
-            d.append(Diagnostic(code, msg, path, ix.line[node] if node >= 0 else None, None, ix.uuid(node) if node >= 0 else None))
+            d.append(
+                Diagnostic(
+                    code,
+                    msg,
+                    path,
+                    ix.line[node] if node >= 0 else None,
+                    None,
+                    ix.uuid(node) if node >= 0 else None,
+                )
+            )
 
 
 def _str(v: Any) -> str | None:
@@ -475,4 +542,4 @@ _LENIENT_MSG = {
 }
 
 # Severity sanity: META is imported for callers that filter leaves.
-__all__ = ["Report", "Validator", "api_findings", "session_id_from_name", "MAX_REQUEST_BYTES", "META"]
+__all__ = ["MAX_REQUEST_BYTES", "META", "Report", "Validator", "api_findings", "session_id_from_name"]

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model.lines import LOOKS_LIKE_BYTES, looks_like
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw, read_head_tail
-from ..model.session import session_id_from_name
 from ..edge.siblings import found_elsewhere
+from ..model.lines import LOOKS_LIKE_BYTES, looks_like
+from ..model.session import session_id_from_name
 from .core import Report, Validator
 
 

@@ -71,7 +71,9 @@ class SchemaProblem:
 
     code: str  # SCHEMA_INVALID (error) | UNKNOWN_TYPE (warning)
     severity: str  # "error" | "warning"
-    message: str  # human text incl. the JSON path: "message.content[0].tool_use_id: 3 is not of type 'string'"
+    message: (
+        str  # human text incl. the JSON path: "message.content[0].tool_use_id: 3 is not of type 'string'"
+    )
     pointer: str  # JSON path of the offending value, e.g. "message.content[0]"; "" for the record itself
 
 
@@ -100,7 +102,9 @@ def load_schema_documents() -> dict[str, dict[str, Any]]:
             if item.name.endswith(_SCHEMA_SUFFIX)
         }
     # A broken install, not a problem in a transcript: a traceback is the right answer.
-    raise FileNotFoundError(f"tt's JSON Schemas ({ENTRY_SCHEMA}) are in none of: {', '.join(map(str, tried))}")
+    raise FileNotFoundError(
+        f"tt's JSON Schemas ({ENTRY_SCHEMA}) are in none of: {', '.join(map(str, tried))}"
+    )
 
 
 def _entry_types(entry: Mapping[str, Any]) -> dict[str, str]:
@@ -344,7 +348,8 @@ class SchemaChecker:
         self._files = _entry_types(self._documents[ENTRY_SCHEMA])  # type value -> schema file
         self.known_types = frozenset(self._files)
         self._fast = {
-            kind: jsonschema_rs.validator_for(fast_schema(self._documents, name)) for kind, name in self._files.items()
+            kind: jsonschema_rs.validator_for(fast_schema(self._documents, name))
+            for kind, name in self._files.items()
         }
         # Built on the first invalid record: valid files never import jsonschema (~0.1 s).
         self._reference: dict[str, jsonschema.Draft202012Validator] = {}
@@ -417,7 +422,9 @@ class SchemaChecker:
             extra = len(problems) - MAX_PROBLEMS_PER_RECORD + 1
             problems = problems[: MAX_PROBLEMS_PER_RECORD - 1]
             problems.append(
-                SchemaProblem(SCHEMA_INVALID, "error", f"(record): {extra} more schema errors in this record", "")
+                SchemaProblem(
+                    SCHEMA_INVALID, "error", f"(record): {extra} more schema errors in this record", ""
+                )
             )
         return problems
 

@@ -23,10 +23,16 @@ def render_export(con: Any, info: dict[str, Any]) -> None:
 
     roles = Counter(f["role"] for f in info["files"])
     if info.get("dry_run"):
-        taken = " [yellow](exists: a real export would refuse to overwrite it)[/]" if info.get("exists") else ""
-        out(f"[bold]Would export[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])}){taken}; nothing written")
+        taken = (
+            " [yellow](exists: a real export would refuse to overwrite it)[/]" if info.get("exists") else ""
+        )
+        out(
+            f"[bold]Would export[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])}){taken}; nothing written"
+        )
     else:
-        out(f"[bold green]Exported[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])})")
+        out(
+            f"[bold green]Exported[/] {escape(info['session_id'])} → [bold]{escape(info['path'])}[/] ({_size(info['bytes'])})"
+        )
     out("  holds    " + ", ".join(f"{n} {r}" for r, n in sorted(roles.items())))
     out(f"  cwd      {escape(str(info['cwd']))}")
     out(f"  versions {escape(', '.join(info['claude_code_versions']) or '?')}")
@@ -46,12 +52,21 @@ def render_import(con: Any, info: dict[str, Any]) -> None:
         con.print(text, soft_wrap=True)
 
     if not info["written"]:
-        out(f"[bold]Bundle OK[/] {escape(info['archive'])}: session {escape(info['session_id'])}, {len(info['files'])} file(s)")
+        out(
+            f"[bold]Bundle OK[/] {escape(info['archive'])}: session {escape(info['session_id'])}, {len(info['files'])} file(s)"
+        )
         out(f"  from cwd {escape(str(info['original_cwd']))}; would go under {escape(info['cwd'])}")
         out("  [dim]dry run: nothing extracted[/]")
         return
     out(f"[bold green]Imported[/] {escape(info['session_id'])} → {escape(info['path'])}")
-    out(f"  cwd      {escape(info['cwd'])}" + (f" [dim](was {escape(str(info['original_cwd']))})[/]" if info["original_cwd"] != info["cwd"] else ""))
+    out(
+        f"  cwd      {escape(info['cwd'])}"
+        + (
+            f" [dim](was {escape(str(info['original_cwd']))})[/]"
+            if info["original_cwd"] != info["cwd"]
+            else ""
+        )
+    )
     out(f"  files    {len(info['files'])}; {info['relocated_lines']} line(s) with paths rewritten")
     if info["redacted"]:
         out("  [dim]the bundle was redacted: secrets read [REDACTED:<kind>][/]")

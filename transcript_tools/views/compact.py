@@ -21,7 +21,9 @@ def _mib(v: int) -> str:
     return f"{v / 2**20:,.1f} MiB" if v >= 2**20 else f"{v / 1024:,.1f} KiB"
 
 
-def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records: list[dict[str, Any]] | None = None) -> None:
+def render_compact(
+    con: Any, info: dict[str, Any], *, summary: str = "", records: list[dict[str, Any]] | None = None
+) -> None:
     def out(text: str) -> None:
         con.print(text, soft_wrap=True)
 
@@ -38,31 +40,51 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
             out(f"  [dim]{escape(n)}[/]")
         return
     if info.get("slim"):
-        verb = {"new": "Copied without the records a resume never sends", "dry-run": "Would copy without the records a resume never sends"}[mode]
+        verb = {
+            "new": "Copied without the records a resume never sends",
+            "dry-run": "Would copy without the records a resume never sends",
+        }[mode]
     else:
         verb = {"new": "Compacted", "in-place": "Compacted in place", "dry-run": "Would compact"}[mode]
     target = info["output"] or info["source"]
-    out(f"[bold green]{verb}[/] {escape(info['source'])}" + (f" → [bold]{escape(target)}[/]" if mode == "new" else ""))
+    out(
+        f"[bold green]{verb}[/] {escape(info['source'])}"
+        + (f" → [bold]{escape(target)}[/]" if mode == "new" else "")
+    )
     if info["new_session_id"]:
         out(f"  session   {escape(info['new_session_id'])} [dim](new)[/]")
     if not info.get("slim"):
-        ctx = f" (and {_n(m['read_for_context'])} read for context: earlier history, key messages)" if m.get("read_for_context") else ""
-        out(f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages{ctx}")
+        ctx = (
+            f" (and {_n(m['read_for_context'])} read for context: earlier history, key messages)"
+            if m.get("read_for_context")
+            else ""
+        )
+        out(
+            f"  summary   {escape(info['summarizer'])}, ~{_n(t['summary'])} tokens, of {_n(m['summarised'])} messages{ctx}"
+        )
     over = " [yellow](over budget)[/]" if t["over_budget"] else ""
-    out(f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}")
+    out(
+        f"  kept      {_n(m['kept'])} messages verbatim, ~{_n(t['kept'])} tokens of --keep-tokens {_n(t['budget'])}{over}"
+    )
     exact = f" [dim](API count: {_n(t['after_exact'])})[/]" if t["after_exact"] is not None else ""
     out(f"  tokens    ~{_n(t['before'])} → ~{_n(t['after'])}{exact}")
     if t["last_reported_by_api"]:
-        out(f"            [dim]the API last reported {_n(t['last_reported_by_api'])} tokens of context (system prompt and tools included)[/]")
+        out(
+            f"            [dim]the API last reported {_n(t['last_reported_by_api'])} tokens of context (system prompt and tools included)[/]"
+        )
     before = f"{_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation)"
     if mode == "in-place" and info.get("drop_history"):
-        out(f"  bytes     {before} → {_mib(b['after'])}: the file now holds the compaction alone; its history is in the backup")
+        out(
+            f"  bytes     {before} → {_mib(b['after'])}: the file now holds the compaction alone; its history is in the backup"
+        )
     elif mode == "in-place":
         # Issue 18: "725 KiB written" read as the new size of a file that had grown to 60.2 MB.
         now = f"; the file is now {_mib(b['file_after'])}" if b.get("file_after") is not None else ""
         out(f"  bytes     {before}, {_mib(b['after'])} appended{now}")
-        out("            [dim]appended after the history, as Claude Code's /compact does (the file grows); "
-            "--in-place --drop-history leaves only the compaction in the file, the history in the backup[/]")
+        out(
+            "            [dim]appended after the history, as Claude Code's /compact does (the file grows); "
+            "--in-place --drop-history leaves only the compaction in the file, the history in the backup[/]"
+        )
     else:
         after = "would be written" if mode == "dry-run" else "written"
         out(f"  bytes     {before} → {_mib(b['after'])} {after}")
@@ -70,7 +92,9 @@ def render_compact(con: Any, info: dict[str, Any], *, summary: str = "", records
         out(f"  pruned    {kind}: {d['blocks']} block(s), ~{_n(d['tokens'])} tokens, {_mib(d['bytes'])}")
     dmg = info["damage"]
     if dmg["repaired_in_memory"]:
-        out(f"  [yellow]read through {len(dmg['repair_actions'])} in-memory repair(s)[/]; the original is unchanged")
+        out(
+            f"  [yellow]read through {len(dmg['repair_actions'])} in-memory repair(s)[/]; the original is unchanged"
+        )
     elif dmg["skipped_pieces"]:
         out(f"  [yellow]skipped {dmg['skipped_pieces']} damaged piece(s)[/] ({_mib(dmg['skipped_bytes'])})")
     if info["backup"]:

@@ -31,7 +31,9 @@ def by_code(reports: list[Report]) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items(), key=lambda kv: (kv[1]["severity"] != "error", -kv[1]["count"], kv[0])))
 
 
-def render_reports(con: Any, reports: list[Report], *, quiet: bool = False, errors_only: bool = False) -> None:
+def render_reports(
+    con: Any, reports: list[Report], *, quiet: bool = False, errors_only: bool = False
+) -> None:
     """Reports grouped by file (a table first when there are several, then a summary per
     code); ``errors_only``: only the files with errors, and only their errors."""
     many = len(reports) > 1
@@ -84,7 +86,9 @@ def _table(reports: list[Report]) -> Table:
         if r.not_transcript is not None:
             status = f"[magenta]not a transcript[/] ({escape(r.not_transcript)})"
         else:
-            status = "[red]errors[/]" if r.errors else "[yellow]warnings[/]" if r.warnings else "[green]clean[/]"
+            status = (
+                "[red]errors[/]" if r.errors else "[yellow]warnings[/]" if r.warnings else "[green]clean[/]"
+            )
         if r.past_cap:
             status += " [magenta]past cap[/]"
         t.add_row(escape(r.path), str(r.lines), str(r.errors), str(r.warnings), status)
@@ -95,7 +99,14 @@ def _codes(con: Any, reports: list[Report], errors_only: bool) -> None:
     rows = [(c, v) for c, v in by_code(reports).items() if not errors_only or v["severity"] == "error"]
     if not rows:
         return
-    t = Table(box=None, show_header=True, header_style="bold", title="by code", title_justify="left", title_style="bold")
+    t = Table(
+        box=None,
+        show_header=True,
+        header_style="bold",
+        title="by code",
+        title_justify="left",
+        title_style="bold",
+    )
     t.add_column("code", style="cyan")
     t.add_column("severity")
     t.add_column("findings", justify="right")

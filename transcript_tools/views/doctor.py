@@ -14,7 +14,11 @@ def render(con: Any, diagnoses: list[Diagnosis]) -> None:
     for d in bad:
         con.print(f"[bold]{escape(d.session_id or d.path)}[/]  [dim]{escape(d.path)}[/]", soft_wrap=True)
         for f in d.findings:
-            where = ("listed" if f.listed else "not listed") + " by /resume, " + ("loads" if f.loads else "does not load")
+            where = (
+                ("listed" if f.listed else "not listed")
+                + " by /resume, "
+                + ("loads" if f.loads else "does not load")
+            )
             con.print(f"  [bold red]{f.code}[/] ({where}): {escape(f.message)}", soft_wrap=True)
             repair = "tt repair applies it" if f.repair else "not a tt repair fix"
             con.print(f"    fix: {escape(f.fix)}  [dim]({repair})[/]", soft_wrap=True)

@@ -37,17 +37,38 @@ class DryRun:
 
 def render(con: Any, d: DryRun) -> None:
     con.print(f"[bold]Dry run[/] of {escape(d.path)}: nothing sent, nothing written")
-    rows: list[tuple[str, str]] = [("session", escape(d.session_id or "-") + (f"  (Claude Code {escape(d.version)})" if d.version else ""))]
+    rows: list[tuple[str, str]] = [
+        (
+            "session",
+            escape(d.session_id or "-") + (f"  (Claude Code {escape(d.version)})" if d.version else ""),
+        )
+    ]
     if d.recorded_cwd and d.recorded_cwd != d.cwd:
-        rows.append(("cwd", f"{escape(d.recorded_cwd)} [yellow]is not here: tools would run in {escape(d.cwd)}[/]"))
+        rows.append(
+            ("cwd", f"{escape(d.recorded_cwd)} [yellow]is not here: tools would run in {escape(d.cwd)}[/]")
+        )
     else:
         rows.append(("cwd", escape(d.cwd)))
-    rows.append(("model", escape(d.model) + (f"  [yellow]({escape(d.model_note)})[/]" if d.model_note else "")))
+    rows.append(
+        ("model", escape(d.model) + (f"  [yellow]({escape(d.model_note)})[/]" if d.model_note else ""))
+    )
     read_from = f", read from byte {d.start} (the last compact boundary)" if d.start else ""
     tokens = int(d.request_bytes / CHARS_PER_TOKEN)
-    rows.append(("request", f"{d.messages} messages, {_size(d.request_bytes)} (~{tokens:,} tokens by size){read_from}"))
+    rows.append(
+        (
+            "request",
+            f"{d.messages} messages, {_size(d.request_bytes)} (~{tokens:,} tokens by size){read_from}",
+        )
+    )
     rows.append(("tools", ", ".join(d.tools) or "none"))
-    rows.append(("in memory", "; ".join(escape(r) for r in d.repairs) if d.repairs else "nothing repaired (the file is never changed)"))
+    rows.append(
+        (
+            "in memory",
+            "; ".join(escape(r) for r in d.repairs)
+            if d.repairs
+            else "nothing repaired (the file is never changed)",
+        )
+    )
     if d.notes:
         rows.append(("rebuild", escape(", ".join(d.notes))))
     if d.prompt is not None:

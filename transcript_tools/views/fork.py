@@ -21,7 +21,10 @@ def render_fork(con: Any, info: dict[str, Any]) -> None:
     out(f"  entries  {info['entries']}")
     at = info["at"]
     if at["asked"] is not None:
-        out(f"  at       {escape(str(at['uuid']))}" + ("" if at["uuid"] == at["asked"] else f" [dim](asked {escape(at['asked'])})[/]"))
+        out(
+            f"  at       {escape(str(at['uuid']))}"
+            + ("" if at["uuid"] == at["asked"] else f" [dim](asked {escape(at['asked'])})[/]")
+        )
     else:
         out(f"  at       {escape(str(at['uuid']))} [dim](the whole session)[/]")
     if at["moved"]:
@@ -30,7 +33,9 @@ def render_fork(con: Any, info: dict[str, Any]) -> None:
         out(f"  subagents {len(info['subagents'])} forked")
     if info["repairs"]:
         codes = sorted({str(r["code"]) for r in info["repairs"]})
-        out(f"  [yellow]read through {len(info['repairs'])} in-memory repair(s)[/] ({escape(', '.join(codes))}); the original is unchanged")
+        out(
+            f"  [yellow]read through {len(info['repairs'])} in-memory repair(s)[/] ({escape(', '.join(codes))}); the original is unchanged"
+        )
     if not info["written"]:
         out("  [dim]dry run: nothing written[/]")
         return

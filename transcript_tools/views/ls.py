@@ -35,9 +35,13 @@ def local_time(ms: int, long: bool = True) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M" if long else "%m-%d %H:%M")
 
 
-def render_rows(con: Any, rows: list[Row], *, hidden: int = 0, show_project: bool = False, checked: bool = False) -> None:
+def render_rows(
+    con: Any, rows: list[Row], *, hidden: int = 0, show_project: bool = False, checked: bool = False
+) -> None:
     if not rows:
-        con.print("[dim]no sessions[/]" + (f" [dim]({hidden} hidden: --hidden lists them)[/]" if hidden else ""))
+        con.print(
+            "[dim]no sessions[/]" + (f" [dim]({hidden} hidden: --hidden lists them)[/]" if hidden else "")
+        )
         return
     # Every column the help promises at any width; only the project column (and the year
     # of the date) wait for room. Adjacent paddings collapse: one space between columns.
@@ -68,8 +72,17 @@ def render_rows(con: Any, rows: list[Row], *, hidden: int = 0, show_project: boo
         cells = [r.session_id[:8]]
         if show_project and wide:
             cells.append(escape(r.project))
-        cells += [title, local_time(r.mtime_ms, wide) if r.mtime_ms else "-", human_size(r.size), f"{r.counts.messages}{more}"]
-        cells += [f"{r.counts.compactions}{more}", str(r.subagents) if r.subagents else "-", escape(short_model(lt.model))]
+        cells += [
+            title,
+            local_time(r.mtime_ms, wide) if r.mtime_ms else "-",
+            human_size(r.size),
+            f"{r.counts.messages}{more}",
+        ]
+        cells += [
+            f"{r.counts.compactions}{more}",
+            str(r.subagents) if r.subagents else "-",
+            escape(short_model(lt.model)),
+        ]
         cells.append(_health(r, checked))
         t.add_row(*cells)
     con.print(t)

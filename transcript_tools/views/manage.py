@@ -19,10 +19,15 @@ def _size(n: int) -> str:
 
 def render_plan(con: Any, plan: DeletePlan, *, deleted: bool) -> None:
     head = "Deleted" if deleted else "Would delete"
-    con.print(f"[bold]{head}[/] session {escape(plan.session_id or '(no session id)')}: {plan.files} file(s), {_size(plan.bytes)}", soft_wrap=True)
+    con.print(
+        f"[bold]{head}[/] session {escape(plan.session_id or '(no session id)')}: {plan.files} file(s), {_size(plan.bytes)}",
+        soft_wrap=True,
+    )
     for t in plan.targets:
         what = f"{t.files} file(s), {_size(t.bytes)}" if t.is_dir else _size(t.bytes)
-        con.print(f"  {t.kind:16} {escape(str(t.path))}{'/' if t.is_dir else ''}  [dim]{what}[/]", soft_wrap=True)
+        con.print(
+            f"  {t.kind:16} {escape(str(t.path))}{'/' if t.is_dir else ''}  [dim]{what}[/]", soft_wrap=True
+        )
 
 
 def render_record(con: Any, info: dict[str, Any]) -> None:

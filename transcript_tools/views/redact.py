@@ -25,7 +25,10 @@ def render_redact(con: Any, results: list[FileResult], *, written: bool) -> None
     if not total:
         out(f"[green]No secrets found[/] in {len(results)} file(s).")
         return
-    out(f"{total} secret(s) in {files} of {len(results)} file(s): " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    out(
+        f"{total} secret(s) in {files} of {len(results)} file(s): "
+        + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    )
     if not written:
         out("[dim]Nothing written. Write a redacted copy with -o OUT, or redact in place with --in-place.[/]")
         return
@@ -34,5 +37,7 @@ def render_redact(con: Any, results: list[FileResult], *, written: bool) -> None
             continue
         line = f"  wrote {escape(str(r.written))} ({r.changed_lines} line(s) changed)"
         if r.backup is not None:
-            line += f"; the original is kept in {escape(str(r.backup))} [yellow](it still holds the secrets)[/]"
+            line += (
+                f"; the original is kept in {escape(str(r.backup))} [yellow](it still holds the secrets)[/]"
+            )
         out(line)

@@ -50,9 +50,13 @@ def _render(con: Any, r: FileReport) -> None:
             con.print(f"  [dim]… and {n - FOLD} more {fix}[/]")
     for d in r.remaining:
         where = str(d.line) if d.line is not None else "-"
-        con.print(f"  {where:>6}  [{_STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]")
+        con.print(
+            f"  {where:>6}  [{_STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
+        )
     if not r.api_checked:
-        con.print("  [yellow]past the cap with no compact boundary: the conversation checks (tool pairing, split messages) were skipped[/]")
+        con.print(
+            "  [yellow]past the cap with no compact boundary: the conversation checks (tool pairing, split messages) were skipped[/]"
+        )
     if r.mode == "dry-run":
         con.print("  [dim]dry run: nothing written[/]")
         return
@@ -61,7 +65,9 @@ def _render(con: Any, r: FileReport) -> None:
         if r.records_added:
             parts.append(f"{r.records_added} record(s) added")
         if r.quarantine is not None:
-            parts.append(f"{r.lines_quarantined} line(s), {r.bytes_quarantined} bytes quarantined in {escape(str(r.quarantine))}")
+            parts.append(
+                f"{r.lines_quarantined} line(s), {r.bytes_quarantined} bytes quarantined in {escape(str(r.quarantine))}"
+            )
         if r.backup is not None:
             parts.append(f"original kept as {escape(str(r.backup))}")
         con.print("  [green]" + "; ".join(parts) + "[/]")
@@ -86,8 +92,11 @@ def render_batch(con: Any, sessions: list[tuple[str, list[FileReport]]]) -> None
         left = sum(r.remaining_errors for r in reports)
         changed = sum(r.changed for r in reports)
         t.add_row(
-            escape(path), str(len(reports)), str(changed) if changed else "[dim]0[/]",
-            str(sum(len(r.actions) for r in reports)), f"[red]{left}[/]" if left else "[dim]0[/]",
+            escape(path),
+            str(len(reports)),
+            str(changed) if changed else "[dim]0[/]",
+            str(sum(len(r.actions) for r in reports)),
+            f"[red]{left}[/]" if left else "[dim]0[/]",
         )
     con.print(t)
     every = [r for _, reports in sessions for r in reports]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import click
 
-from ..edge import claude_dir as store
-from ..model.errors import NotFound
 from ..catalog.listing import parse_lite
+from ..edge import claude_dir as store
 from ..edge.reader import read_head_tail
+from ..model.errors import NotFound
 
 MAX_ROWS = 20
 
@@ -39,8 +39,9 @@ def _rows(projects: list[Path]) -> list[tuple[Path, str, float]]:
 
 
 def pick_session() -> store.SessionRef:
-    from ..cli.common import console
     from rich.table import Table
+
+    from ..cli.common import console
 
     here = store.canonical_cwd(os.getcwd())
     rows = _rows(store.session_folders(here))  # with the repository's other worktrees, as /resume
@@ -52,7 +53,9 @@ def pick_session() -> store.SessionRef:
     table.add_column("session")
     table.add_column("title", overflow="ellipsis", no_wrap=True)
     for i, (p, title, mtime) in enumerate(rows, 1):
-        table.add_row(str(i), datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M"), p.name[:8], title[:80])
+        table.add_row(
+            str(i), datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M"), p.name[:8], title[:80]
+        )
     console(stderr=True).print(table)
     n = click.prompt("Resume which session", type=click.IntRange(1, len(rows)), default=1, err=True)
     path = rows[n - 1][0]

@@ -23,7 +23,9 @@ def render_plan(con: Any, plan: dict[str, Any], *, diffs: bool) -> None:
     def out(text: str) -> None:
         con.print(text, soft_wrap=True)
 
-    out(f"Rewind files to message {escape(plan['target'])} [dim](checkpoint of prompt {escape(plan['snapshot'])})[/]")
+    out(
+        f"Rewind files to message {escape(plan['target'])} [dim](checkpoint of prompt {escape(plan['snapshot'])})[/]"
+    )
     if plan["note"]:
         out(f"  [dim]{escape(plan['note'])}[/]")
     out(f"  project {escape(plan['cwd'])}")
@@ -52,7 +54,11 @@ def render_rewind(con: Any, info: dict[str, Any]) -> None:
             out("[dim]dry run: no file changed[/]")
         elif applied is not None:
             done = [r for r in applied if r["done"]]
-            out(f"[bold green]Rewound[/] {len(done)} file(s)" if done else "Nothing to change: the files are already in that state.")
+            out(
+                f"[bold green]Rewound[/] {len(done)} file(s)"
+                if done
+                else "Nothing to change: the files are already in that state."
+            )
             for r in applied:
                 if not r["done"]:
                     out(f"  [bold red]not {r['action']}d[/] {escape(r['path'])}: {escape(str(r['reason']))}")
@@ -61,7 +67,9 @@ def render_rewind(con: Any, info: dict[str, Any]) -> None:
     conv = info.get("conversation")
     if conv is not None:
         verb = "Forked" if conv["written"] else "Would fork"
-        out(f"[bold green]{verb}[/] the conversation at {escape(str(conv['at']['uuid']))} → [bold]{escape(conv['session_id'])}[/]")
+        out(
+            f"[bold green]{verb}[/] the conversation at {escape(str(conv['at']['uuid']))} → [bold]{escape(conv['session_id'])}[/]"
+        )
         if conv["at"]["moved"]:
             out(f"  [yellow]cut moved {escape(conv['at']['moved'])}[/]")
         if conv["written"]:

@@ -13,14 +13,20 @@ from .ls import local_time
 from .show import Clock
 
 KIND_LABEL = {
-    "user": "user", "assistant": "assistant", "thinking": "thinking", "tool_input": "tool call",
-    "tool_output": "tool output", "summary": "summary",
+    "user": "user",
+    "assistant": "assistant",
+    "thinking": "thinking",
+    "tool_input": "tool call",
+    "tool_output": "tool output",
+    "summary": "summary",
 }
 
 
 def render_session_hits(con: Any, sh: SessionHits) -> None:
     title = escape(sh.title or "(untitled)")
-    con.print(f"[bold cyan]{sh.session_id[:8]}[/] [bold]{title}[/]  [dim]{local_time(sh.mtime_ms)} · {escape(sh.path.parent.name)}[/]")
+    con.print(
+        f"[bold cyan]{sh.session_id[:8]}[/] [bold]{title}[/]  [dim]{local_time(sh.mtime_ms)} · {escape(sh.path.parent.name)}[/]"
+    )
     clock = Clock()
     for agent, h in sh.hits:
         snippet, spans = h.snippet()
@@ -32,11 +38,15 @@ def render_session_hits(con: Any, sh: SessionHits) -> None:
             where += f" · {agent}"
         elif h.sidechain:
             where += " · sidechain"
-        head = Text.assemble(("  ", ""), (f"{clock(h.timestamp)} ", "dim"), (f"{where} ", "magenta"), (f"line {h.line}", "dim"))
+        head = Text.assemble(
+            ("  ", ""), (f"{clock(h.timestamp)} ", "dim"), (f"{where} ", "magenta"), (f"line {h.line}", "dim")
+        )
         con.print(head)
         con.print(Text("    ") + text)
     if sh.more:
         con.print(f"  [dim]… and {sh.more} more match(es) in this session[/]")
     for path, s in sh.skipped[:5]:
-        con.print(f"  [yellow]{escape(Path(path).name)}:{s.line} skipped ({s.code}): a match there could not be read[/]")
+        con.print(
+            f"  [yellow]{escape(Path(path).name)}:{s.line} skipped ({s.code}): a match there could not be read[/]"
+        )
     con.print()

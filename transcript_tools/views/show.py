@@ -62,7 +62,9 @@ def item_renderables(it: Item, n: int, clock: Clock) -> list[Any]:
     out: list[Any] = []
     when = clock(it.time)
     meta = " · ".join(x for x in (when, it.model or "", f"line {it.line}") if x)
-    head = Text.assemble(("User" if it.role == "user" else "Assistant", ROLE_STYLE[it.role]), ("  " + meta, "dim"))
+    head = Text.assemble(
+        ("User" if it.role == "user" else "Assistant", ROLE_STYLE[it.role]), ("  " + meta, "dim")
+    )
     out.append(Text(""))
     out.append(head)
     for b in it.blocks:
@@ -102,7 +104,13 @@ def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
             out.extend(_result(b.result.text, b.result.is_error, b.result.images, n))
         return out
     if b.kind == "tool_result":
-        return _result(b.text, b.result.is_error if b.result else False, b.result.images if b.result else 0, n, orphan=True)
+        return _result(
+            b.text,
+            b.result.is_error if b.result else False,
+            b.result.images if b.result else 0,
+            n,
+            orphan=True,
+        )
     return [Text(f"[{b.kind}]", style="dim")]
 
 
@@ -135,7 +143,14 @@ def _marker(m: Marker, n: int, clock: Clock) -> list[Any]:
         return [Text(""), Rule(f"{m.text}" + (f" · {when}" if when else ""), style="yellow")]
     if m.kind == "summary":
         text, cut = fold(m.text, n * 2 if n else 0)
-        return [Panel(Text(text + (f"\n… {cut} more lines" if cut else ""), style="dim"), title="summary", title_align="left", border_style="yellow")]
+        return [
+            Panel(
+                Text(text + (f"\n… {cut} more lines" if cut else ""), style="dim"),
+                title="summary",
+                title_align="left",
+                border_style="yellow",
+            )
+        ]
     if m.kind == "command":
         return [Text.assemble(("› ", "bold cyan"), (m.text, "cyan"), ("  " + when, "dim"))]
     if m.kind == "command-output":
@@ -174,7 +189,9 @@ def _draw(con: Any, b: Branch, prefix: str, label: Callable[[Group], str], *, fi
             continue
         last = k == len(forks) - 1
         tag = {DEAD: "dead branch", DETACHED: "detached", ACTIVE: "active", HISTORY: "history"}[f.status]
-        con.print(Text(prefix) + Text.from_markup(f"{'└' if last else '├'}─┬ [{STATUS_STYLE[f.status]}]{tag}[/]"))
+        con.print(
+            Text(prefix) + Text.from_markup(f"{'└' if last else '├'}─┬ [{STATUS_STYLE[f.status]}]{tag}[/]")
+        )
         _draw(con, f, prefix + ("  " if last else "│ ") + "│ ", label, first=False)
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..model.pricing import PRICES_READ_ON
 from ..catalog.stats import Stats
+from ..model.pricing import PRICES_READ_ON
 from .ls import short_model
 
 BAR = "█"
@@ -52,10 +52,28 @@ def models_table(st: Stats) -> Table:
         t.add_column(name, justify="right")
     for u in st.by_model():
         k = u.tokens
-        t.add_row(escape(short_model(u.model)), str(u.calls), tokens(k.input), tokens(k.output), tokens(k.cache_write), tokens(k.cache_read), tokens(k.total), money(u.cost))
+        t.add_row(
+            escape(short_model(u.model)),
+            str(u.calls),
+            tokens(k.input),
+            tokens(k.output),
+            tokens(k.cache_write),
+            tokens(k.cache_read),
+            tokens(k.total),
+            money(u.cost),
+        )
     k = st.tokens
     if len(st.by_model()) > 1:
-        t.add_row("[bold]total[/]", str(len(st.ledger.calls())), tokens(k.input), tokens(k.output), tokens(k.cache_write), tokens(k.cache_read), f"[bold]{tokens(k.total)}[/]", f"[bold]{cost_cell(st)}[/]")
+        t.add_row(
+            "[bold]total[/]",
+            str(len(st.ledger.calls())),
+            tokens(k.input),
+            tokens(k.output),
+            tokens(k.cache_write),
+            tokens(k.cache_read),
+            f"[bold]{tokens(k.total)}[/]",
+            f"[bold]{cost_cell(st)}[/]",
+        )
     return t
 
 
@@ -73,7 +91,9 @@ def summary_lines(st: Stats) -> list[str]:
         sub = f"{tokens(sub_tokens)} tokens (from progress records; no subagent files)"
     else:
         sub = "none"
-    out.append(f"[bold]turns[/] {st.turns}   [bold]duration[/] {duration(st.duration_s)}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}")
+    out.append(
+        f"[bold]turns[/] {st.turns}   [bold]duration[/] {duration(st.duration_s)}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}"
+    )
     if st.tools:
         parts = []
         for name, n in st.tools.most_common():
@@ -83,10 +103,13 @@ def summary_lines(st: Stats) -> list[str]:
     errs = sum(st.tool_errors.values())
     out.append(
         f"[bold]errors[/] {errs} tool, {st.api_errors} API retries, {st.error_messages} API error messages"
-        if errs or st.api_errors or st.error_messages else "[bold]errors[/] none"
+        if errs or st.api_errors or st.error_messages
+        else "[bold]errors[/] none"
     )
     if st.ledger.duplicate_copies:
-        out.append(f"[dim]{st.ledger.duplicate_copies} subagent call(s) mirrored in agent_progress lines counted once[/]")
+        out.append(
+            f"[dim]{st.ledger.duplicate_copies} subagent call(s) mirrored in agent_progress lines counted once[/]"
+        )
     return out
 
 
@@ -137,10 +160,24 @@ def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> Non
 
 def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) -> None:
     t = Table(box=None, header_style="bold", pad_edge=False)
-    for name, just in (("session", "left"), ("turns", "right"), ("calls", "right"), ("tokens", "right"), ("cost", "right"), ("duration", "right")):
+    for name, just in (
+        ("session", "left"),
+        ("turns", "right"),
+        ("calls", "right"),
+        ("tokens", "right"),
+        ("cost", "right"),
+        ("duration", "right"),
+    ):
         t.add_column(name, justify=just)  # type: ignore[arg-type]
     for st in sorted(each, key=lambda s: s.last or "", reverse=True):
-        t.add_row(escape(st.sessions[0][:8]), str(st.turns), str(len(st.ledger.calls())), tokens(st.tokens.total), cost_cell(st), duration(st.duration_s))
+        t.add_row(
+            escape(st.sessions[0][:8]),
+            str(st.turns),
+            str(len(st.ledger.calls())),
+            tokens(st.tokens.total),
+            cost_cell(st),
+            duration(st.duration_s),
+        )
     con.print(t)
     con.print(f"[bold]total of {len(each)} session(s)[/]")
     con.print(models_table(total))
@@ -148,7 +185,9 @@ def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) ->
         con.print(line)
     shared = sum(len(s.ledger.calls()) for s in each) - len(total.ledger.calls())
     if shared:
-        con.print(f"[dim]{shared} API call(s) found in more than one session file, counted once in the total[/]")
+        con.print(
+            f"[dim]{shared} API call(s) found in more than one session file, counted once in the total[/]"
+        )
     _skipped(con, total)
 
 

@@ -41,7 +41,11 @@ def test_rule_paths_are_anchored_as_claude_code_reads_them() -> None:
     assert anchor("~/notes/**", "/w/proj", "/home/u") == "/home/u/notes/**"
     # "/x" is relative to the project (2.1.332 denied Read(/abs/outside/file)), as are "./x" and "x".
     assert anchor("/etc/hosts", "/w/proj", "/home/u") == "/w/proj/etc/hosts"
-    assert anchor("./src/*.py", "/w/proj", "/home/u") == anchor("src/*.py", "/w/proj", "/home/u") == "/w/proj/src/*.py"
+    assert (
+        anchor("./src/*.py", "/w/proj", "/home/u")
+        == anchor("src/*.py", "/w/proj", "/home/u")
+        == "/w/proj/src/*.py"
+    )
 
 
 def test_globs_star_stays_in_a_segment_double_star_crosses() -> None:
@@ -54,16 +58,35 @@ def test_globs_star_stays_in_a_segment_double_star_crosses() -> None:
     assert not path_matches("~/notes/**", "/home/u/other.txt", "/w/proj", "/home/u")
 
 
-def _decide(tool: str, requested: str, real: str | None = None, *, bare: bool = True, patterns: tuple[str, ...] = ()) -> str | None:
-    v = decide_path(tool, PathCheck(requested, real or requested), dirs=DIRS, bare=bare, patterns=patterns, cwd="/w/proj", home="/home/u")
+def _decide(
+    tool: str, requested: str, real: str | None = None, *, bare: bool = True, patterns: tuple[str, ...] = ()
+) -> str | None:
+    v = decide_path(
+        tool,
+        PathCheck(requested, real or requested),
+        dirs=DIRS,
+        bare=bare,
+        patterns=patterns,
+        cwd="/w/proj",
+        home="/home/u",
+    )
     return None if v.allowed else v.message
 
 
 def test_reads_inside_are_allowed_outside_denied_in_claude_codes_words() -> None:
     assert _decide("Read", "/w/proj/a.txt") is None
-    assert _decide("Read", "/w/out/s.txt") == "Claude requested permissions to read from /w/out/s.txt, but you haven't granted it yet."
-    assert _decide("Grep", "/w/out") == "Claude requested permissions to read from /w/out, but you haven't granted it yet."
-    assert _decide("Write", "/w/out/n.txt") == "Claude requested permissions to write to /w/out/n.txt, but you haven't granted it yet."
+    assert (
+        _decide("Read", "/w/out/s.txt")
+        == "Claude requested permissions to read from /w/out/s.txt, but you haven't granted it yet."
+    )
+    assert (
+        _decide("Grep", "/w/out")
+        == "Claude requested permissions to read from /w/out, but you haven't granted it yet."
+    )
+    assert (
+        _decide("Write", "/w/out/n.txt")
+        == "Claude requested permissions to write to /w/out/n.txt, but you haven't granted it yet."
+    )
 
 
 def test_a_symlink_counts_where_it_leads_and_says_so() -> None:
@@ -91,7 +114,9 @@ def test_writes_never_touch_sensitive_files_but_reads_of_them_inside_are_fine() 
     msg = "Claude requested permissions to edit /w/proj/.git/config which is a sensitive file."
     assert _decide("Write", "/w/proj/.git/config") == msg
     assert _decide("Edit", "/w/proj/.claude/settings.json") is not None
-    assert _decide("Write", "/w/proj/.bashrc") is not None and _decide("Write", "/w/proj/sub/.NPMRC") is not None
+    assert (
+        _decide("Write", "/w/proj/.bashrc") is not None and _decide("Write", "/w/proj/sub/.NPMRC") is not None
+    )
     assert _decide("Read", "/w/proj/.git/config") is None
     assert is_sensitive("/h/.config/git/config") and not is_sensitive("/w/proj/git/config")
 
@@ -136,7 +161,9 @@ def _text(got) -> str:  # type: ignore[no-untyped-def]
     return c if isinstance(c, str) else repr(c)
 
 
-def test_read_outside_through_dotdot_or_a_symlink_is_a_denial_and_nothing_is_read(tree: tuple[ToolContext, Path]) -> None:
+def test_read_outside_through_dotdot_or_a_symlink_is_a_denial_and_nothing_is_read(
+    tree: tuple[ToolContext, Path],
+) -> None:
     ctx, root = tree
     reg = ToolRegistry()
     for path in (str(root / "out" / "secret.txt"), "../out/secret.txt", "link.txt", "linkdir/secret.txt"):
@@ -153,13 +180,19 @@ def test_add_dir_widens_and_a_named_rule_allows_that_path_only(tree: tuple[ToolC
     ctx, root = tree
     assert call(ToolRegistry(), "Read", ctx, file_path=str(root / "extra" / "more.txt")).denial is not None
     wide = ToolContext(cwd=ctx.cwd, add_dirs=(root / "extra",))
-    assert _text(call(ToolRegistry(), "Read", wide, file_path=str(root / "extra" / "more.txt"))) == "1\tEXTRA\n2\t"
+    assert (
+        _text(call(ToolRegistry(), "Read", wide, file_path=str(root / "extra" / "more.txt")))
+        == "1\tEXTRA\n2\t"
+    )
     named = ToolRegistry([f"Read(/{root}/out/secret.txt)"])
     assert MARK in _text(call(named, "Read", ctx, file_path=str(root / "out" / "secret.txt")))
     (root / "out" / "other.txt").write_text("x\n")
     assert call(named, "Read", ctx, file_path=str(root / "out" / "other.txt")).denial is not None
     # A bare "Read" does not reach outside in tt (stricter than 2.1.332, which allows it).
-    assert call(ToolRegistry(["Read"]), "Read", ctx, file_path=str(root / "out" / "secret.txt")).denial is not None
+    assert (
+        call(ToolRegistry(["Read"]), "Read", ctx, file_path=str(root / "out" / "secret.txt")).denial
+        is not None
+    )
 
 
 def test_glob_and_grep_neither_search_outside_nor_follow_symlinks(tree: tuple[ToolContext, Path]) -> None:
@@ -174,7 +207,11 @@ def test_glob_and_grep_neither_search_outside_nor_follow_symlinks(tree: tuple[To
         ("Grep", {"pattern": "MARKER", "path": "link.txt", "output_mode": "content"}),
     ):
         got = reg.call(tool, "toolu_1", inp, ctx)
-        assert got.denial is not None and "Claude requested permissions to read from" in _text(got) and MARK not in _text(got), inp
+        assert (
+            got.denial is not None
+            and "Claude requested permissions to read from" in _text(got)
+            and MARK not in _text(got)
+        ), inp
     glob = call(reg, "Glob", ctx, pattern="**/*.txt")
     assert glob.denial is None and glob.outcome.result["filenames"] == ["inside.txt"]
     grep = call(reg, "Grep", ctx, pattern="MARKER|INSIDE", output_mode="content")
@@ -183,18 +220,29 @@ def test_glob_and_grep_neither_search_outside_nor_follow_symlinks(tree: tuple[To
     assert _text(count) == "inside.txt:1"
 
 
-def test_writes_outside_or_to_sensitive_files_are_denied_and_write_nothing(tree: tuple[ToolContext, Path]) -> None:
+def test_writes_outside_or_to_sensitive_files_are_denied_and_write_nothing(
+    tree: tuple[ToolContext, Path],
+) -> None:
     ctx, root = tree
     reg = ToolRegistry(["Write", "Edit", f"Write(/{root}/out/**)"])
     got = call(reg, "Write", ctx, file_path=str(root / "out" / "new.txt"), content="x")
-    assert _text(got) == f"Claude requested permissions to write to {root / 'out' / 'new.txt'}, but you haven't granted it yet."
+    assert (
+        _text(got)
+        == f"Claude requested permissions to write to {root / 'out' / 'new.txt'}, but you haven't granted it yet."
+    )
     assert not (root / "out" / "new.txt").exists()
     git = call(reg, "Write", ctx, file_path=".git/hooks/pre-commit", content="x")
-    assert _text(git) == f"Claude requested permissions to edit {ctx.cwd / '.git/hooks/pre-commit'} which is a sensitive file."
+    assert (
+        _text(git)
+        == f"Claude requested permissions to edit {ctx.cwd / '.git/hooks/pre-commit'} which is a sensitive file."
+    )
     assert not (ctx.cwd / ".git" / "hooks").exists()
     through = call(reg, "Write", ctx, file_path="linkdir/new.txt", content="x")
     assert through.denial is not None and not (root / "out" / "new.txt").exists()
-    assert call(reg, "Write", ctx, file_path="ok.txt", content="x").denial is None and (ctx.cwd / "ok.txt").read_text() == "x"
+    assert (
+        call(reg, "Write", ctx, file_path="ok.txt", content="x").denial is None
+        and (ctx.cwd / "ok.txt").read_text() == "x"
+    )
 
 
 def test_bash_under_a_prefix_rule_cannot_chain_or_name_outside_paths(tree: tuple[ToolContext, Path]) -> None:
@@ -213,7 +261,9 @@ def test_bash_under_a_prefix_rule_cannot_chain_or_name_outside_paths(tree: tuple
     assert _text(call(reg, "Bash", ctx, command="cat inside.txt")) == "INSIDE-OK"
 
 
-def test_bash_gets_the_environment_without_api_credentials(tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bash_gets_the_environment_without_api_credentials(
+    tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx, _ = tree
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-should-not-leak")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-should-not-leak")
@@ -231,7 +281,9 @@ def test_bash_output_is_bounded_in_memory(tree: tuple[ToolContext, Path]) -> Non
     assert len(got.outcome.result["stdout"]) < 1_100_000 and len(_text(got)) < 31_000
 
 
-def test_grep_skips_a_file_past_its_size_cap(tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grep_skips_a_file_past_its_size_cap(
+    tree: tuple[ToolContext, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from transcript_tools.resume.tools import search as search_tools
 
     ctx, _ = tree
@@ -254,7 +306,12 @@ def test_a_large_file_is_read_by_offset_without_loading_it(tree: tuple[ToolConte
 
 def test_a_nul_byte_in_a_path_is_an_error_result_not_a_traceback(tree: tuple[ToolContext, Path]) -> None:
     ctx, _ = tree
-    for name, inp in (("Read", {"file_path": "a\x00b"}), ("Grep", {"pattern": "x", "path": "a\x00"}), ("Glob", {"pattern": "*", "path": "a\x00"}), ("Bash", {"command": "cat a\x00b"})):
+    for name, inp in (
+        ("Read", {"file_path": "a\x00b"}),
+        ("Grep", {"pattern": "x", "path": "a\x00"}),
+        ("Glob", {"pattern": "*", "path": "a\x00"}),
+        ("Bash", {"command": "cat a\x00b"}),
+    ):
         got = ToolRegistry(["Bash(cat:*)"]).call(name, "toolu_1", inp, ctx)
         assert got.outcome.is_error, name
 
@@ -263,7 +320,11 @@ def test_a_pipe_is_never_opened_by_read_or_grep(tree: tuple[ToolContext, Path]) 
     ctx, _ = tree
     os.mkfifo(ctx.cwd / "fifo")  # nothing writes to it: opening it would block for ever
     got = call(ToolRegistry(), "Read", ctx, file_path="fifo")
-    assert got.outcome.is_error and _text(got) == "Nothing is writing to this pipe. Check that the app serving it is running and unlocked."
+    assert (
+        got.outcome.is_error
+        and _text(got)
+        == "Nothing is writing to this pipe. Check that the app serving it is running and unlocked."
+    )
     assert _text(call(ToolRegistry(), "Grep", ctx, pattern="INSIDE")) == "Found 1 file\ninside.txt"
 
 
@@ -279,11 +340,13 @@ def test_new_files_get_the_umask_mode_not_wider(tree: tuple[ToolContext, Path]) 
 
 # --- through `tt resume` --------------------------------------------------------------------
 
-from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
 from tests.resume.test_cli_resume import SID332, api_env, config, tt  # noqa: E402, F401  (fixtures)
+from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
 
 
-def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens(tt, config: Path, tmp_path: Path, standin: StandIn) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens(
+    tt, config: Path, tmp_path: Path, standin: StandIn
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     proj, out = tmp_path / "p", tmp_path / "o"
     proj.mkdir()
     out.mkdir()
@@ -293,14 +356,30 @@ def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens
     assert r.code == 0, r.err
     result = json.loads(r.out)
     assert result["is_error"] is False and result["subtype"] == "success"
-    assert [(d["tool_name"], d["tool_input"]) for d in result["permission_denials"]] == [("Read", {"file_path": str(out / "s.txt")})]
+    assert [(d["tool_name"], d["tool_input"]) for d in result["permission_denials"]] == [
+        ("Read", {"file_path": str(out / "s.txt")})
+    ]
     assert not any(MARK.encode() in q.raw for q in standin.requests)
     standin.clear()
     standin.script(ToolUse("Read", {"file_path": str(out / "s.txt")}), Text("done"))
-    r = tt("resume", SID332, "-p", "go", "--output-format", "json", "--cwd", str(proj), "--add-dir", str(out), env=api_env(standin))
+    r = tt(
+        "resume",
+        SID332,
+        "-p",
+        "go",
+        "--output-format",
+        "json",
+        "--cwd",
+        str(proj),
+        "--add-dir",
+        str(out),
+        env=api_env(standin),
+    )
     assert r.code == 0 and json.loads(r.out)["permission_denials"] == []
     assert any(MARK.encode() in q.raw for q in standin.requests)  # the control: --add-dir lets it in
-    assert tt("resume", SID332, "-p", "go", "--add-dir", str(tmp_path / "nope"), env=api_env(standin)).code == 2
+    assert (
+        tt("resume", SID332, "-p", "go", "--add-dir", str(tmp_path / "nope"), env=api_env(standin)).code == 2
+    )
 
 
 def test_the_engine_keeps_its_tools_in_cwd_and_add_dirs(tmp_path: Path, standin: StandIn) -> None:
@@ -310,12 +389,24 @@ def test_the_engine_keeps_its_tools_in_cwd_and_add_dirs(tmp_path: Path, standin:
     extra.mkdir()
     (extra / "e.txt").write_text("EXTRA-OK\n")
     (tmp_path / "o.txt").write_text(f"{MARK}\n")
-    standin.script(ToolUse("Read", {"file_path": str(extra / "e.txt")}), ToolUse("Read", {"file_path": str(tmp_path / "o.txt")}), Text("done"))
+    standin.script(
+        ToolUse("Read", {"file_path": str(extra / "e.txt")}),
+        ToolUse("Read", {"file_path": str(tmp_path / "o.txt")}),
+        Text("done"),
+    )
     with real_client(standin) as client:
         eng, _ = make_engine(tmp_path, client, add_dirs=[extra])
         events = run(eng)
     results = [e["message"]["content"][0] for e in events if e["type"] == "user"]
     assert results[0]["content"] == "1\tEXTRA-OK\n2\t"
-    assert results[1]["is_error"] is True and results[1]["content"].startswith("Claude requested permissions to read from")
-    assert events[-1]["permission_denials"] == [{"tool_name": "Read", "tool_use_id": results[1]["tool_use_id"], "tool_input": {"file_path": str(tmp_path / "o.txt")}}]
+    assert results[1]["is_error"] is True and results[1]["content"].startswith(
+        "Claude requested permissions to read from"
+    )
+    assert events[-1]["permission_denials"] == [
+        {
+            "tool_name": "Read",
+            "tool_use_id": results[1]["tool_use_id"],
+            "tool_input": {"file_path": str(tmp_path / "o.txt")},
+        }
+    ]
     assert not any(MARK.encode() in q.raw for q in standin.requests)

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require_cli
+from tests.resume.test_cli_resume import SID332, api_env, config, tt  # noqa: F401  (fixtures)
 from tests.support.claude_cli import BUNDLED_VERSION, NPM_VERSION, Sandbox, run_claude
 from tests.support.standin import StandIn, Text, ToolUse
-from tests.resume.test_cli_resume import SID332, api_env, config, tt  # noqa: F401  (fixtures)
-from tests.conftest import require_cli
 
 MARK = "MARKER-OUTSIDE-9c2d"
 
@@ -48,24 +48,123 @@ def _probes(root: Path, home: Path) -> list[Probe]:
         Probe("read outside", "Read", {"file_path": sec}, None),
         Probe("read outside by ../", "Read", {"file_path": "../out/secret.txt"}, None),
         Probe("read a symlink inside pointing out", "Read", {"file_path": str(proj / "link.txt")}, None),
-        Probe("read outside with a bare Read rule", "Read", {"file_path": sec}, "Read", ("Read",), denied=False, tt_denied=True, same_text=False),
+        Probe(
+            "read outside with a bare Read rule",
+            "Read",
+            {"file_path": sec},
+            "Read",
+            ("Read",),
+            denied=False,
+            tt_denied=True,
+            same_text=False,
+        ),
         Probe("glob outside", "Glob", {"pattern": "*.txt", "path": str(out)}, "Glob(./zz)"),
-        Probe("glob by an absolute pattern outside", "Glob", {"pattern": f"{out}/*.txt"}, "Glob(./zz)", denied_197=False, tt_denied=True),
-        Probe("grep outside", "Grep", {"pattern": "MARKER", "path": str(out), "output_mode": "content"}, "Grep(./zz)"),
-        Probe("grep a symlinked dir inside", "Grep", {"pattern": "MARKER", "path": str(proj / "linkdir"), "output_mode": "content"}, "Grep(./zz)"),
-        Probe("grep inside skips symlinks", "Grep", {"pattern": "MARKER|INSIDE", "output_mode": "content"}, "Grep(./zz)", denied=False),
+        Probe(
+            "glob by an absolute pattern outside",
+            "Glob",
+            {"pattern": f"{out}/*.txt"},
+            "Glob(./zz)",
+            denied_197=False,
+            tt_denied=True,
+        ),
+        Probe(
+            "grep outside",
+            "Grep",
+            {"pattern": "MARKER", "path": str(out), "output_mode": "content"},
+            "Grep(./zz)",
+        ),
+        Probe(
+            "grep a symlinked dir inside",
+            "Grep",
+            {"pattern": "MARKER", "path": str(proj / "linkdir"), "output_mode": "content"},
+            "Grep(./zz)",
+        ),
+        Probe(
+            "grep inside skips symlinks",
+            "Grep",
+            {"pattern": "MARKER|INSIDE", "output_mode": "content"},
+            "Grep(./zz)",
+            denied=False,
+        ),
         Probe("read inside .git", "Read", {"file_path": str(proj / ".git" / "config")}, None, denied=False),
-        Probe("write inside .git", "Write", {"file_path": str(proj / ".git" / "new"), "content": "x"}, "Write", ("Write",)),
-        Probe("write outside", "Write", {"file_path": str(out / "new.txt"), "content": "x"}, None, ("Write",), ("--permission-mode", "acceptEdits")),
-        Probe("write through a symlinked dir inside", "Write", {"file_path": str(proj / "linkdir" / "new.txt"), "content": "x"}, None, ("Write",), ("--permission-mode", "acceptEdits")),
-        Probe("write a relative path, Write not allowed", "Write", {"file_path": "rel.txt", "content": "x"}, None),
+        Probe(
+            "write inside .git",
+            "Write",
+            {"file_path": str(proj / ".git" / "new"), "content": "x"},
+            "Write",
+            ("Write",),
+        ),
+        Probe(
+            "write outside",
+            "Write",
+            {"file_path": str(out / "new.txt"), "content": "x"},
+            None,
+            ("Write",),
+            ("--permission-mode", "acceptEdits"),
+        ),
+        Probe(
+            "write through a symlinked dir inside",
+            "Write",
+            {"file_path": str(proj / "linkdir" / "new.txt"), "content": "x"},
+            None,
+            ("Write",),
+            ("--permission-mode", "acceptEdits"),
+        ),
+        Probe(
+            "write a relative path, Write not allowed",
+            "Write",
+            {"file_path": "rel.txt", "content": "x"},
+            None,
+        ),
         # 2.1.197 blocks on the pipe until killed (observed: a 60 s timeout); tt never opens it.
-        Probe("read a pipe (never blocks)", "Read", {"file_path": str(proj / "fifo")}, None, denied=False, only=BUNDLED_VERSION),
-        Probe("read in an --add-dir", "Read", {"file_path": str(extra / "more.txt")}, None, (), ("--add-dir", str(extra)), ("--add-dir", str(extra)), denied=False),
-        Probe("read a path a //abs rule names", "Read", {"file_path": str(out / "named.txt")}, f"Read(/{out}/named.txt)", (f"Read(/{out}/named.txt)",), denied=False),
-        Probe("read a path a ~ rule names", "Read", {"file_path": str(home / "notes" / "n.txt")}, "Read(~/notes/**)", ("Read(~/notes/**)",), denied=False),
-        Probe("read a path the ~ rule does not name", "Read", {"file_path": str(home / "other.txt")}, "Read(~/notes/**)", ("Read(~/notes/**)",)),
-        Probe("cat outside under Bash(cat:*)", "Bash", {"command": f"cat {sec}"}, "Bash(cat:*)", ("Bash(cat:*)",)),
+        Probe(
+            "read a pipe (never blocks)",
+            "Read",
+            {"file_path": str(proj / "fifo")},
+            None,
+            denied=False,
+            only=BUNDLED_VERSION,
+        ),
+        Probe(
+            "read in an --add-dir",
+            "Read",
+            {"file_path": str(extra / "more.txt")},
+            None,
+            (),
+            ("--add-dir", str(extra)),
+            ("--add-dir", str(extra)),
+            denied=False,
+        ),
+        Probe(
+            "read a path a //abs rule names",
+            "Read",
+            {"file_path": str(out / "named.txt")},
+            f"Read(/{out}/named.txt)",
+            (f"Read(/{out}/named.txt)",),
+            denied=False,
+        ),
+        Probe(
+            "read a path a ~ rule names",
+            "Read",
+            {"file_path": str(home / "notes" / "n.txt")},
+            "Read(~/notes/**)",
+            ("Read(~/notes/**)",),
+            denied=False,
+        ),
+        Probe(
+            "read a path the ~ rule does not name",
+            "Read",
+            {"file_path": str(home / "other.txt")},
+            "Read(~/notes/**)",
+            ("Read(~/notes/**)",),
+        ),
+        Probe(
+            "cat outside under Bash(cat:*)",
+            "Bash",
+            {"command": f"cat {sec}"},
+            "Bash(cat:*)",
+            ("Bash(cat:*)",),
+        ),
     ]
 
 
@@ -103,7 +202,11 @@ def _text(block: dict[str, Any] | None) -> str:
 @pytest.mark.claude
 @pytest.mark.parametrize("version", [BUNDLED_VERSION, NPM_VERSION])
 def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_leaks(
-    version: str, tt: Any, config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    version: str,
+    tt: Any,
+    config: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
 ) -> None:
     cli = require_cli(version)
     root = tmp_path / "bench"
@@ -117,18 +220,37 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
             continue
         with StandIn() as api:
             run = run_claude(
-                cli, f"TOOL:{p.tool} " + json.dumps(p.inp), sandbox=sandbox, cwd=proj, base_url=api.base_url,
-                allowed_tools=p.cc_allowed, extra_args=p.cc_extra, check=False, timeout=60,
+                cli,
+                f"TOOL:{p.tool} " + json.dumps(p.inp),
+                sandbox=sandbox,
+                cwd=proj,
+                base_url=api.base_url,
+                allowed_tools=p.cc_allowed,
+                extra_args=p.cc_extra,
+                check=False,
+                timeout=60,
             )
             theirs = _tool_result(api)
         cc_denials = run.result.get("permission_denials")
         denied = p.denied if version == BUNDLED_VERSION or p.denied_197 is None else p.denied_197
         if run.returncode != 0 or theirs is None or (bool(cc_denials) != denied):
-            problems.append(f"{p.name}: claude {version} no longer decides as recorded: rc={run.returncode} denials={cc_denials} result={_text(theirs)[:200]}")
+            problems.append(
+                f"{p.name}: claude {version} no longer decides as recorded: rc={run.returncode} denials={cc_denials} result={_text(theirs)[:200]}"
+            )
             continue
         with StandIn() as api:
             api.script(ToolUse(p.tool, p.inp), Text("done"))
-            args = ["resume", SID332, "-p", "probe", "--output-format", "json", "--cwd", str(proj), *p.tt_extra]
+            args = [
+                "resume",
+                SID332,
+                "-p",
+                "probe",
+                "--output-format",
+                "json",
+                "--cwd",
+                str(proj),
+                *p.tt_extra,
+            ]
             for rule in p.tt_allowed:
                 args += ["--allowed-tools", rule]
             r = tt(*args, env=api_env(api))
@@ -141,7 +263,9 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
         tt_denials = result["permission_denials"]
         want = denied if p.tt_denied is None else p.tt_denied
         if bool(tt_denials) != want:
-            problems.append(f"{p.name}: tt decided {'deny' if tt_denials else 'allow'}, want {'deny' if want else 'allow'}: {_text(mine)[:200]}")
+            problems.append(
+                f"{p.name}: tt decided {'deny' if tt_denials else 'allow'}, want {'deny' if want else 'allow'}: {_text(mine)[:200]}"
+            )
         if leaked:
             problems.append(f"{p.name}: the outside marker reached tt's request(s) {leaked}")
         if want and (mine or {}).get("is_error") is not True:
@@ -155,7 +279,11 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
             cc_input = cc_denials[0]["tool_input"]
             tt_input = tt_denials[0]["tool_input"]
             if tt_input != cc_input or tt_denials[0]["tool_name"] != cc_denials[0]["tool_name"]:
-                problems.append(f"{p.name}: denial differs\n  tt:     {tt_denials[0]}\n  claude: {cc_denials[0]}")
+                problems.append(
+                    f"{p.name}: denial differs\n  tt:     {tt_denials[0]}\n  claude: {cc_denials[0]}"
+                )
         if not denied and not want and _text(mine) != _text(theirs):
-            problems.append(f"{p.name}: the allowed result differs\n  tt:     {_text(mine)}\n  claude: {_text(theirs)}")
+            problems.append(
+                f"{p.name}: the allowed result differs\n  tt:     {_text(mine)}\n  claude: {_text(theirs)}"
+            )
     assert problems == []

@@ -60,7 +60,12 @@ class ToolOutcome:
     def block(self, tool_use_id: str) -> dict[str, Any]:
         """The ``tool_result`` block, keys in Claude Code's order."""
         if self.is_error:
-            return {"type": "tool_result", "content": self.content, "is_error": True, "tool_use_id": tool_use_id}
+            return {
+                "type": "tool_result",
+                "content": self.content,
+                "is_error": True,
+                "tool_use_id": tool_use_id,
+            }
         b: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": self.content}
         if self.explicit_ok:
             b["is_error"] = False
@@ -143,7 +148,12 @@ class Tool(Protocol):
 
 def schema(props: Mapping[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
     """A tool's ``input_schema``: an object of exactly these properties."""
-    return {"type": "object", "properties": dict(props), "required": list(required), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": dict(props),
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def cap(text: str, limit: int) -> str:

@@ -28,7 +28,13 @@ from .base import MAX_BASH_TIMEOUT, ToolContext, ToolOutcome, cap, schema
 
 #: Never handed to Bash: the credentials tt (and Claude Code) call the API with.
 WITHHELD_ENV = frozenset(
-    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_ADMIN_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_API_KEY"}
+    {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_ADMIN_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_API_KEY",
+    }
 )
 #: Bytes of stdout (and of stderr) kept from one command; the result shows far fewer.
 MAX_HELD_BYTES = 1024 * 1024
@@ -104,12 +110,20 @@ class Bash:
         stdout, stderr = (r.join() for r in readers)
         both = "\n".join(x for x in (stdout, stderr) if x)
         both = cap(both, ctx.bash_max_output)
-        result = {"stdout": stdout, "stderr": stderr, "interrupted": interrupted, "isImage": False, "noOutputExpected": False}
+        result = {
+            "stdout": stdout,
+            "stderr": stderr,
+            "interrupted": interrupted,
+            "isImage": False,
+            "noOutputExpected": False,
+        }
         if interrupted:
             text = f"Command timed out after {limit:g}s" + (f"\n{both}" if both else "")
             return ToolOutcome(text, result, is_error=True)
         if proc.returncode != 0:
-            return ToolOutcome.error(f"Exit code {proc.returncode}" + (f"\n{both}" if both else ""), wrap=False)
+            return ToolOutcome.error(
+                f"Exit code {proc.returncode}" + (f"\n{both}" if both else ""), wrap=False
+            )
         return ToolOutcome(both or "(Bash completed with no output)", result, explicit_ok=True)
 
 

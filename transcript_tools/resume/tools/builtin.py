@@ -20,15 +20,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .base import Tool, ToolContext, ToolOutcome, cap, mtime, schema
 from .bash import Bash
 from .search import Glob, Grep
-from .base import Tool, ToolContext, ToolOutcome, cap, mtime, schema
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_READ_BYTES = 256 * 1024  # a whole-file Read past this asks for offset/limit (Claude Code)
 MAX_IMAGE_BYTES = 3_750_000  # 5 MB once base64-encoded, the API's image limit
-_IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+_IMAGES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 _NOT_READ = "File has not been read yet. Read it first before writing to it."
 _CHANGED = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
 
@@ -43,7 +49,9 @@ def _check_fresh(path: Path, ctx: ToolContext) -> str | None:
 
 
 def _missing(ctx: ToolContext) -> ToolOutcome:
-    return ToolOutcome.error(f"File does not exist. Note: your current working directory is {ctx.cwd}.", wrap=False)
+    return ToolOutcome.error(
+        f"File does not exist. Note: your current working directory is {ctx.cwd}.", wrap=False
+    )
 
 
 # --- Read -------------------------------------------------------------------------------
@@ -76,11 +84,16 @@ class Read:
         offset, limit = tool_input.get("offset"), tool_input.get("limit")
         try:
             if path.is_dir():
-                return ToolOutcome.error(f"EISDIR: illegal operation on a directory, read '{path}'", wrap=False)
+                return ToolOutcome.error(
+                    f"EISDIR: illegal operation on a directory, read '{path}'", wrap=False
+                )
             st = path.stat()
             if stat.S_ISFIFO(st.st_mode):
                 # Claude Code 2.1.332's answer for a pipe; tt never opens one (a read would block).
-                return ToolOutcome.error("Nothing is writing to this pipe. Check that the app serving it is running and unlocked.", wrap=False)
+                return ToolOutcome.error(
+                    "Nothing is writing to this pipe. Check that the app serving it is running and unlocked.",
+                    wrap=False,
+                )
             if not stat.S_ISREG(st.st_mode):
                 return ToolOutcome.error(f"Not a regular file: {path}. Read reads files only.")
             size = st.st_size
@@ -104,7 +117,9 @@ class Read:
         except OSError as e:
             return ToolOutcome.error(f"{e.strerror}: {path}", wrap=False)
         if b"\x00" in head:
-            return ToolOutcome.error(f"This tool cannot read binary files. The file appears to be a binary {path.suffix or 'file'}.")
+            return ToolOutcome.error(
+                f"This tool cannot read binary files. The file appears to be a binary {path.suffix or 'file'}."
+            )
         ctx.files_read[str(path)] = mtime(path) or 0
         start = max(1, offset or 1)
         count = limit if isinstance(limit, int) and limit > 0 else MAX_READ_LINES
@@ -127,7 +142,10 @@ class Read:
             },
         }
         if not text:
-            return ToolOutcome("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>", result)
+            return ToolOutcome(
+                "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
+                result,
+            )
         if not chosen:
             return ToolOutcome(
                 f"<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). "
@@ -142,13 +160,17 @@ class Read:
 
     def _image(self, path: Path, size: int, media: str, ctx: ToolContext) -> ToolOutcome:
         if size > MAX_IMAGE_BYTES:
-            return ToolOutcome.error(f"Image file is too large ({size} bytes; the limit is {MAX_IMAGE_BYTES}).")
+            return ToolOutcome.error(
+                f"Image file is too large ({size} bytes; the limit is {MAX_IMAGE_BYTES})."
+            )
         import base64
 
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         ctx.files_read[str(path)] = mtime(path) or 0
         block = {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
-        return ToolOutcome([block], {"type": "image", "file": {"base64": data, "type": media, "originalSize": size}})
+        return ToolOutcome(
+            [block], {"type": "image", "file": {"base64": data, "type": media, "originalSize": size}}
+        )
 
 
 def _lines_of(path: Path, start: int, count: int) -> tuple[list[str], int]:
@@ -190,7 +212,9 @@ def structured_patch(old: str, new: str) -> list[dict[str, Any]]:
                 continue
             lines.extend("-" + s for s in a[x1:x2])
             lines.extend("+" + s for s in b[y1:y2])
-        hunks.append({"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines})
+        hunks.append(
+            {"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines}
+        )
     return hunks
 
 
@@ -242,7 +266,14 @@ class Write:
         if original is None:
             return ToolOutcome(
                 f"File created successfully at: {path}",
-                {"type": "create", "filePath": str(path), "content": content, "structuredPatch": [], "originalFile": None, "userModified": False},
+                {
+                    "type": "create",
+                    "filePath": str(path),
+                    "content": content,
+                    "structuredPatch": [],
+                    "originalFile": None,
+                    "userModified": False,
+                },
             )
         return ToolOutcome(
             f"The file {path} has been updated successfully.",

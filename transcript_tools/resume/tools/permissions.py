@@ -65,17 +65,51 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 #: Directories a write never enters (Claude Code 2.1.332's list), matched case-insensitively.
-SENSITIVE_DIRS = frozenset({".git", ".vscode", ".idea", ".claude", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn"})
+SENSITIVE_DIRS = frozenset(
+    {".git", ".vscode", ".idea", ".claude", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn"}
+)
 #: File names a write never touches (Claude Code 2.1.332's list), matched case-insensitively.
 SENSITIVE_FILES = frozenset(
     n.lower()
     for n in (
-        ".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".zshenv",
-        ".zlogin", ".zlogout", ".bash_login", ".bash_aliases", ".bash_logout", ".envrc", ".ripgreprc", ".mcp.json",
-        ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.js",
-        ".pnp.data.json", ".pnpmfile.cjs", "bunfig.toml", ".bunfig.toml", ".bazelrc", ".bazelversion",
-        ".bazeliskrc", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml",
-        ".lefthook.yaml", "gradle-wrapper.properties", "maven-wrapper.properties", ".devcontainer.json",
+        ".gitconfig",
+        ".gitmodules",
+        ".bashrc",
+        ".bash_profile",
+        ".zshrc",
+        ".zprofile",
+        ".profile",
+        ".zshenv",
+        ".zlogin",
+        ".zlogout",
+        ".bash_login",
+        ".bash_aliases",
+        ".bash_logout",
+        ".envrc",
+        ".ripgreprc",
+        ".mcp.json",
+        ".claude.json",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnp.cjs",
+        ".pnp.loader.mjs",
+        ".pnp.js",
+        ".pnp.data.json",
+        ".pnpmfile.cjs",
+        "bunfig.toml",
+        ".bunfig.toml",
+        ".bazelrc",
+        ".bazelversion",
+        ".bazeliskrc",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        ".lefthook.yml",
+        "lefthook.yaml",
+        ".lefthook.yaml",
+        "gradle-wrapper.properties",
+        "maven-wrapper.properties",
+        ".devcontainer.json",
         "pyrightconfig.json",
     )
 )
@@ -150,7 +184,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             if j < 0:
                 out += re.escape(c)
             else:
-                out += "(?:" + "|".join(glob_regex(a).pattern[4:-3] for a in pattern[i + 1 : j].split(",")) + ")"
+                out += (
+                    "(?:" + "|".join(glob_regex(a).pattern[4:-3] for a in pattern[i + 1 : j].split(",")) + ")"
+                )
                 i = j
         else:
             out += re.escape(c)
@@ -194,7 +230,9 @@ def decide_path(
     or a bare rule); ``patterns``: the path patterns of its allow rules."""
     writer = tool in WRITERS
     if writer and (is_sensitive(check.requested) or is_sensitive(check.real)):
-        return Verdict(False, f"Claude requested permissions to edit {check.requested} which is a sensitive file.")
+        return Verdict(
+            False, f"Claude requested permissions to edit {check.requested} which is a sensitive file."
+        )
     named = any(path_matches(p, check.real, cwd, home) for p in patterns)
     if writer and not inside(check.real, dirs):
         named = False  # 2.1.332 denied Write(//outside/**) for a write there: only --add-dir opens it
@@ -222,7 +260,9 @@ def bash_prefix_safe(command: str) -> bool:
     return not any(c in SHELL_META for c in command)
 
 
-def bash_outside_paths(words: Sequence[str], dirs: Sequence[str], real_of: Callable[[str], PathCheck]) -> list[str]:
+def bash_outside_paths(
+    words: Sequence[str], dirs: Sequence[str], real_of: Callable[[str], PathCheck]
+) -> list[str]:
     """The argument words of a command (an option's ``--x=value`` value too) that lead
     outside ``dirs``: ``/x``, ``~/x``, ``../x``, or a symlink inside pointing out.
     ``real_of`` is the resolver (`tool_base.ToolContext.locate`). Used for commands a

@@ -48,16 +48,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .builtin import builtin
 from ...model.errors import UsageError
-from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
 # Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
 # needs and the ToolOutcome it gives from this one module; the types live in tool_base
 # so that the tools below can use them without importing this.
-from .base import Tool
-from .base import ToolContext
-from .base import ToolOutcome
+from .base import Tool, ToolContext, ToolOutcome
+from .builtin import builtin
+from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
 DEFAULT_ALLOWED = ("Read", "Glob", "Grep")
 OPT_IN = ("Bash", "Write", "Edit")
@@ -170,7 +168,11 @@ class ToolRegistry:
     def definitions(self) -> list[dict[str, Any]]:
         """The ``tools`` parameter of a Messages API request."""
         return [
-            {"name": n, "description": self._tools[n].description, "input_schema": dict(self._tools[n].input_schema)}
+            {
+                "name": n,
+                "description": self._tools[n].description,
+                "input_schema": dict(self._tools[n].input_schema),
+            }
             for n in self.offered
         ]
 
@@ -181,7 +183,10 @@ class ToolRegistry:
         # Code's words, so the model learns it needs permission.
         if tool is None or any(r.tool == name and r.pattern is None for r in self.deny):
             msg = f"No such tool available: {name}"
-            return CallResult(ToolOutcome.error(f"Error: {msg}", result=f"Error: {msg}"), Denial(name, tool_use_id, tool_input))
+            return CallResult(
+                ToolOutcome.error(f"Error: {msg}", result=f"Error: {msg}"),
+                Denial(name, tool_use_id, tool_input),
+            )
         if not isinstance(tool_input, Mapping):
             return CallResult(ToolOutcome.error(f"InputValidationError: {name} expects an object as input"))
         problem = validate_input(tool.input_schema, tool_input, name)
@@ -199,7 +204,9 @@ class ToolRegistry:
         if name == "Bash" and not any(r.tool == name and r.pattern is None for r in self.allow):
             blocked = _bash_outside(str(subject or ""), ctx)
             if blocked is not None:
-                return CallResult(ToolOutcome.error(blocked, wrap=False), Denial(name, tool_use_id, dict(tool_input)))
+                return CallResult(
+                    ToolOutcome.error(blocked, wrap=False), Denial(name, tool_use_id, dict(tool_input))
+                )
         return CallResult(tool.run(tool_input, ctx))
 
     def _asked(self, name: str, tool_input: Mapping[str, Any]) -> bool:
@@ -229,13 +236,23 @@ class ToolRegistry:
             except ValueError:  # a NUL byte: no such path can exist, nothing to run
                 return CallResult(ToolOutcome.error(f"Invalid path {p!r}: it contains a NUL byte."))
             if any(
-                r.tool == name and r.pattern is not None and (path_matches(r.pattern, check.real, cwd, home) or path_matches(r.pattern, check.requested, cwd, home))
+                r.tool == name
+                and r.pattern is not None
+                and (
+                    path_matches(r.pattern, check.real, cwd, home)
+                    or path_matches(r.pattern, check.requested, cwd, home)
+                )
                 for r in self.deny
             ):
                 return CallResult(_denied(name, tool_input, ctx), Denial(name, tool_use_id, shown_input))
-            verdict = decide_path(name, check, dirs=ctx.work_dirs, bare=bare, patterns=patterns, cwd=cwd, home=home)
+            verdict = decide_path(
+                name, check, dirs=ctx.work_dirs, bare=bare, patterns=patterns, cwd=cwd, home=home
+            )
             if not verdict.allowed:
-                return CallResult(ToolOutcome.error(str(verdict.message), wrap=False), Denial(name, tool_use_id, shown_input))
+                return CallResult(
+                    ToolOutcome.error(str(verdict.message), wrap=False),
+                    Denial(name, tool_use_id, shown_input),
+                )
         return CallResult(tool.run(tool_input, ctx))
 
 

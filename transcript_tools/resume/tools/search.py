@@ -21,8 +21,8 @@ import os
 import re
 import stat
 import time
-from itertools import islice
 from collections.abc import Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,10 @@ class Glob:
     input_schema = schema(
         {
             "pattern": {"type": "string", "description": "The glob pattern to match files against"},
-            "path": {"type": "string", "description": "The directory to search in (default: the working directory)"},
+            "path": {
+                "type": "string",
+                "description": "The directory to search in (default: the working directory)",
+            },
         },
         ("pattern",),
     )
@@ -123,10 +126,23 @@ class Glob:
 
 #: ripgrep ``--type`` names tt knows (the common ones).
 _TYPES: Mapping[str, tuple[str, ...]] = {
-    "py": (".py", ".pyi"), "js": (".js", ".mjs", ".cjs", ".jsx"), "ts": (".ts", ".tsx", ".mts", ".cts"),
-    "rust": (".rs",), "go": (".go",), "java": (".java",), "c": (".c", ".h"), "cpp": (".cpp", ".cc", ".hpp", ".hh", ".h"),
-    "md": (".md", ".markdown"), "json": (".json",), "yaml": (".yaml", ".yml"), "toml": (".toml",),
-    "html": (".html", ".htm"), "css": (".css",), "sh": (".sh", ".bash"), "rb": (".rb",), "php": (".php",),
+    "py": (".py", ".pyi"),
+    "js": (".js", ".mjs", ".cjs", ".jsx"),
+    "ts": (".ts", ".tsx", ".mts", ".cts"),
+    "rust": (".rs",),
+    "go": (".go",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cpp", ".cc", ".hpp", ".hh", ".h"),
+    "md": (".md", ".markdown"),
+    "json": (".json",),
+    "yaml": (".yaml", ".yml"),
+    "toml": (".toml",),
+    "html": (".html", ".htm"),
+    "css": (".css",),
+    "sh": (".sh", ".bash"),
+    "rb": (".rb",),
+    "php": (".php",),
 }
 
 
@@ -147,13 +163,18 @@ class Grep:
     input_schema = schema(
         {
             "pattern": {"type": "string", "description": "The regular expression to search for"},
-            "path": {"type": "string", "description": "File or directory to search (default: the working directory)"},
+            "path": {
+                "type": "string",
+                "description": "File or directory to search (default: the working directory)",
+            },
             "glob": {"type": "string", "description": "Glob to filter files, e.g. *.js or *.{ts,tsx}"},
             "type": {"type": "string", "description": "File type to search, e.g. py, js, rust"},
             "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"]},
             "-i": {"type": "boolean", "description": "Case insensitive"},
             "-n": {"type": "boolean", "description": "Line numbers (content mode; default true)"},
-            "-A": {"type": "integer"}, "-B": {"type": "integer"}, "-C": {"type": "integer"},
+            "-A": {"type": "integer"},
+            "-B": {"type": "integer"},
+            "-C": {"type": "integer"},
             "head_limit": {"type": "integer", "description": "Only the first N lines/entries"},
             "multiline": {"type": "boolean", "description": "Let . match newlines and patterns span lines"},
         },
@@ -167,7 +188,11 @@ class Grep:
         return [str(_search_base(tool_input, ctx))]
 
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-        flags = re.MULTILINE | (re.IGNORECASE if tool_input.get("-i") else 0) | (re.DOTALL if tool_input.get("multiline") else 0)
+        flags = (
+            re.MULTILINE
+            | (re.IGNORECASE if tool_input.get("-i") else 0)
+            | (re.DOTALL if tool_input.get("multiline") else 0)
+        )
         try:
             rx = re.compile(tool_input["pattern"], flags)
         except re.error as e:
@@ -217,7 +242,13 @@ class Grep:
         if mode == "count":
             rows = [f"{shown(f, ctx.cwd)}:{counts[f]}" for f, _, _ in matched][:head]
             total = sum(counts.values())
-            result = {"mode": "count", "numFiles": len(matched), "filenames": [], "content": "\n".join(rows), "numMatches": total}
+            result = {
+                "mode": "count",
+                "numFiles": len(matched),
+                "filenames": [],
+                "content": "\n".join(rows),
+                "numMatches": total,
+            }
             return ToolOutcome(cap("\n".join(rows), ctx.max_output) if rows else "No matches found", result)
         # Claude Code lists the files newest first.
         matched.sort(key=lambda m: -(mtime(m[0]) or 0))
@@ -229,7 +260,11 @@ class Grep:
         return ToolOutcome(cap(f"Found {len(names)} {word}\n" + "\n".join(names), ctx.max_output), result)
 
     def _content(
-        self, matched: list[tuple[Path, str, list[re.Match[str]]]], tool_input: Mapping[str, Any], ctx: ToolContext, head: int | None
+        self,
+        matched: list[tuple[Path, str, list[re.Match[str]]]],
+        tool_input: Mapping[str, Any],
+        ctx: ToolContext,
+        head: int | None,
     ) -> ToolOutcome:
         numbers = tool_input.get("-n", True) is not False
         ctx_c = tool_input.get("-C") or 0
