@@ -20,7 +20,8 @@ from tests.support.standin import StandIn, Text
 from transcript_tools.model import lifecycle
 from transcript_tools.model.pricing import Tokens, cost_usd
 from transcript_tools.resume.files_query import QueryOptions, ResultMessage, SystemMessage, query
-from transcript_tools.resume.state import expected_content, newer_version, read_tail_state
+from transcript_tools.resume.files_state import read_tail_state
+from transcript_tools.resume.state import expected_content, newer_version
 
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 PRICED = "claude-sonnet-4-6"
