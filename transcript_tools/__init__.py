@@ -57,18 +57,18 @@ _EXPORTS: dict[str, str] = {
     "RecordResult": "api",
     "ResumeRequest": "api",
     "RewindResult": "api",
-    # The Agent SDK's query(), on tt's engine (`resume.query`): a session continued from Python.
-    "query": "resume.query",
-    "Query": "resume.query",
-    "QueryOptions": "resume.query",
-    "AssistantMessage": "resume.query",
-    "UserMessage": "resume.query",
-    "SystemMessage": "resume.query",
-    "ResultMessage": "resume.query",
-    "TextBlock": "resume.query",
-    "ThinkingBlock": "resume.query",
-    "ToolUseBlock": "resume.query",
-    "ToolResultBlock": "resume.query",
+    # The Agent SDK's query(), on tt's engine (`resume.files_query`): a session continued from Python.
+    "query": "resume.files_query",
+    "Query": "resume.files_query",
+    "QueryOptions": "resume.files_query",
+    "AssistantMessage": "resume.files_query",
+    "UserMessage": "resume.files_query",
+    "SystemMessage": "resume.files_query",
+    "ResultMessage": "resume.files_query",
+    "TextBlock": "resume.files_query",
+    "ThinkingBlock": "resume.files_query",
+    "ToolUseBlock": "resume.files_query",
+    "ToolResultBlock": "resume.files_query",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
     from .bundle.core import Manifest
     from .bundle.files_import import Imported
-    from .catalog.files import Row, SessionHits
+    from .catalog.files import Row
+    from .catalog.search import SessionHits
     from .catalog.stats import Stats
     from .compact.report import Result as CompactResult
     from .compact.summarizers import Summarizer

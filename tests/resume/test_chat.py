@@ -309,7 +309,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     from transcript_tools.edge.clock import system_clock
     from transcript_tools.edge.writer import append_records
     from transcript_tools.resume.chat import Chat, ListView
-    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.files_setup import prepare
     from transcript_tools.resume.tools.registry import ToolRegistry
 
     path = transcript(config)
@@ -333,7 +333,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     def reload(m: str) -> list[dict[str, Any]]:
         return list(load_for_resume(chat.engine.transcript.path).conversation.for_model(m).messages)
 
-    from transcript_tools.resume.setup import switch_model
+    from transcript_tools.resume.files_setup import switch_model
 
     chat = Chat(
         prep.engine(client, reg),
@@ -372,7 +372,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     assert any(r.get("message", {}).get("content") == "hello fork" for r in forked)
     assert chat.handle("/nope") and view.lines[-1] == "unknown command /nope (/help lists them)"
     # /rewind 3: the conversation up to the 3rd message from the end, in a fork of the fork
-    from transcript_tools.resume.setup import fork_at
+    from transcript_tools.resume.files_setup import fork_at
 
     def rewind(cur: Any, at: str) -> tuple[Any, list[str]]:
         out, line = fork_at(cur.transcript.path, cur.session_id, at, 50 << 20)
@@ -401,7 +401,7 @@ def test_the_cost_notice_is_said_once_when_the_session_passes_the_threshold(
     from transcript_tools.edge.client import AnthropicClient, Credentials
     from transcript_tools.edge.clock import system_clock
     from transcript_tools.resume.chat import Chat, ListView
-    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.files_setup import prepare
     from transcript_tools.resume.tools.registry import ToolRegistry
 
     path = transcript(config)
@@ -441,7 +441,7 @@ def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compa
     from transcript_tools.edge.client import AnthropicClient, Credentials
     from transcript_tools.edge.clock import system_clock
     from transcript_tools.resume.chat import Chat, ListView
-    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.files_setup import prepare
     from transcript_tools.resume.tools.registry import ToolRegistry
     from transcript_tools.validate.files import validate_path
 

@@ -17,8 +17,9 @@ from transcript_tools.edge.client import AnthropicClient, Credentials, Event, Mo
 from transcript_tools.model.errors import ApiError, UsageError
 from transcript_tools.model.pricing import Tokens, cost_usd
 from transcript_tools.resume import turns
-from transcript_tools.resume.engine import FileTranscript, QueryEngine
+from transcript_tools.resume.engine import QueryEngine
 from transcript_tools.resume.files import load_for_resume
+from transcript_tools.resume.files_setup import FileTranscript, engine_world
 from transcript_tools.resume.tools.registry import ToolContext, ToolOutcome, ToolRegistry
 from transcript_tools.validate.files import validate_path
 
@@ -50,9 +51,8 @@ def make_engine(
         envelope=env,
         messages=conv.messages,
         leaf_uuid=conv.leaf_uuid,
-        registry=registry,
         transcript=FileTranscript(path),
-        **kw,
+        **{**engine_world(cwd, kw.pop("add_dirs", ()), registry), **kw},
     )
     return eng, path
 

@@ -24,7 +24,7 @@ from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from transcript_tools.model.errors import UsageError
 from transcript_tools.resume import turns
 from transcript_tools.resume.files import load_for_resume
-from transcript_tools.resume.query import (
+from transcript_tools.resume.files_query import (
     AssistantMessage,
     QueryOptions,
     ResultMessage,
@@ -186,7 +186,7 @@ def test_messages_queued_while_a_turn_runs_are_one_turn_as_claude_code_joins_the
 
 
 def test_merge_prompts_joins_strings_and_blocks_as_2_1_332() -> None:
-    from transcript_tools.resume.query import merge_prompts
+    from transcript_tools.resume.files_query import merge_prompts
 
     # what the real CLI wrote (probed with the stand-in): see merge_prompts' docstring
     assert merge_prompts(["queued-a", "two"]) == "queued-a\ntwo"

@@ -1,4 +1,4 @@
-"""What a resume restores besides the messages (`resume_state`, `resume_setup`): the cost
+"""What a resume restores besides the messages (`resume_state`, `files_setup`): the cost
 so far by model from the last ``cost-state`` (as Claude Code 2.1.332 restores it, and a
 new ``cost-state`` appended after each turn that both CLIs read back), the permission
 mode, and the one-line notices on load: files changed since, a newer Claude Code, a cwd
@@ -19,8 +19,9 @@ from tests.resume_helpers import SESSION, Builder, read_records, text, tool_use
 from tests.support.standin import StandIn, Text
 from transcript_tools.model import lifecycle
 from transcript_tools.model.pricing import Tokens, cost_usd
-from transcript_tools.resume.query import QueryOptions, ResultMessage, SystemMessage, query
-from transcript_tools.resume.state import expected_content, newer_version, read_tail_state
+from transcript_tools.resume.files_query import QueryOptions, ResultMessage, SystemMessage, query
+from transcript_tools.resume.files_state import read_tail_state
+from transcript_tools.resume.state import expected_content, newer_version
 
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 PRICED = "claude-sonnet-4-6"
@@ -153,7 +154,7 @@ def _notices(path: Path, cwd: Path | None = None) -> list[str]:
     del _S
     from transcript_tools.edge.claude_dir import SessionRef
     from transcript_tools.edge.clock import system_clock
-    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.files_setup import prepare
 
     return prepare(SessionRef(path, SESSION), clock=system_clock(), env={}, model=PRICED, cwd=cwd).notices
 

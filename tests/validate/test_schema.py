@@ -30,7 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
 
-from transcript_tools.validate import schema as schema_module
+from transcript_tools.validate import files_schema as schema_module
+from transcript_tools.validate.files_schema import default_checker, load_schema_documents
 from transcript_tools.validate.schema import (
     ENTRY_SCHEMA,
     MAX_PROBLEMS_PER_RECORD,
@@ -38,10 +39,8 @@ from transcript_tools.validate.schema import (
     UNKNOWN_TYPE,
     SchemaChecker,
     SchemaProblem,
-    default_checker,
     fast_schema,
     json_path,
-    load_schema_documents,
 )
 
 HERE = Path(__file__).resolve()
@@ -200,7 +199,7 @@ def test_known_types_are_the_entry_schema_files() -> None:
 
 
 def test_the_wheel_ships_the_schemas_inside_the_package() -> None:
-    # schema.load_schema_documents looks in transcript_tools/schemas first: the wheel must put them there.
+    # files_schema.load_schema_documents looks in transcript_tools/schemas first: the wheel must put them there.
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     force_include = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert force_include["schemas"] == "transcript_tools/schemas"
@@ -766,7 +765,7 @@ def _path_to(root: Any, container: Any, key: Any) -> list[Any]:
 
 
 def test_a_fresh_checker_gives_the_same_answers() -> None:
-    fresh = SchemaChecker()
+    fresh = SchemaChecker(load_schema_documents())
     assert fresh.known_types == CHECKER.known_types
     for record in GOOD_LINES:
         assert fresh.check(record) == []

@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..model.lines import decode_line
+
+if TYPE_CHECKING:
+    from pathlib import PurePath
 
 #: Characters of context on each side of a match in a snippet.
 CONTEXT = 60
@@ -193,3 +196,20 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+@dataclass(slots=True)
+class SessionHits:
+    """One session's hits, as `catalog.search_files` (a file) and `store.find` (a name in a
+    store: a ``PurePath``) yield them."""
+
+    path: PurePath
+    title: str | None
+    mtime_ms: int
+    hits: list[tuple[str | None, Hit]] = field(default_factory=list)  # (subagent file stem, hit)
+    more: int = 0  # hits past the per-session limit
+    skipped: list[tuple[str, SkippedLine]] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.path.name[:-6] if self.path.name.endswith(".jsonl") else self.path.name

@@ -1,6 +1,6 @@
 """``tt chat``: continue a session interactively (the edge around `chat.Chat`).
 
-The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
+The session is assembled by `files_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
 prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
 A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for
@@ -107,7 +107,7 @@ def chat_command(
     from ..edge.writer import append_records
     from ..resume.chat import Chat
     from ..resume.files import load_for_resume
-    from ..resume.setup import prepare
+    from ..resume.files_setup import prepare
     from ..resume.tools.registry import ToolRegistry
     from .resume import _pick
 
@@ -180,7 +180,7 @@ def chat_command(
 
     def rewind(current: object, at: str) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
-        from ..resume.setup import fork_at
+        from ..resume.files_setup import fork_at
 
         cur = current  # a QueryEngine
         out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
@@ -195,7 +195,7 @@ def chat_command(
         return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:
-        from ..resume.setup import switch_model
+        from ..resume.files_setup import switch_model
 
         return switch_model(asked, clock, os.environ)
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import pydoc
+import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -111,3 +114,20 @@ def require_transcript(path: Any) -> None:
         else looks_like(head, st.st_size)
     )
     raise Unreadable(f"{path}: {what}; this is not a transcript")
+
+
+def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:
+    """Draw into a capture; page it when it is taller than the terminal (``pager``
+    None: only on a terminal), else write it out."""
+    with con.capture() as cap:
+        draw(con)
+    text = cap.get()
+    if not con.is_terminal:
+        text = re.sub(r"[ \t]+(?=\n|$)", "", text)  # rich pads lines to the width
+    tall = text.count("\n") > max(con.height - 2, 1)
+    if pager or (pager is None and con.is_terminal and tall):
+        os.environ.setdefault("LESS", "-RFX")  # keep colours; quit if it fits after all
+        pydoc.pager(text)
+    else:
+        con.file.write(text)
+        con.file.flush()

@@ -187,7 +187,7 @@ def resume_command(
     from ..edge.clock import system_clock
     from ..model import conversation
     from ..model.request import DEFAULT_MAX_TOKENS, ModelRequest
-    from ..resume.setup import prepare
+    from ..resume.files_setup import prepare
     from ..resume.tools.registry import ToolRegistry
 
     streaming = input_format == "stream-json"
@@ -216,7 +216,7 @@ def resume_command(
             from ..edge.client import credentials_from_env
 
             creds = credentials_from_env(os.environ)  # before anything is written
-        # The same assembly as query() and the streaming mode (`resume_setup`).
+        # The same assembly as query() and the streaming mode (`files_setup`).
         prep = prepare(
             ref,
             clock=clock,

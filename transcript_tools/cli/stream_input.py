@@ -44,7 +44,7 @@ def _reader(stream: IO[bytes], loop: asyncio.AbstractEventLoop, out: asyncio.Que
 
 def check_line(raw: bytes) -> dict[str, Any] | str:
     """The input message of one line, or why it is rejected (pure)."""
-    from ..resume.query import user_content
+    from ..resume.files_query import user_content
 
     try:
         item = orjson.loads(raw)
@@ -68,7 +68,7 @@ def check_line(raw: bytes) -> dict[str, Any] | str:
 
 def run_stream_input(engine: Any, stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """Run the loop until stdin ends; the exit code (1: the last turn failed or a line was rejected)."""
-    from ..resume.query import Query, is_interrupt
+    from ..resume.files_query import Query, is_interrupt
 
     rejected = 0
     last: dict[str, Any] | None = None

@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size
-from ..edge.tokenizer import SampledEstimate, TokenCounter
+from ..edge.tokenizer import ESTIMATE_NOTE, SampledEstimate, TokenCounter
 from ..edge.writer import backup_path, dumps, iso_now, replace_atomically, snapshot, write_new
 from ..model.chain import BOUNDARY, SIDECHAIN, SUMMARY
 from ..model.errors import NotFound, UsageError, WriteFailed
@@ -142,6 +142,7 @@ def compact_file(
         bytes_before=size,
         budget=options.keep_tokens,
         drop_history=target.drop_history,
+        tokens_note=ESTIMATE_NOTE,
     )
     result.damage_pieces, result.damage_bytes = sk.damage_count, sk.damage_bytes
     damaged = bool(

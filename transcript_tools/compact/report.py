@@ -10,10 +10,10 @@ Invariants: plain data; no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..edge.tokenizer import ESTIMATE_NOTE
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @dataclass(slots=True)
@@ -61,6 +61,8 @@ class Result:
     slim: bool = False
     summary: str = ""
     seconds: float = 0.0
+    #: what the token counter says of its counts (`tokenizer.ESTIMATE_NOTE`), set by the caller
+    tokens_note: str = ""
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,7 +88,7 @@ class Result:
                 "over_budget": self.over_budget,
                 "last_reported_by_api": self.last_reported_tokens,
                 "estimate": True,
-                "note": ESTIMATE_NOTE,
+                "note": self.tokens_note,
             },
             "bytes": {
                 "before": self.bytes_before,

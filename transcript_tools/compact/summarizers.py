@@ -243,7 +243,7 @@ class AnthropicSummarizer:
         self.usage: dict[str, Any] = {}
 
     def request(self, material: Material) -> Any:
-        from ..edge.client import ModelRequest
+        from ..model.request import ModelRequest
 
         return ModelRequest(
             model=self.model,

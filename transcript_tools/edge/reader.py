@@ -29,9 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..model.errors import NotFound, TranscriptTooLarge, Unreadable
-from ..model.lines import DecodedLine, Entry, decode_line
-
-MAX_TRANSCRIPT_READ_BYTES = 50 * 1024 * 1024
+from ..model.lines import MAX_TRANSCRIPT_READ_BYTES, DecodedLine, Entry, decode_line
 
 _BUFFER = 1 << 20
 

@@ -1,9 +1,8 @@
-"""Writing transcripts safely: Claude Code's serialisation, atomic replace, exclusive create, append.
+"""Writing transcripts safely: atomic replace, exclusive create, append.
 
-Claude Code writes each record with ``JSON.stringify`` (compact separators, non-ASCII
-as is) and timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ``. Readers depend on both: with
-``": "`` separators Claude Code 2.1.332 does not find the session, and ccusage drops lines
-with ``+00:00`` timestamps (docs/format.md §12). `dumps` and `iso_now` produce exactly that.
+Records are written in Claude Code's serialisation, `model.wire` (``dumps``, ``iso``; docs/format.md
+§12), which this module imports and hands on; `iso_now` is that timestamp form of the
+system clock's now.
 
 Invariants:
 - An input is replaced only through `replace_atomically`: a temp file in the same folder,
@@ -24,20 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..model.errors import FileChanged, WriteFailed
-
-
-def dumps(record: Any) -> bytes:
-    """One record as Claude Code writes it (``JSON.stringify``), without the newline."""
-    return orjson.dumps(record)
-
-
-def iso(dt: datetime) -> str:
-    """``2026-11-29T14:46:00.123Z``: milliseconds and Z, as JavaScript's toISOString."""
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+from ..model.wire import dumps, iso
 
 
 def iso_now() -> str:

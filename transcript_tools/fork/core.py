@@ -54,12 +54,12 @@ from typing import Any
 
 import orjson
 
-from ..edge.writer import dumps
 from ..model.chain import ASSISTANT, SIDECHAIN, USER
 from ..model.errors import UsageError
 from ..model.lines import Entry
 from ..model.session import Session
 from ..model.titles import first_prompt, last_titles
+from ..model.wire import dumps
 from .branch import branch
 
 #: Fields the SDK removes so they do not leak the source session's state.

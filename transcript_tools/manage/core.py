@@ -29,9 +29,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..model.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # The SDK's explicit ranges (matching the TS fallback): zero-width, directional marks and
 # isolates, BOM, BMP private use.

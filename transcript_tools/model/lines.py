@@ -38,6 +38,11 @@ _RECORD_KEYS = ("uuid", "sessionId", "session_id", "leafUuid", "messageId", "par
 _decoder = json.JSONDecoder(parse_constant=lambda name: _reject_constant(name))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+#: The in-memory cap: a transcript past this many bytes is not loaded whole (`reader.load`
+#: refuses it with `TranscriptTooLarge`; commands that stream have no cap). A plain number,
+#: here so the pure modules that carry a cap (repair's plan) need not import the reader.
+MAX_TRANSCRIPT_READ_BYTES = 50 * 1024 * 1024
+
 
 def _reject_constant(name: str) -> Any:
     # JavaScript's JSON.stringify never writes NaN/Infinity; treat them as damage.

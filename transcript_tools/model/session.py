@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .active import NodeFacts, conversation_nodes, facts_of
 from .chain import BOUNDARY, CHAIN_TYPES, ChainIndex, node_flags
 from .lines import Entry
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 

@@ -23,7 +23,7 @@ seen in a ``.env`` read and again, without its ``KEY=``, in a ``curl`` command).
 
 Invariants:
 - A line with no finding is written back byte for byte (its ``data + terminator``).
-- A record with a finding is serialised again with `writer.dumps` (Claude Code's
+- A record with a finding is serialised again with `wire.dumps` (Claude Code's
   ``JSON.stringify`` form; keys in their order); the other records of the same physical
   line and its damaged pieces keep their bytes, apart from secrets found in a damaged
   piece, which are replaced in its raw text (the placeholder holds no JSON
@@ -42,8 +42,8 @@ from typing import Any
 
 import orjson
 
-from ..edge.writer import dumps
 from ..model.lines import DecodedLine
+from ..model.wire import dumps
 from .rules import NOTHING_KNOWN, Known, find_secrets, redact_text
 
 #: Structural fields: ids the chain and the API rely on, and opaque blobs. Found in the

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from ..model.api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
 from ..model.diagnostics import Diagnostic, Severity
+from ..model.lines import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import (
     Attempted,
     ChainFindings,

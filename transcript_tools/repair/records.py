@@ -14,7 +14,7 @@
 - `edit_record`: a new parent / logical parent, orphan results made text (or dropped),
   thinking blocks stripped, oversized images replaced by a text placeholder, the
   block-level API rules fixed (`api_rules.fix_content`) and duplicate tool ids renamed.
-- `dumps`: Claude Code's serialisation (`writer.dumps`), falling back to the stdlib's
+- `dumps`: Claude Code's serialisation (`wire.dumps`), falling back to the stdlib's
   compact form for the rare record orjson cannot write (integers past 64 bits).
 
 Invariants: inputs are never mutated (edited records are copies, sharing untouched
@@ -28,8 +28,8 @@ from typing import Any
 
 import orjson
 
-from ..edge.writer import dumps as _cc_dumps
 from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
+from ..model.wire import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
 

@@ -33,6 +33,11 @@ interrupt marker closes the turn, a ``result`` event with ``terminal_reason:
 `errors.ApiError` from the client is yielded as an ``error_during_execution`` result,
 then raised.
 
+The world comes in through the constructor: the model client, the tool registry and the
+tools' context (where they run), the transcript sink, the clock (``now`` for record
+timestamps, ``clock`` for durations) and ``new_id`` (uuids). `files_setup` assembles them
+(`files_setup.engine_world`); the engine itself does no I/O of its own.
+
 Invariants: the file is only appended to; after every record written the transcript is
 a valid session a resume can continue; every ``tool_use`` written gets a
 ``tool_result`` written (run, denied or interrupted).
@@ -40,19 +45,21 @@ a valid session a resume can continue; every ``tool_use`` written gets a
 
 from __future__ import annotations
 
-import time
-import uuid as _uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..edge.client import Event, ModelClient, ModelResponse
 from ..model.errors import ApiError, UsageError
 from ..model.pricing import PRICES_READ_ON, Tokens, cost_usd, price_for
 from ..model.request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
 from . import turns
-from .tools.registry import CallResult, Denial, ToolContext, ToolOutcome, ToolRegistry
+from .outcome import ToolOutcome
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..edge.client import Event, ModelClient, ModelResponse
+    from .tools.registry import CallResult, Denial, ToolContext, ToolRegistry
 
 
 def check_budget_model(model: str) -> None:
@@ -70,10 +77,6 @@ class TranscriptSink(Protocol):
 
 def _n(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-
-def _new_id() -> str:
-    return str(_uuid.uuid4())
 
 
 @dataclass(slots=True)
@@ -170,25 +173,22 @@ class QueryEngine:
         envelope: turns.Envelope,
         messages: Sequence[dict[str, Any]] = (),
         leaf_uuid: str | None = None,
-        registry: ToolRegistry | None = None,
+        registry: ToolRegistry,
         system: str | list[dict[str, Any]] | None = None,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         transcript: TranscriptSink | None = None,
         include_partial_messages: bool = False,
-        now: Callable[[], str] | None = None,
-        new_id: Callable[[], str] = _new_id,
-        clock: Callable[[], float] = time.monotonic,
-        tool_context: ToolContext | None = None,
-        add_dirs: Sequence[Path] = (),
+        now: Callable[[], str],
+        new_id: Callable[[], str],
+        clock: Callable[[], float],
+        tool_context: ToolContext,
         cost_state: Mapping[str, Any] | None = None,
         permission_mode: str | None = None,
     ) -> None:
         if max_budget_usd is not None:
             check_budget_model(model)
-        from ..edge.writer import iso_now
-
         self.client = client
         self.session_id = session_id
         self.cwd = cwd
@@ -196,18 +196,18 @@ class QueryEngine:
         self.envelope = envelope
         self.messages: list[dict[str, Any]] = list(messages)
         self.leaf_uuid = leaf_uuid
-        self.registry = registry or ToolRegistry()
+        self.registry = registry
         self.system = system if system is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
         self.max_turns = max_turns
         self.max_budget_usd = max_budget_usd
         self.max_tokens = max_tokens
         self.transcript = transcript
         self.include_partial_messages = include_partial_messages
-        self._now = now or iso_now
+        self._now = now
         self._new_id = new_id
         self._clock = clock
         # The working directories: the cwd and ``add_dirs`` (`permissions`).
-        self.tools = tool_context or ToolContext(cwd=cwd, add_dirs=tuple(add_dirs))
+        self.tools = tool_context
         self.usage = Usage()
         # The session's last cost-state (`resume_state`): the totals start there, and a
         # new cost-state is appended after each turn, as Claude Code 2.1.332 appends one
@@ -575,17 +575,3 @@ class _Turn:
     results: list[dict[str, Any]] | None = None
     partial: list[Event] = field(default_factory=list)
     last_text: str = ""
-
-
-class FileTranscript:
-    """`TranscriptSink` appending to a transcript file (one write per record, flushed)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.written = 0
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        from ..edge.writer import append_records
-
-        append_records(self.path, [record])
-        self.written += 1

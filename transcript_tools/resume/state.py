@@ -8,27 +8,29 @@ cumulative tokens in ``modelUsage`` (its ``usage`` stays the run's own), and app
 stand-in; `tests/resume/test_resume_state.py` runs it). The session's permission mode is the
 last ``permission-mode`` record (docs/format.md §3.6: re-appended with ``last-prompt`` and ``mode``).
 
-`read_tail_state` finds both from the end of the file (mmap ``rfind``, each hit parsed
-and checked: a tool result quoting the text does not count), so a 50 MB session costs a
-search, not a parse. `touched_files` gathers, from the tool results after the resume's
-start, what each file the session read, wrote or edited last held; `file_notices`
-compares that with the disk. `newer_version` says when the file was last written by a
-Claude Code newer than the one tt's tables were read from.
+`tail_state` finds both from the end of the file's bytes (``rfind`` on a memory map,
+each hit parsed and checked: a tool result quoting the text does not count), so a 50 MB
+session costs a search, not a parse. `touched` gathers, from the tool results after the
+resume's start, what each file the session read, wrote or edited last held;
+`file_notices` compares that with what a reader says the files hold now. `newer_version`
+says when the file was last written by a Claude Code newer than the one tt's tables were
+read from.
 
-Pure except `read_tail_state`, `touched_files` (reading the transcript) and
-`file_notices` (reading the files named); no clock.
+Pure: bytes (or a memory map) and a reader are handed in; `files_state` maps the
+transcript and reads the files named. No clock.
 """
 
 from __future__ import annotations
 
-import mmap
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    import mmap
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,9 @@ class TailState:
     permission_mode: str | None = None
 
 
-def _record_before(mm: mmap.mmap, needle: bytes, end: int, want: str) -> tuple[dict[str, Any] | None, int]:
+def _record_before(
+    mm: bytes | mmap.mmap, needle: bytes, end: int, want: str
+) -> tuple[dict[str, Any] | None, int]:
     """The last record of type ``want`` whose line contains ``needle`` before ``end``."""
     while True:
         at = mm.rfind(needle, 0, end)
@@ -57,16 +61,10 @@ def _record_before(mm: mmap.mmap, needle: bytes, end: int, want: str) -> tuple[d
         end = start  # the text inside another record: look further back
 
 
-def read_tail_state(path: Path) -> TailState:
-    """The last ``cost-state`` and ``permission-mode`` records of ``path``."""
-    with path.open("rb") as f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file
-            return TailState()
-        with mm:
-            cost, _ = _record_before(mm, b'"cost-state"', len(mm), "cost-state")
-            perm, _ = _record_before(mm, b'"permission-mode"', len(mm), "permission-mode")
+def tail_state(mm: bytes | mmap.mmap) -> TailState:
+    """The last ``cost-state`` and ``permission-mode`` records in the file's bytes ``mm``."""
+    cost, _ = _record_before(mm, b'"cost-state"', len(mm), "cost-state")
+    perm, _ = _record_before(mm, b'"permission-mode"', len(mm), "permission-mode")
     mode = perm.get("permissionMode") if perm else None
     return TailState(
         cost if cost and isinstance(cost.get("modelUsage"), dict) else None,
@@ -112,7 +110,7 @@ def expected_content(result: Mapping[str, Any]) -> Touched | None:
     return None
 
 
-def _tool_results(mm: mmap.mmap, start: int) -> Iterator[dict[str, Any]]:
+def _tool_results(mm: bytes | mmap.mmap, start: int) -> Iterator[dict[str, Any]]:
     needle = b'"toolUseResult"'
     at = mm.find(needle, start)
     while at >= 0:
@@ -128,19 +126,13 @@ def _tool_results(mm: mmap.mmap, start: int) -> Iterator[dict[str, Any]]:
         at = mm.find(needle, le)
 
 
-def touched_files(path: Path, start: int = 0) -> dict[str, Touched]:
-    """The last touch of each file by the session's tool results from byte ``start`` on."""
+def touched(mm: bytes | mmap.mmap, start: int = 0) -> dict[str, Touched]:
+    """The last touch of each file by the session's tool results in ``mm`` from byte ``start`` on."""
     out: dict[str, Touched] = {}
-    with path.open("rb") as f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:
-            return out
-        with mm:
-            for result in _tool_results(mm, start):
-                t = expected_content(result)
-                if t is not None:
-                    out[t.path] = t
+    for result in _tool_results(mm, start):
+        t = expected_content(result)
+        if t is not None:
+            out[t.path] = t
     return out
 
 
@@ -149,27 +141,16 @@ def _same(expected: str, actual: str) -> bool:
     return expected == actual or expected.rstrip("\n") == actual.rstrip("\n")
 
 
-def file_notices(
-    touched: Mapping[str, Touched], cwd: Path, read: Callable[[Path], str | None] | None = None
-) -> str | None:
-    """One line naming the files that changed (or vanished) since the session last saw them."""
-
-    def default_read(p: Path) -> str | None:
-        try:
-            return p.read_text(encoding="utf-8", errors="replace")
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError:
-            return ""  # unreadable: not the content it was
-
-    read = read or default_read
+def file_notices(touched: Mapping[str, Touched], read: Callable[[str], str | None]) -> str | None:
+    """One line naming the files that changed (or vanished) since the session last saw them.
+    ``read(name)``: the file's text now, None when it is gone (`files_state.file_notices`
+    reads the disk)."""
     changed: list[str] = []
     gone: list[str] = []
     for name, t in sorted(touched.items()):
         if t.expected is None:
             continue
-        p = Path(name) if Path(name).is_absolute() else cwd / name
-        now = read(p)
+        now = read(name)
         if now is None:
             gone.append(name)
         elif not _same(t.expected, now):

@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import PurePath
 
 import orjson
 
-from ..catalog.files import SessionHits
 from ..catalog.listing import Counts, Lite, Row, Skipped, parse_lite
-from ..catalog.search import Hit, Matcher, record_hits
+from ..catalog.search import Hit, Matcher, SessionHits, record_hits
 from .engine import Store
 
 #: Lines asked of the index at most (the CLI's --limit cuts sessions after).
@@ -61,7 +60,7 @@ def search_store(
             found[sk], key=lambda x: (x[0], x[2].line)
         )  # main file first, in file order, as tt search
         if hits:
-            sh = SessionHits(Path(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
+            sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
             sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
             sh.more = max(0, len(hits) - per_session)
             yield sh

@@ -24,13 +24,13 @@ from .core import Report, Validator
 
 
 def _schema_check() -> Callable[[dict], list]:  # type: ignore[type-arg]
-    from .schema import default_checker
+    from .files_schema import default_checker
 
     return default_checker().check
 
 
 def _fast_schema() -> Mapping[str, Any]:
-    from .schema import default_checker
+    from .files_schema import default_checker
 
     return default_checker().fast_validators
 

@@ -2,7 +2,7 @@
 
 The schemas (JSON Schema 2020-12) describe every entry type seen in real Claude Code files from
 1.0.51 to 2.1.332; `entry.schema.json` dispatches on `type`. They are the single source of truth:
-this module only loads them and decides how to run them fast.
+this module only decides how to run them fast (`files_schema` reads them).
 
 Two validators run the same schemas:
 
@@ -21,8 +21,9 @@ schema asserts). Each rewrite keeps the set of valid instances the same; `tests/
 checks that the two validators agree on every real fixture line and on mutated copies of them.
 
 Invariants:
-- Pure: no printing, no clock, no I/O except reading the schema files once, in the
-  constructor (from the installed package, else the repository's top-level `schemas/`).
+- Pure: no printing, no clock, no I/O. The schema documents are handed to the constructor;
+  `validate.files_schema` reads them (from the installed package, else the repository's
+  top-level `schemas/`) and keeps the process-wide checker.
 - `check` never raises for any JSON value; a valid record gives `[]`.
 - An unknown but well-formed `type` gives exactly one "unknown-type" warning and no errors:
   Claude Code adds record types every few releases and readers must pass them through.
@@ -36,10 +37,6 @@ import re
 import reprlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
@@ -52,15 +49,12 @@ __all__ = [
     "UNKNOWN_TYPE",
     "SchemaChecker",
     "SchemaProblem",
-    "default_checker",
-    "load_schema_documents",
 ]
 
 SCHEMA_INVALID = "schema-invalid"
 UNKNOWN_TYPE = "unknown-type"
 
 ENTRY_SCHEMA = "entry.schema.json"
-_SCHEMA_SUFFIX = ".schema.json"
 # A record with more errors than this is reported with its first ones and a count.
 MAX_PROBLEMS_PER_RECORD = 20
 
@@ -77,34 +71,7 @@ class SchemaProblem:
     pointer: str  # JSON path of the offending value, e.g. "message.content[0]"; "" for the record itself
 
 
-# --------------------------------------------------------------------------- loading
-
-
-def _schema_dirs() -> list[Traversable]:
-    # The wheel ships the schemas inside the package (pyproject: hatch force-include
-    # "schemas" -> "transcript_tools/schemas"); editable installs and source checkouts
-    # read the repository's top-level folder.
-    return [
-        resources.files("transcript_tools") / "schemas",
-        Path(__file__).resolve().parents[2] / "schemas",
-    ]
-
-
-def load_schema_documents() -> dict[str, dict[str, Any]]:
-    """Every `*.schema.json`, by file name, from the first place that has `entry.schema.json`."""
-    tried = _schema_dirs()
-    for folder in tried:
-        if not (folder / ENTRY_SCHEMA).is_file():
-            continue
-        return {
-            item.name: json.loads(item.read_text(encoding="utf-8"))
-            for item in folder.iterdir()
-            if item.name.endswith(_SCHEMA_SUFFIX)
-        }
-    # A broken install, not a problem in a transcript: a traceback is the right answer.
-    raise FileNotFoundError(
-        f"tt's JSON Schemas ({ENTRY_SCHEMA}) are in none of: {', '.join(map(str, tried))}"
-    )
+# --------------------------------------------------------------------------- the documents
 
 
 def _entry_types(entry: Mapping[str, Any]) -> dict[str, str]:
@@ -343,8 +310,9 @@ class SchemaChecker:
 
     known_types: frozenset[str]
 
-    def __init__(self) -> None:
-        self._documents = load_schema_documents()
+    def __init__(self, documents: Mapping[str, dict[str, Any]]) -> None:
+        """``documents``: every schema file's JSON by file name (`files_schema.load_schema_documents`)."""
+        self._documents = dict(documents)
         self._files = _entry_types(self._documents[ENTRY_SCHEMA])  # type value -> schema file
         self.known_types = frozenset(self._files)
         self._fast = {
@@ -427,9 +395,3 @@ class SchemaChecker:
                 )
             )
         return problems
-
-
-@cache
-def default_checker() -> SchemaChecker:
-    """The process-wide checker (loading and compiling the schemas takes ~60 ms)."""
-    return SchemaChecker()

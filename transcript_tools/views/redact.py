@@ -4,11 +4,12 @@ summary by kind. Never a secret: findings do not carry one."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from ..redact.files import FileResult
+if TYPE_CHECKING:
+    from ..redact.files import FileResult
 
 
 def render_redact(con: Any, results: list[FileResult], *, written: bool) -> None:

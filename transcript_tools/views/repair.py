@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from ..model.diagnostics import Severity
-from ..repair.files import FileReport
+
+if TYPE_CHECKING:
+    from ..repair.files import FileReport
 
 #: How many actions of one fix to list per file before folding the rest.
 FOLD = 8

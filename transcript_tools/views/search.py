@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.text import Text
 
-from ..catalog.files import SessionHits
+from ..catalog.search import SessionHits
 from .ls import local_time
 from .show import Clock
 
@@ -47,6 +46,11 @@ def render_session_hits(con: Any, sh: SessionHits) -> None:
         con.print(f"  [dim]… and {sh.more} more match(es) in this session[/]")
     for path, s in sh.skipped[:5]:
         con.print(
-            f"  [yellow]{escape(Path(path).name)}:{s.line} skipped ({s.code}): a match there could not be read[/]"
+            f"  [yellow]{escape(_name(path))}:{s.line} skipped ({s.code}): a match there could not be read[/]"
         )
     con.print()
+
+
+def _name(path: str) -> str:
+    """A path's last part (the file's name), from the string the search reported."""
+    return path.rstrip("/").rsplit("/", 1)[-1]

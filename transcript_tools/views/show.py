@@ -1,16 +1,13 @@
-"""Rendering `tt show` with rich: the conversation, the ``--tree`` forest, and the pager.
+"""Rendering `tt show` with rich: the conversation and the ``--tree`` forest.
 
 Roles in colour, times in local time, assistant text as markdown, thinking dimmed, tool
 calls with their input and result folded to a few lines, images as placeholders,
 compactions as rules with the summary in a dim panel, subagents indented under the call
-that spawned them. Output taller than the terminal goes through the pager.
+that spawned them. (Paging output taller than the terminal is the CLI's: `cli.common.page_or_print`.)
 """
 
 from __future__ import annotations
 
-import os
-import pydoc
-import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -193,23 +190,3 @@ def _draw(con: Any, b: Branch, prefix: str, label: Callable[[Group], str], *, fi
             Text(prefix) + Text.from_markup(f"{'└' if last else '├'}─┬ [{STATUS_STYLE[f.status]}]{tag}[/]")
         )
         _draw(con, f, prefix + ("  " if last else "│ ") + "│ ", label, first=False)
-
-
-# --- output ----------------------------------------------------------------------------------
-
-
-def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:
-    """Draw into a capture; page it when it is taller than the terminal (``pager``
-    None: only on a terminal), else write it out."""
-    with con.capture() as cap:
-        draw(con)
-    text = cap.get()
-    if not con.is_terminal:
-        text = re.sub(r"[ \t]+(?=\n|$)", "", text)  # rich pads lines to the width
-    tall = text.count("\n") > max(con.height - 2, 1)
-    if pager or (pager is None and con.is_terminal and tall):
-        os.environ.setdefault("LESS", "-RFX")  # keep colours; quit if it fits after all
-        pydoc.pager(text)
-    else:
-        con.file.write(text)
-        con.file.flush()

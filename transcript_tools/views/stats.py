@@ -3,8 +3,7 @@ small bar chart of tokens per turn."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -12,6 +11,9 @@ from rich.table import Table
 from ..catalog.stats import Stats
 from ..model.pricing import PRICES_READ_ON
 from .ls import short_model
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BAR = "█"
 PARTIAL = " ▏▎▍▌▋▊▉"

@@ -11,7 +11,11 @@ The tools import stack, one way only (a module never imports one above it):
           tool_base  this module
             permissions  the pure path rules (working directories, allow rules)
 
-Invariants: this module imports nothing else of tt's but the pure `permissions`; it reads
+`ToolOutcome` is defined in the pure `resume.outcome` (the engine builds one for an
+interrupted call) and handed on from here.
+
+Invariants: this module imports nothing else of tt's but the pure `permissions` and
+`outcome`; it reads
 and writes no file (`mtime` only stats one, `ToolContext.locate` resolves symlinks) and
 runs no tool. A tool built on it keeps the
 contract `tools` relies on: it answers every call with a `ToolOutcome` (failures are
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..outcome import ToolOutcome
 from .permissions import PathCheck, inside
 
 #: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
@@ -37,39 +42,6 @@ DEFAULT_TIMEOUT = 120.0
 MAX_BASH_TIMEOUT = 600.0
 #: Directories Glob and Grep never descend into (VCS metadata, dependencies, caches).
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__"})
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What one call produced: the ``tool_result`` content the model sees and the
-    ``toolUseResult`` Claude Code writes beside it."""
-
-    content: str | list[dict[str, Any]]
-    result: Any  # toolUseResult: a dict per tool, a string ("Error: ...") on failure
-    is_error: bool = False
-    #: The result block carries ``"is_error": false`` explicitly (Claude Code's Bash does).
-    explicit_ok: bool = False
-
-    @classmethod
-    def error(cls, message: str, *, wrap: bool = True, result: str | None = None) -> ToolOutcome:
-        """Claude Code's error form: ``<tool_use_error>message</tool_use_error>`` (or the
-        bare message) for the model, ``"Error: message"`` as the toolUseResult."""
-        content = f"<tool_use_error>{message}</tool_use_error>" if wrap else message
-        return cls(content, result if result is not None else f"Error: {message}", is_error=True)
-
-    def block(self, tool_use_id: str) -> dict[str, Any]:
-        """The ``tool_result`` block, keys in Claude Code's order."""
-        if self.is_error:
-            return {
-                "type": "tool_result",
-                "content": self.content,
-                "is_error": True,
-                "tool_use_id": tool_use_id,
-            }
-        b: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result", "content": self.content}
-        if self.explicit_ok:
-            b["is_error"] = False
-        return b
 
 
 @dataclass(slots=True)

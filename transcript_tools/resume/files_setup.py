@@ -25,10 +25,12 @@ edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 from __future__ import annotations
 
 import os
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import Unreadable, UsageError
 from .state import TailState
@@ -84,7 +86,7 @@ class Prepared:
     ) -> QueryEngine:
         from .. import __version__
         from ..model.request import DEFAULT_MAX_TOKENS
-        from .engine import FileTranscript, QueryEngine
+        from .engine import QueryEngine
         from .turns import Envelope
 
         branch = git_branch(self.cwd)
@@ -104,17 +106,55 @@ class Prepared:
             envelope=env,
             messages=self.conv.messages,
             leaf_uuid=self.conv.leaf_uuid,
-            registry=registry,
             system=self.system,
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
             transcript=FileTranscript(self.path),
             include_partial_messages=include_partial_messages,
-            add_dirs=tuple(d.resolve() for d in add_dirs),  # the working directories (`permissions`)
+            # the working directories (`permissions`): the cwd and the --add-dir ones
+            **engine_world(self.cwd, tuple(d.resolve() for d in add_dirs), registry),
             cost_state=self.state.cost_state,
             permission_mode=self.state.permission_mode,
         )
+
+
+def new_id() -> str:
+    """A fresh record uuid (random: the world's, so the engine is handed it)."""
+    return str(uuid.uuid4())
+
+
+def engine_world(
+    cwd: Path, add_dirs: Sequence[Path] = (), registry: ToolRegistry | None = None
+) -> dict[str, Any]:
+    """What a `QueryEngine` touches the world with, as its keyword arguments: the tools
+    (``registry``, default Claude Code's six; run in ``cwd`` and ``add_dirs``), the system
+    clock (ISO timestamps for records, a monotonic clock for durations) and random uuids."""
+    from ..edge.writer import iso_now
+    from .tools.base import ToolContext
+    from .tools.registry import ToolRegistry
+
+    return {
+        "registry": registry if registry is not None else ToolRegistry(),
+        "tool_context": ToolContext(cwd=cwd, add_dirs=tuple(add_dirs)),
+        "now": iso_now,
+        "new_id": new_id,
+        "clock": time.monotonic,
+    }
+
+
+class FileTranscript:
+    """`engine.TranscriptSink` appending to a transcript file (one write per record, flushed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.written = 0
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        from ..edge.writer import append_records
+
+        append_records(self.path, [record])
+        self.written += 1
 
 
 def prepare(
@@ -184,22 +224,22 @@ def restored_state(
     """The state a resume restores, with a one-line notice for each difference worth
     saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
     from ..model import lifecycle
-    from . import state as resume_state
+    from . import files_state, state
 
-    tail = resume_state.read_tail_state(path)
+    tail = files_state.read_tail_state(path)
     if tail.permission_mode not in (None, "default"):
         # tt has no permission modes of its own: its tools follow --allowed-tools alone.
         notices.append(
             f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools"
         )
-    touched = resume_state.touched_files(path, start)
+    touched = files_state.touched_files(path, start)
     if recorded_cwd and not Path(recorded_cwd).is_dir():  # the cwd notice already says they are gone
         touched = {k: v for k, v in touched.items() if not _under(k, recorded_cwd)}
-    changed = resume_state.file_notices(touched, cwd)
+    changed = files_state.file_notices(touched, cwd)
     if changed is not None:
         notices.append(changed)
     known = lifecycle.CURRENT.cli_version
-    if resume_state.newer_version(version, known):
+    if state.newer_version(version, known):
         notices.append(
             f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over"
         )

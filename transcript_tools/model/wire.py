@@ -1,0 +1,29 @@
+"""Claude Code's serialisation: how a record and a timestamp look on the wire (in the file).
+
+Claude Code writes each record with ``JSON.stringify`` (compact separators, non-ASCII
+as is) and timestamps as ``YYYY-MM-DDTHH:MM:SS.sssZ``. Readers depend on both: with
+``": "`` separators Claude Code 2.1.332 does not find the session, and ccusage drops lines
+with ``+00:00`` timestamps (docs/format.md §12). `dumps` and `iso` produce exactly that.
+
+Invariants: pure (no I/O, no clock: `iso` formats the instant it is given; the current
+time is the edge's, `edge.writer.iso_now`). The file writer (`edge/writer.py`) and every
+pure module that builds records import the serialisation from here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+
+def dumps(record: Any) -> bytes:
+    """One record as Claude Code writes it (``JSON.stringify``), without the newline."""
+    return orjson.dumps(record)
+
+
+def iso(dt: datetime) -> str:
+    """``2026-11-29T14:46:00.123Z``: milliseconds and Z, as JavaScript's toISOString."""
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
