@@ -728,17 +728,13 @@ def _session_id(ref: SessionRef) -> str:
 def _append_record(
     session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool
 ) -> RecordResult:
-    from .edge.reader import file_size
-    from .edge.writer import append_records
-    from .model.errors import Unreadable
+    from .manage.files import append_record
 
     ref = _ref(session, directory)
     sid = _session_id(ref)
     line: bytes = make(sid, value)
     if not dry_run:
-        if file_size(ref.path) == 0:  # the SDK treats an empty file as "no session here" too
-            raise Unreadable(f"{ref.path}: empty file, not a session")
-        append_records(ref.path, [line.rstrip(b"\n")])
+        append_record(ref, line)
     return RecordResult(sid, ref.path, line.decode("ascii").rstrip("\n"), not dry_run)
 
 
@@ -768,10 +764,9 @@ def delete_session(
     """Delete a session (``tt delete``; the SDK's ``delete_session``): its transcript, its
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""
-    # The file side of delete lives with the command today (cli/manage.py); one copy of it.
-    from .cli.manage import _remove, survey
+    from .manage.files import remove, survey
 
     plan = survey(_ref(session, directory))
     if not dry_run:
-        _remove(plan)
+        remove(plan)
     return plan
