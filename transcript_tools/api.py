@@ -406,33 +406,25 @@ def fork_session(
     ``claude --resume`` lists it, or to ``output``; its title defaults to the original's
     plus " (fork)". The original is only read; a cut that would part a tool call from its
     result moves, and ``result.fork.cut.moved`` says so."""
-    from .edge.loader import load_session
-    from .fork.branch import resolve_at
-    from .fork.core import fork
-    from .fork.files import UuidSource, copy_paths, plan_subagents, write_fork
+    from .fork.files import fork_session as _fork
 
     if title is not None and not title.strip():
         from .model.errors import UsageError
 
         raise UsageError("the title is empty")
     ref = _ref(session, directory)
-    loaded = load_session(ref.path, max_bytes=max_bytes)
-    s = loaded.session
-    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    at = resolve_at(s, up_to_message_id) if up_to_message_id is not None else None
-    f = fork(s, source_session_id=source, at=at, title=title, now=_iso(now), new_id=UuidSource())
-    if output is None:
-        path = ref.project_dir / f"{f.session_id}.jsonl"
-    else:
-        from .edge.session_out import main_output
-
-        path = main_output(str(output), f"{f.session_id}.jsonl")
-    subs = plan_subagents(ref.path, f, s, max_bytes)
-    if not dry_run:
-        _mkdir(path.parent)
-        write_fork(path, f, subs)
-    repairs = [{"fix": a.fix, "code": a.code, "line": a.line} for a in loaded.actions]
-    return ForkResult(f.session_id, path, f, ref.path, copy_paths(path, subs), repairs, not dry_run)
+    f = _fork(
+        ref.path,
+        now=_iso(now),
+        source_session_id=ref.session_id,
+        at=up_to_message_id,
+        title=title,
+        output=None if output is None else str(output),
+        make_parents=True,
+        dry_run=dry_run,
+        max_bytes=max_bytes,
+    )
+    return ForkResult(f.session_id, f.path, f.fork, f.source_path, f.subagents, f.repairs, f.written)
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ def rewind_command(
         if any(not r.done for r in results):
             code = 1
     if conversation:
-        info["conversation"] = _fork_at(ref, loaded, sid, target, dry_run, max_bytes)
+        info["conversation"] = _fork_at(ref, loaded, sid, to, dry_run, max_bytes)
     if as_json:
         emit_json(info)
     else:
@@ -184,19 +184,20 @@ def _backups_dir(path: Path, sid: str) -> Path:
 
 
 def _fork_at(
-    ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int
+    ref: store.SessionRef, loaded: Any, sid: str, at: str, dry_run: bool, max_bytes: int
 ) -> dict[str, Any]:
-    # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
+    # The same code path as `tt fork --at` (`fork.files.fork_session`), so the two never disagree.
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
-    from .fork import _first_cwd, _in_projects, _info, _target
+    from ..fork.files import fork_session
+    from ..views.fork import fork_info
 
-    s = loaded.session
-    f = fork(s, source_session_id=sid, at=target, now=iso_now(), new_id=UuidSource())
-    path = _target(None, ref.project_dir, f.session_id)
-    subs = plan_subagents(ref.path, f, s, max_bytes)
-    if not dry_run:
-        write_fork(path, f, subs)
-    sub_paths = copy_paths(path, subs)
-    return _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
+    forked = fork_session(
+        ref.path,
+        now=iso_now(),
+        source_session_id=sid,
+        at=at,
+        dry_run=dry_run,
+        max_bytes=max_bytes,
+        loaded=loaded,
+    )
+    return fork_info(forked)

@@ -264,43 +264,39 @@ def choose_cwd(given: Path | None, recorded: str | None) -> tuple[Path, str | No
 
 
 def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
-    """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
+    """Write the fork (`fork.files.fork_session`, as ``tt fork``: subagent transcripts
     too) beside the original and load it back."""
-    from ..edge.loader import load_session
+    from ..edge.session_out import session_dir
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, plan_subagents, session_dir, write_fork
+    from ..fork.files import fork_session
 
     # The whole session, as `tt fork` forks it (not only the part a resume sends); past
-    # the cap, from the last compact boundary, the part a resume can read at all.
-    s = load_session(ref.path, max_bytes=max_bytes, from_last_boundary=True).session
-    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    f = fork(s, source_session_id=source, now=iso_now(), new_id=UuidSource())
-    target = ref.project_dir / f"{f.session_id}.jsonl"
-    # Every subagent transcript is read before the first write: a failure there writes nothing.
-    planned = plan_subagents(ref.path, f, s, max_bytes)
-    subs = write_fork(target, f, planned)
+    # the cap, from the last compact boundary, the part a resume can read at all. Every
+    # subagent transcript is read before the first write: a failure there writes nothing.
+    forked = fork_session(
+        ref.path,
+        now=iso_now(),
+        source_session_id=ref.session_id,
+        max_bytes=max_bytes,
+        from_last_boundary=True,
+    )
+    target, subs = forked.path, forked.subagents
     also = f" and {len(subs)} subagent transcript(s) into {session_dir(target)}" if subs else ""
-    return target, _load(target, max_bytes), f"forked {source} into {f.session_id} ({target}){also}"
+    line = f"forked {forked.fork.source_session_id} into {forked.session_id} ({target}){also}"
+    return target, _load(target, max_bytes), line
 
 
 def fork_at(path: Path, session_id: str, at: str, max_bytes: int) -> tuple[Path, str]:
     """``tt rewind --conversation``'s fork: the session up to message ``at`` (a uuid or
     prefix, or N from the end) as a new session beside it; its path and one line."""
-    from ..edge.loader import load_session
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, plan_subagents, write_fork
-    from ..rewind.core import resolve_target
+    from ..fork.files import fork_session
 
-    s = load_session(path, max_bytes=max_bytes).session
-    target = resolve_target(s, at)
-    f = fork(s, source_session_id=session_id, at=target, now=iso_now(), new_id=UuidSource())
-    out = path.parent / f"{f.session_id}.jsonl"
-    write_fork(out, f, plan_subagents(path, f, s, max_bytes))
+    forked = fork_session(path, now=iso_now(), source_session_id=session_id, at=at, max_bytes=max_bytes)
+    out = forked.path
     return (
         out,
-        f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)",
+        f"rewound {session_id} to message {at}: the conversation goes on in {forked.session_id} ({out}); files are not restored (tt rewind --files does)",
     )
 
 
