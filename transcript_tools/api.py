@@ -182,20 +182,11 @@ def repair_session(
     ``output`` names the repaired copy (its subagents go to ``<output stem>/subagents/``,
     Claude Code's layout); ``in_place`` replaces the files atomically, keeping a ``.bak``
     unless ``backup=False``. What a repair removes always goes to a quarantine file."""
-    from .edge.session_out import session_outputs
     from .repair.core import RepairOptions
-    from .repair.files import repair_file
+    from .repair.files_session import repair_session as _repair
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
-    paths = _session_paths(ref, subagents)
-    outs: list[Path | None] = (
-        list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
-    )
-    for src, out in zip(paths, outs):
-        if out is not None:
-            _not_the_input(src, out)
-            _mkdir(out.parent)
     opts = RepairOptions(
         drop_orphans=drop_orphans,
         strip_thinking=strip_thinking,
@@ -204,30 +195,21 @@ def repair_session(
     )
     dry = output is None and not in_place
     stamp = _iso(now)
-    reports = [
-        repair_file(
-            p,
-            opts,
-            out=o,
-            in_place=in_place,
-            dry_run=dry,
-            force=force,
-            backup=backup,
-            now=stamp,
-            new_id=lambda: str(_uuid.uuid4()),
-        )
-        for p, o in zip(paths, outs)
-    ]
-    for p, o in zip(paths[1:], outs[1:]):
-        if o is not None:
-            _copy_sidecar(p, o)
+    reports, _outs = _repair(
+        ref,
+        opts,
+        subagents=subagents,
+        output=None if output is None else str(output),
+        in_place=in_place,
+        dry_run=dry,
+        force=force,
+        backup=backup,
+        now=lambda: stamp,
+        new_id=lambda: str(_uuid.uuid4()),
+        main_parent=True,
+        hint="use in_place=True, or choose another output",
+    )
     return reports
-
-
-def _copy_sidecar(src: Path, out: Path) -> None:
-    from .fork.files import copy_sidecar
-
-    copy_sidecar(src, out)
 
 
 def redact_session(
