@@ -235,7 +235,7 @@ def fork_session(
         copy_paths(path, subs),
         list(loaded.actions),
         _first_cwd(s),
-        path.parent.parent.resolve() == store.projects_dir().resolve(),
+        store.in_a_project(path),
         not dry_run,
     )
 
