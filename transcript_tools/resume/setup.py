@@ -24,7 +24,6 @@ edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,11 +82,12 @@ class Prepared:
         add_dirs: Sequence[Path] = (),
     ) -> QueryEngine:
         from .. import __version__
+        from ..edge.worktrees import head_branch
         from ..model.request import DEFAULT_MAX_TOKENS
         from .engine import FileTranscript, QueryEngine
         from .turns import Envelope
 
-        branch = git_branch(self.cwd)
+        branch = head_branch(self.cwd)
         # version: the session's own Claude Code version: tt writes that version's format
         # (docs/format.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
         env = Envelope(
@@ -214,27 +214,6 @@ def _load(path: Path, max_bytes: int) -> ForResume:
 
 def _under(name: str, d: str) -> bool:
     return name == d or name.startswith(d.rstrip("/") + "/")
-
-
-def git_branch(cwd: Path) -> str | None:
-    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``.git/HEAD``;
-    None outside a repository. No subprocess: a resume must not depend on git."""
-    for d in (cwd, *cwd.parents):
-        git = d / ".git"
-        if git.is_file():  # a worktree: "gitdir: <path>"
-            try:
-                target = git.read_text().strip().removeprefix("gitdir:").strip()
-            except OSError:
-                return None
-            git = (d / target) if not os.path.isabs(target) else Path(target)
-        head = git / "HEAD"
-        if head.is_file():
-            try:
-                text = head.read_text().strip()
-            except OSError:
-                return None
-            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
-    return None
 
 
 def system_text(system_prompt: str | None, append: str | None, cwd: Path) -> str:
