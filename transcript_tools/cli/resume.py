@@ -65,9 +65,11 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
         return store.resolve(spec, latest=latest)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageError("name a session (path, id or prefix), or use -c for the latest one here")
+    from ..resume.files_pick import sessions_to_pick
     from ..views.resume import pick_session
 
-    return pick_session()
+    path = pick_session(sessions_to_pick())
+    return store.SessionRef(path, path.name[:-6])
 
 
 @click.command("resume")
