@@ -437,11 +437,10 @@ def rewind_session(
     only plans; ``backup`` keeps each file's current content as ``<file>.tt-rewind.bak``.
     Files outside ``cwd`` (default: the session's own) are left alone unless
     ``allow_outside``. To branch the conversation there instead, use `fork_session`."""
-    from .edge import claude_dir as store
     from .edge.loader import load_session
     from .model.errors import UsageError
-    from .rewind.core import plan_rewind, resolve_target
-    from .rewind.files import FileReader, apply_plan
+    from .rewind.core import resolve_target
+    from .rewind.files import apply_plan, plan_files
 
     ref = _ref(session, directory)
     s = load_session(ref.path, max_bytes=max_bytes).session
@@ -449,25 +448,14 @@ def rewind_session(
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
     target = resolve_target(s, at)
-    root = (
-        str(cwd)
-        if cwd is not None
-        else next(
-            (c for e in s.entries if isinstance(c := e.record.get("cwd"), str) and c and not e.is_sidechain),
-            None,
-        )
-    )
-    if root is None:
-        raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="pass cwd=")
-    root_s = store.canonical_cwd(root)
-    if not Path(root_s).is_dir():
-        raise UsageError(f"{root_s}: the session's project folder is not here", hint="pass cwd=")
-    # file-history/<sid>/ of the config dir the transcript lives in, else $CLAUDE_CONFIG_DIR's.
-    config = ref.path.parent.parent.parent if ref.path.parent.parent.name == "projects" else None
-    backups = store.file_history_dir(sid, config) if config is not None else store.file_history_dir(sid)
-    reader = FileReader(backups, root_s)
-    plan = plan_rewind(
-        s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+    plan, backups = plan_files(
+        ref.path,
+        s,
+        sid,
+        target,
+        cwd=str(cwd) if cwd is not None else None,
+        allow_outside=allow_outside,
+        hints=("pass cwd=", "pass cwd="),
     )
     applied = [] if dry_run else apply_plan(plan, backups, keep=backup)
     return RewindResult(sid, plan, applied)

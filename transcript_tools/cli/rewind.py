@@ -24,17 +24,9 @@ import click
 from ..edge import claude_dir as store
 from ..edge.loader import load_session
 from ..model.errors import UsageError
-from ..rewind.core import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
-from ..rewind.files import FileReader, FileResult, apply_plan
+from ..rewind.core import RewindPlan, resolve_target, summary, unified_diff
+from ..rewind.files import FileResult, apply_plan, plan_files
 from .common import console, continue_option, emit_json, json_option, max_bytes_option
-
-
-def _session_cwd(session: Any) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c and not e.is_sidechain:
-            return c
-    return None
 
 
 def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
@@ -129,19 +121,7 @@ def rewind_command(
     code = 0
     plan: RewindPlan | None = None
     if do_files:
-        root = cwd if cwd is not None else _session_cwd(s)
-        if root is None:
-            raise UsageError(
-                f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd"
-            )
-        root_s = store.canonical_cwd(root)
-        if not Path(root_s).is_dir():
-            raise UsageError(f"{root_s}: the session's project folder is not here", hint="name it with --cwd")
-        backups = _backups_dir(ref.path, sid)
-        reader = FileReader(backups, root_s)
-        plan = plan_rewind(
-            s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
-        )
+        plan, backups = plan_files(ref.path, s, sid, target, cwd=cwd, allow_outside=allow_outside)
         info["files"] = _plan_info(plan, diffs=dry_run or not as_json)
         if plan.problems:
             code = 1
@@ -173,14 +153,6 @@ def rewind_command(
 
         render_rewind(console(), info)
     return code
-
-
-def _backups_dir(path: Path, sid: str) -> Path:
-    """``file-history/<sid>/`` of the config dir the transcript lives in
-    (``<config>/projects/<project>/<sid>.jsonl``), else of ``$CLAUDE_CONFIG_DIR``."""
-    if path.parent.parent.name == "projects":
-        return store.file_history_dir(sid, path.parent.parent.parent)
-    return store.file_history_dir(sid)
 
 
 def _fork_at(
