@@ -228,23 +228,19 @@ def redact_session(
     Without ``output`` or ``in_place`` it only reports. ``output`` writes a redacted copy
     (subagents beside it, as `repair_session`); ``in_place`` replaces the files atomically.
     A path names just that file; a session id, the session and its subagent files."""
-    from .edge.session_out import session_outputs
-    from .redact.files import redact_in_place, redact_to, scan_file
+    from .redact.files import redact_session as _redact
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
     named_file = Path(str(session)).expanduser().is_file()
-    files = _session_paths(ref, subagents and not named_file)
-    if output is not None:
-        results = []
-        for src, dst in zip(files, session_outputs(files, str(output))):
-            _not_the_input(src, dst)
-            _mkdir(dst.parent)
-            results.append(redact_to(src, dst))
-        return results
-    if in_place:
-        return [redact_in_place(f, backup=backup, force=force) for f in files]
-    return [scan_file(f) for f in files]
+    return _redact(
+        _session_paths(ref, subagents and not named_file),
+        output=None if output is None else str(output),
+        in_place=in_place,
+        backup=backup,
+        force=force,
+        hint="use in_place=True, or choose another output",
+    )
 
 
 # --- compact, fork, rewind, resume ----------------------------------------------------
