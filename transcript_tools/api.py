@@ -554,20 +554,11 @@ def export_session(
     ``redact=False``. ``output`` defaults to ``<session id>.zip`` in the current directory;
     an existing bundle is never overwritten. A dry run builds the bundle in a temporary
     folder, reports it and throws it away (``path`` is where it would have gone)."""
-    from .bundle.files_export import export_session as _export
+    from .bundle.files_export import export_to
 
     ref = _ref(session, directory)
-    out = Path(output).expanduser() if output is not None else Path(f"{ref.path.stem}.zip")
-    if out.is_dir():
-        out = out / f"{ref.path.stem}.zip"
-    if not dry_run:
-        e = _export(ref, out, redact=redact)
-        return ExportResult(e.path, e.bytes, e.manifest, list(e.skipped), True)
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="tt-export-") as scratch:
-        e = _export(ref, Path(scratch) / out.name, redact=redact)
-        return ExportResult(out, e.bytes, e.manifest, list(e.skipped), False)
+    e = export_to(ref, Path(output) if output is not None else None, redact=redact, dry_run=dry_run)
+    return ExportResult(e.path, e.bytes, e.manifest, e.skipped, e.written)
 
 
 def import_session(
