@@ -207,9 +207,9 @@ def resume_command(
         if store_url is not None:
             if latest or session is None:
                 raise UsageError("--store: name a stored session by its id (`tt ls --store URL` lists them)")
-            from .from_store import materialised
+            from ..store.files_materialise import materialised
 
-            # The turn is appended to a private copy, then pushed to the store (`from_store`).
+            # The turn is appended to a private copy, then pushed to the store (`store.files_materialise`).
             ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
             ref = _pick(session, latest)

@@ -13,9 +13,10 @@ from ..show.core import build
 from ..show.files import Shown, load_for_show
 from ..show.text import to_json, to_markdown
 from ..show.tree import build_forest, describe
+from ..store.files_materialise import materialised
 from ..views.show import page_or_print, render_items, render_tree
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
-from .from_store import materialised, no_local_scope, store_option
+from .from_store import no_local_scope, store_option
 
 
 @click.command("show")

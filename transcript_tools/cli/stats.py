@@ -10,9 +10,10 @@ from ..catalog.files import project_dirs, read_row
 from ..catalog.files_usage import many_stats, session_stats
 from ..edge import claude_dir as store
 from ..model.errors import NotFound, UsageError
+from ..store.files_materialise import materialised
 from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
-from .from_store import materialised, no_local_scope, store_option
+from .from_store import no_local_scope, store_option
 
 
 @click.command("stats")

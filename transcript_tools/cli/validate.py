@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from ..model.errors import Unreadable
+from ..store.files_materialise import materialised
 from ..validate.core import Report
 from ..validate.files import files_named, validate_path
 from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
-from .from_store import materialised, no_local_scope, store_option
+from .from_store import no_local_scope, store_option
 
 
 @click.command("validate")
