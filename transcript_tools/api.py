@@ -229,12 +229,12 @@ def redact_session(
     (subagents beside it, as `repair_session`); ``in_place`` replaces the files atomically.
     A path names just that file; a session id, the session and its subagent files."""
     from .redact.files import redact_session as _redact
+    from .redact.files import session_files
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
-    named_file = Path(str(session)).expanduser().is_file()
     return _redact(
-        _session_paths(ref, subagents and not named_file),
+        session_files(str(session), ref, subagents),
         output=None if output is None else str(output),
         in_place=in_place,
         backup=backup,
@@ -569,13 +569,11 @@ def import_session(
     directory), rewriting paths under the original cwd. Returns `bundle_import.Imported`
     (the new session's id and path); a dry run checks the archive and returns its
     `bundle.Manifest`, extracting nothing. Unsafe or damaged archives are refused."""
-    import os
-
-    from .bundle.files_import import import_bundle, read_manifest
+    from .bundle.files_import import import_bundle, import_cwd, read_manifest
 
     if dry_run:
         return read_manifest(Path(archive))
-    return import_bundle(Path(archive), os.getcwd() if cwd is None else str(Path(cwd).expanduser()))
+    return import_bundle(Path(archive), import_cwd(cwd))
 
 
 # --- ls, search, stats ----------------------------------------------------------------

@@ -12,7 +12,6 @@ archive), 6 write failed or the session exists already.
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import click
 
 from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import ExportReport, export_to
-from ..bundle.files_import import Imported, import_bundle, read_manifest
+from ..bundle.files_import import Imported, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
 from .common import console, emit_json, json_option
 
@@ -117,7 +116,7 @@ def import_command(archive: Path, cwd: Path | None, dry_run: bool, max_size: int
     archives (paths escaping the target, links, devices, oversized members), bad
     checksums, and a session id that exists already."""
     limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, max_size), total_bytes=max_size)
-    target = os.getcwd() if cwd is None else str(cwd.expanduser())
+    target = import_cwd(cwd)
     if dry_run:
         m = read_manifest(archive, limits=limits)
         info: dict[str, Any] = {

@@ -13,8 +13,6 @@ Exit codes: 0 nothing found (or written), 1 secrets found (report only), 2 usage
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..edge import claude_dir as store
@@ -63,8 +61,7 @@ def redact_command(
     if (no_backup or force) and not in_place:
         raise click.UsageError("--no-backup and --force only apply with --in-place")
     ref = store.resolve(target)
-    # A session named by id covers its subagents; a file named by path is just that file.
-    files = session_files(ref, not no_subagents and not Path(target).expanduser().is_file())
+    files = session_files(target, ref, not no_subagents)
     results = redact_session(files, output=output, in_place=in_place, backup=not no_backup, force=force)
     written = output is not None or in_place
     total = sum(len(r.findings) for r in results)

@@ -103,10 +103,11 @@ def redact_in_place(path: Path, *, backup: bool = True, force: bool = False) -> 
 SAME_INPUT_HINT = "use --in-place, or choose another -o path"
 
 
-def session_files(ref: store.SessionRef, subagents: bool) -> list[Path]:
-    """The main file, then (``subagents``) its subagent transcripts."""
+def session_files(spec: str, ref: store.SessionRef, subagents: bool) -> list[Path]:
+    """The files ``spec`` (resolved to ``ref``) names: a session named by id or prefix
+    covers its subagent transcripts (``subagents``); a file named by path is just that file."""
     files = [ref.path]
-    if subagents:
+    if subagents and not Path(spec).expanduser().is_file():
         files += store.subagent_files(ref.path)
     return files
 
