@@ -298,7 +298,9 @@ def compact_session(
         keep_tokens=DEFAULT_KEEP_TOKENS if keep_tokens is None else keep_tokens, prune=frozenset(prune)
     )
     if model is None:
-        model = _resumes_on(ref.path, now)
+        from .compact.files import resumes_on
+
+        model = resumes_on(ref.path, _clock(now))
     return compact_file(
         ref.path,
         summarizer or Extractive(),
@@ -319,19 +321,6 @@ def _clock(now: datetime | None) -> Any:
 
     clock = system_clock()
     return clock if now is None else Clock(now, clock.local_midnight)
-
-
-def _resumes_on(path: Path, now: datetime | None) -> str | None:
-    """The model a resume of ``path`` continues on at ``now``: the session's last model (from
-    the file's tail, `catalog.read_row`) unless Claude Code retires or remaps it (`lifecycle`)."""
-    from .catalog.files import read_row
-    from .model import lifecycle
-
-    row = read_row(path)
-    session_model = row.lite.model if row is not None else None
-    if session_model is None:
-        return None
-    return lifecycle.resume_model(lifecycle.CURRENT, session_model, None, _clock(now)).model or session_model
 
 
 @dataclass(frozen=True)
