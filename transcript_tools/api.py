@@ -102,28 +102,6 @@ def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
     return paths
 
 
-def _mkdir(d: Path) -> None:
-    from .model.errors import WriteFailed
-
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as e:
-        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
-
-
-def _not_the_input(src: Path, out: Path) -> None:
-    from .model.errors import UsageError
-
-    try:
-        same = src.resolve() == out.resolve() or (out.exists() and src.samefile(out))
-    except OSError:
-        same = False
-    if same:
-        raise UsageError(
-            f"{out}: that is the input itself", hint="use in_place=True, or choose another output"
-        )
-
-
 def _one_output(output: str | Path | None, in_place: bool) -> None:
     if output is not None and in_place:
         from .model.errors import UsageError
