@@ -103,28 +103,6 @@ def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
     return paths
 
 
-def _mkdir(d: Path) -> None:
-    from .model.errors import WriteFailed
-
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as e:
-        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
-
-
-def _not_the_input(src: Path, out: Path) -> None:
-    from .model.errors import UsageError
-
-    try:
-        same = src.resolve() == out.resolve() or (out.exists() and src.samefile(out))
-    except OSError:
-        same = False
-    if same:
-        raise UsageError(
-            f"{out}: that is the input itself", hint="use in_place=True, or choose another output"
-        )
-
-
 def _one_output(output: str | Path | None, in_place: bool) -> None:
     if output is not None and in_place:
         from .model.errors import UsageError
@@ -183,20 +161,11 @@ def repair_session(
     ``output`` names the repaired copy (its subagents go to ``<output stem>/subagents/``,
     Claude Code's layout); ``in_place`` replaces the files atomically, keeping a ``.bak``
     unless ``backup=False``. What a repair removes always goes to a quarantine file."""
-    from .edge.session_out import session_outputs
     from .repair.core import RepairOptions
-    from .repair.files import repair_file
+    from .repair.files_session import repair_session as _repair
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
-    paths = _session_paths(ref, subagents)
-    outs: list[Path | None] = (
-        list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
-    )
-    for src, out in zip(paths, outs):
-        if out is not None:
-            _not_the_input(src, out)
-            _mkdir(out.parent)
     opts = RepairOptions(
         drop_orphans=drop_orphans,
         strip_thinking=strip_thinking,
@@ -205,30 +174,21 @@ def repair_session(
     )
     dry = output is None and not in_place
     stamp = _iso(now)
-    reports = [
-        repair_file(
-            p,
-            opts,
-            out=o,
-            in_place=in_place,
-            dry_run=dry,
-            force=force,
-            backup=backup,
-            now=stamp,
-            new_id=lambda: str(_uuid.uuid4()),
-        )
-        for p, o in zip(paths, outs)
-    ]
-    for p, o in zip(paths[1:], outs[1:]):
-        if o is not None:
-            _copy_sidecar(p, o)
+    reports, _outs = _repair(
+        ref,
+        opts,
+        subagents=subagents,
+        output=None if output is None else str(output),
+        in_place=in_place,
+        dry_run=dry,
+        force=force,
+        backup=backup,
+        now=lambda: stamp,
+        new_id=lambda: str(_uuid.uuid4()),
+        main_parent=True,
+        hint="use in_place=True, or choose another output",
+    )
     return reports
-
-
-def _copy_sidecar(src: Path, out: Path) -> None:
-    from .fork.files import copy_sidecar
-
-    copy_sidecar(src, out)
 
 
 def redact_session(
@@ -247,23 +207,19 @@ def redact_session(
     Without ``output`` or ``in_place`` it only reports. ``output`` writes a redacted copy
     (subagents beside it, as `repair_session`); ``in_place`` replaces the files atomically.
     A path names just that file; a session id, the session and its subagent files."""
-    from .edge.session_out import session_outputs
-    from .redact.files import redact_in_place, redact_to, scan_file
+    from .redact.files import redact_session as _redact
+    from .redact.files import session_files
 
     _one_output(output, in_place)
     ref = _ref(session, directory)
-    named_file = Path(str(session)).expanduser().is_file()
-    files = _session_paths(ref, subagents and not named_file)
-    if output is not None:
-        results = []
-        for src, dst in zip(files, session_outputs(files, str(output))):
-            _not_the_input(src, dst)
-            _mkdir(dst.parent)
-            results.append(redact_to(src, dst))
-        return results
-    if in_place:
-        return [redact_in_place(f, backup=backup, force=force) for f in files]
-    return [scan_file(f) for f in files]
+    return _redact(
+        session_files(str(session), ref, subagents),
+        output=None if output is None else str(output),
+        in_place=in_place,
+        backup=backup,
+        force=force,
+        hint="use in_place=True, or choose another output",
+    )
 
 
 # --- compact, fork, rewind, resume ----------------------------------------------------
@@ -321,7 +277,9 @@ def compact_session(
         keep_tokens=DEFAULT_KEEP_TOKENS if keep_tokens is None else keep_tokens, prune=frozenset(prune)
     )
     if model is None:
-        model = _resumes_on(ref.path, now)
+        from .compact.files import resumes_on
+
+        model = resumes_on(ref.path, _clock(now))
     return compact_file(
         ref.path,
         summarizer or Extractive(),
@@ -342,19 +300,6 @@ def _clock(now: datetime | None) -> Any:
 
     clock = system_clock()
     return clock if now is None else Clock(now, clock.local_midnight)
-
-
-def _resumes_on(path: Path, now: datetime | None) -> str | None:
-    """The model a resume of ``path`` continues on at ``now``: the session's last model (from
-    the file's tail, `catalog.read_row`) unless Claude Code retires or remaps it (`lifecycle`)."""
-    from .catalog.files import read_row
-    from .model import lifecycle
-
-    row = read_row(path)
-    session_model = row.lite.model if row is not None else None
-    if session_model is None:
-        return None
-    return lifecycle.resume_model(lifecycle.CURRENT, session_model, None, _clock(now)).model or session_model
 
 
 @dataclass(frozen=True)
@@ -407,33 +352,25 @@ def fork_session(
     ``claude --resume`` lists it, or to ``output``; its title defaults to the original's
     plus " (fork)". The original is only read; a cut that would part a tool call from its
     result moves, and ``result.fork.cut.moved`` says so."""
-    from .edge.loader import load_session
-    from .fork.branch import resolve_at
-    from .fork.core import fork
-    from .fork.files import UuidSource, copy_paths, plan_subagents, write_fork
+    from .fork.files import fork_session as _fork
 
     if title is not None and not title.strip():
         from .model.errors import UsageError
 
         raise UsageError("the title is empty")
     ref = _ref(session, directory)
-    loaded = load_session(ref.path, max_bytes=max_bytes)
-    s = loaded.session
-    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    at = resolve_at(s, up_to_message_id) if up_to_message_id is not None else None
-    f = fork(s, source_session_id=source, at=at, title=title, now=_iso(now), new_id=UuidSource())
-    if output is None:
-        path = ref.project_dir / f"{f.session_id}.jsonl"
-    else:
-        from .edge.session_out import main_output
-
-        path = main_output(str(output), f"{f.session_id}.jsonl")
-    subs = plan_subagents(ref.path, f, s, max_bytes)
-    if not dry_run:
-        _mkdir(path.parent)
-        write_fork(path, f, subs)
-    repairs = [{"fix": a.fix, "code": a.code, "line": a.line} for a in loaded.actions]
-    return ForkResult(f.session_id, path, f, ref.path, copy_paths(path, subs), repairs, not dry_run)
+    f = _fork(
+        ref.path,
+        now=_iso(now),
+        source_session_id=ref.session_id,
+        at=up_to_message_id,
+        title=title,
+        output=None if output is None else str(output),
+        make_parents=True,
+        dry_run=dry_run,
+        max_bytes=max_bytes,
+    )
+    return ForkResult(f.session_id, f.path, f.fork, f.source_path, f.subagents, f.repairs, f.written)
 
 
 @dataclass(frozen=True)
@@ -464,11 +401,10 @@ def rewind_session(
     only plans; ``backup`` keeps each file's current content as ``<file>.tt-rewind.bak``.
     Files outside ``cwd`` (default: the session's own) are left alone unless
     ``allow_outside``. To branch the conversation there instead, use `fork_session`."""
-    from .edge import claude_dir as store
     from .edge.loader import load_session
     from .model.errors import UsageError
-    from .rewind.core import plan_rewind, resolve_target
-    from .rewind.files import FileReader, apply_plan
+    from .rewind.core import resolve_target
+    from .rewind.files import apply_plan, plan_files
 
     ref = _ref(session, directory)
     s = load_session(ref.path, max_bytes=max_bytes).session
@@ -476,25 +412,14 @@ def rewind_session(
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
     target = resolve_target(s, at)
-    root = (
-        str(cwd)
-        if cwd is not None
-        else next(
-            (c for e in s.entries if isinstance(c := e.record.get("cwd"), str) and c and not e.is_sidechain),
-            None,
-        )
-    )
-    if root is None:
-        raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="pass cwd=")
-    root_s = store.canonical_cwd(root)
-    if not Path(root_s).is_dir():
-        raise UsageError(f"{root_s}: the session's project folder is not here", hint="pass cwd=")
-    # file-history/<sid>/ of the config dir the transcript lives in, else $CLAUDE_CONFIG_DIR's.
-    config = ref.path.parent.parent.parent if ref.path.parent.parent.name == "projects" else None
-    backups = store.file_history_dir(sid, config) if config is not None else store.file_history_dir(sid)
-    reader = FileReader(backups, root_s)
-    plan = plan_rewind(
-        s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+    plan, backups = plan_files(
+        ref.path,
+        s,
+        sid,
+        target,
+        cwd=str(cwd) if cwd is not None else None,
+        allow_outside=allow_outside,
+        hints=("pass cwd=", "pass cwd="),
     )
     applied = [] if dry_run else apply_plan(plan, backups, keep=backup)
     return RewindResult(sid, plan, applied)
@@ -597,20 +522,11 @@ def export_session(
     ``redact=False``. ``output`` defaults to ``<session id>.zip`` in the current directory;
     an existing bundle is never overwritten. A dry run builds the bundle in a temporary
     folder, reports it and throws it away (``path`` is where it would have gone)."""
-    from .bundle.files_export import export_session as _export
+    from .bundle.files_export import export_to
 
     ref = _ref(session, directory)
-    out = Path(output).expanduser() if output is not None else Path(f"{ref.path.stem}.zip")
-    if out.is_dir():
-        out = out / f"{ref.path.stem}.zip"
-    if not dry_run:
-        e = _export(ref, out, redact=redact)
-        return ExportResult(e.path, e.bytes, e.manifest, list(e.skipped), True)
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="tt-export-") as scratch:
-        e = _export(ref, Path(scratch) / out.name, redact=redact)
-        return ExportResult(out, e.bytes, e.manifest, list(e.skipped), False)
+    e = export_to(ref, Path(output) if output is not None else None, redact=redact, dry_run=dry_run)
+    return ExportResult(e.path, e.bytes, e.manifest, e.skipped, e.written)
 
 
 def import_session(
@@ -621,13 +537,11 @@ def import_session(
     directory), rewriting paths under the original cwd. Returns `bundle_import.Imported`
     (the new session's id and path); a dry run checks the archive and returns its
     `bundle.Manifest`, extracting nothing. Unsafe or damaged archives are refused."""
-    import os
-
-    from .bundle.files_import import import_bundle, read_manifest
+    from .bundle.files_import import import_bundle, import_cwd, read_manifest
 
     if dry_run:
         return read_manifest(Path(archive))
-    return import_bundle(Path(archive), os.getcwd() if cwd is None else str(Path(cwd).expanduser()))
+    return import_bundle(Path(archive), import_cwd(cwd))
 
 
 # --- ls, search, stats ----------------------------------------------------------------
@@ -729,17 +643,13 @@ def _session_id(ref: SessionRef) -> str:
 def _append_record(
     session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool
 ) -> RecordResult:
-    from .edge.reader import file_size
-    from .edge.writer import append_records
-    from .model.errors import Unreadable
+    from .manage.files import append_record
 
     ref = _ref(session, directory)
     sid = _session_id(ref)
     line: bytes = make(sid, value)
     if not dry_run:
-        if file_size(ref.path) == 0:  # the SDK treats an empty file as "no session here" too
-            raise Unreadable(f"{ref.path}: empty file, not a session")
-        append_records(ref.path, [line.rstrip(b"\n")])
+        append_record(ref, line)
     return RecordResult(sid, ref.path, line.decode("ascii").rstrip("\n"), not dry_run)
 
 
@@ -769,10 +679,9 @@ def delete_session(
     """Delete a session (``tt delete``; the SDK's ``delete_session``): its transcript, its
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""
-    # The file side of delete lives with the command today (cli/manage.py); one copy of it.
-    from .cli.manage import _remove, survey
+    from .manage.files import remove, survey
 
     plan = survey(_ref(session, directory))
     if not dry_run:
-        _remove(plan)
+        remove(plan)
     return plan

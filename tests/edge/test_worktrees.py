@@ -365,3 +365,21 @@ def test_without_worktrees_only_the_directory_s_own_folder(
     empty.mkdir()
     with pytest.raises(NotFound):
         project_dirs(cwd=empty, root=projects)
+
+
+def test_head_branch_is_what_git_names_the_checked_out_branch(tmp_path: Path) -> None:
+    # The oracle is git itself (`git rev-parse --abbrev-ref HEAD`): in the main worktree,
+    # in a subfolder, in a linked worktree (a `.git` file), and on a detached HEAD.
+    repo = make_repo(tmp_path / "repo")
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    linked = add_worktree(repo, tmp_path / "linked")
+    detached = add_worktree(repo, tmp_path / "detached")
+    assert git("checkout", "-q", "--detach", cwd=detached).returncode == 0
+    for d in (repo, repo / "sub" / "deeper", linked, detached):
+        r = git("rev-parse", "--abbrev-ref", "HEAD", cwd=d)
+        assert r.returncode == 0, r.stderr
+        assert worktrees.head_branch(d) == r.stdout.strip(), d
+    assert {worktrees.head_branch(repo), worktrees.head_branch(linked)} == {"main", "linked"}
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert worktrees.head_branch(outside) is None

@@ -458,6 +458,7 @@ def test_continue_takes_the_latest_session_of_this_directory(
 def test_the_picker_lists_this_directorys_sessions_newest_first(
     config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from transcript_tools.resume.files_pick import sessions_to_pick
     from transcript_tools.views import resume as picker
 
     project = transcript(config).parent
@@ -470,8 +471,9 @@ def test_the_picker_lists_this_directorys_sessions_newest_first(
     monkeypatch.setattr(picker.click, "prompt", lambda *a, **k: asked.append(a) or 2)
     monkeypatch.chdir(work_dir(config))
     monkeypatch.setenv("TT_WIDTH", "200")
-    ref = picker.pick_session()
-    assert ref.path == older and ref.session_id == SESSION
+    rows = sessions_to_pick()
+    assert [r.path for r in rows] == [transcript(config), older]
+    assert picker.pick_session(rows) == older
     shown = capsys.readouterr().err
     assert shown.index(SID332[:8]) < shown.index(SESSION[:8]) and "an older session" in shown
 

@@ -7,6 +7,10 @@ redacting every text member through `redact` unless asked not to, and writes the
 with the sizes and sha256 of what was stored. Symlinks and other non-regular files in the
 session's folders are left out (listed in `Exported.skipped`).
 
+`export_to` is what ``tt export`` and the API's ``export_session`` call: the bundle's
+path (``<session id>.zip`` by default, or in a folder named), the export, and for a dry
+run the same export made in a temporary folder and thrown away.
+
 Invariants: streams each transcript (memory does not grow with it); never overwrites
 (the archive is created exclusively and removed again if writing fails); the original
 files are only read.
@@ -149,6 +153,41 @@ def _add(zf: zipfile.ZipFile, name: str, chunks: Iterator[bytes], mtime: float) 
 def _date_time(mtime: float) -> tuple[int, int, int, int, int, int]:
     t = time.gmtime(mtime)
     return (max(1980, t.tm_year), t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    """What `export_to` wrote (or, in a dry run, would write)."""
+
+    #: where the bundle is (a dry run: where it would go)
+    path: Path
+    bytes: int
+    manifest: Manifest
+    skipped: list[str]
+    written: bool
+    #: a dry run: something is at ``path`` already (a real export would refuse to overwrite it)
+    exists: bool = False
+
+
+def export_to(
+    ref: store.SessionRef, output: Path | None, *, redact: bool = True, dry_run: bool = False
+) -> ExportReport:
+    """Export the session at ``ref`` to ``output`` (default: ``<session id>.zip`` in the
+    current directory; a folder: that name in it). A dry run builds the bundle whole in a
+    private temporary folder, reports it and throws it away: the report is the one a real
+    export gives, and nothing is left at the destination."""
+    out = (output or Path(f"{ref.path.stem}.zip")).expanduser()
+    if out.is_dir():
+        out = out / f"{ref.path.stem}.zip"
+    if not dry_run:
+        e = export_session(ref, out, redact=redact)
+        return ExportReport(e.path, e.bytes, e.manifest, list(e.skipped), True)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tt-export-") as scratch:
+        e = export_session(ref, Path(scratch) / out.name, redact=redact)
+        size = e.bytes
+    return ExportReport(out, size, e.manifest, list(e.skipped), False, out.exists())
 
 
 def export_session(

@@ -180,6 +180,12 @@ def _existing(sid: str, config: Path) -> list[Path]:
     return found
 
 
+def import_cwd(cwd: str | Path | None) -> str:
+    """The project folder an import goes under: ``cwd`` (``~`` expanded), else the
+    current directory."""
+    return os.getcwd() if cwd is None else str(Path(cwd).expanduser())
+
+
 def import_bundle(
     archive: Path, cwd: str | Path, *, config: Path | None = None, limits: Limits = Limits()
 ) -> Imported:

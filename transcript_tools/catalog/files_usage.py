@@ -57,6 +57,18 @@ def session_stats(
 PARALLEL_FROM = 200
 
 
+def sessions_in(dirs: list[Path]) -> list[Path]:
+    """The session files of the project folders ``dirs``, oldest first (by mtime);
+    `NotFound` when there are none."""
+    from ..edge import claude_dir as store
+    from ..model.errors import NotFound
+
+    paths = [p for d in dirs for p in store.session_files(d)]
+    if not paths:
+        raise NotFound("no sessions in " + ", ".join(str(d) for d in dirs))
+    return sorted(paths, key=lambda p: p.stat().st_mtime)
+
+
 def many_stats(
     paths: Iterable[Path], *, subagents: bool = True, workers: int | None = None
 ) -> tuple[list[Stats], Stats]:

@@ -12,7 +12,6 @@ archive), 6 write failed or the session exists already.
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,15 @@ from typing import Any
 import click
 
 from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
-from ..bundle.files_export import Exported, export_session
-from ..bundle.files_import import Imported, import_bundle, read_manifest
+from ..bundle.files_export import ExportReport, export_to
+from ..bundle.files_import import Imported, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
 from .common import console, emit_json, json_option
 
 
-def _export_info(e: Exported) -> dict[str, Any]:
+def _export_info(e: ExportReport) -> dict[str, Any]:
     m = e.manifest
-    return {
+    info: dict[str, Any] = {
         "path": str(e.path),
         "bytes": e.bytes,
         "session_id": m.session_id,
@@ -39,6 +38,9 @@ def _export_info(e: Exported) -> dict[str, Any]:
         "files": [x.to_dict() for x in m.members],
         "skipped": e.skipped,
     }
+    if not e.written:
+        info["dry_run"], info["exists"] = True, e.exists
+    return info
 
 
 @click.command("export")
@@ -62,20 +64,7 @@ def export_command(session: str, output: Path | None, no_redact: bool, dry_run: 
     a manifest (versions, original cwd, sha256 checksums). Secrets are replaced by
     placeholders unless --no-redact. `tt import` unpacks it on another machine."""
     ref = store.resolve(session)
-    out = (output or Path(f"{ref.path.stem}.zip")).expanduser()
-    if out.is_dir():
-        out = out / f"{ref.path.stem}.zip"
-    if dry_run:
-        import tempfile
-
-        # The bundle is made whole, in a private temporary folder, and thrown away: the
-        # report is the one a real export gives, and nothing is left at the destination.
-        with tempfile.TemporaryDirectory(prefix="tt-export-") as scratch:
-            info = _export_info(export_session(ref, Path(scratch) / out.name, redact=not no_redact))
-        info["path"], info["dry_run"] = str(out), True
-        info["exists"] = out.exists()  # a real export would refuse to overwrite it
-    else:
-        info = _export_info(export_session(ref, out, redact=not no_redact))
+    info = _export_info(export_to(ref, output, redact=not no_redact, dry_run=dry_run))
     if as_json:
         emit_json(info)
     else:
@@ -127,7 +116,7 @@ def import_command(archive: Path, cwd: Path | None, dry_run: bool, max_size: int
     archives (paths escaping the target, links, devices, oversized members), bad
     checksums, and a session id that exists already."""
     limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, max_size), total_bytes=max_size)
-    target = os.getcwd() if cwd is None else str(cwd.expanduser())
+    target = import_cwd(cwd)
     if dry_run:
         m = read_manifest(archive, limits=limits)
         info: dict[str, Any] = {

@@ -1,8 +1,9 @@
 """``tt compact``: summarise and truncate a session to a token budget, in Claude Code's form.
 
 Resolve the session, check the options (and the API key, before any work, when a model
-or ``--exact`` needs one), run `compactor.compact_file`, render the report. The source is
-only read, except with ``--in-place``.
+or ``--exact`` needs one), run `compact.files.compact_file`, render the report. The file
+work (the model counted for, the folder ``-o DIR/`` names) is `compact.files`'; the source
+is only read, except with ``--in-place``.
 """
 
 from __future__ import annotations
@@ -136,7 +137,10 @@ def compact_command(
     the original is not changed. Token counts are estimates (tiktoken, offline) of Claude's
     tokenizer; --exact asks the API.
     """
-    from ..compact.files import Target, compact_file
+    from ..compact.files import Target, compact_file, make_output_folder
+    from ..compact.files import resumes_on as resumes_on_at
+    from ..edge.clock import system_clock
+    from ..edge.reader import file_size
     from ..edge.tokenizer import TokenCounter
 
     one_output(out, in_place, dry_run)  # a dry run that also names a target is a mistake
@@ -165,25 +169,20 @@ def compact_command(
     require_transcript(ref.path)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     if out and not dry_run and names_folder(out):
-        _mkdir(Path(out).expanduser())  # -o DIR/ (session_out): the folder to write into
+        make_output_folder(out)  # -o DIR/ (session_out): the folder to write into
     target = Target(
         mode, Path(out).expanduser() if out else None, force, backup=not no_backup, drop_history=drop_history
     )
     # The model a resume of the result will continue on (Claude Code's, at today's clock):
     # the budget counts only the thinking that model is sent, and a model summary is not
     # asked of a model the API has retired.
-    resumes_on = _resumes_on(_session_model(ref.path))
+    resumes_on = resumes_on_at(ref.path, system_clock())
     summ = _summarizer(
-        "anthropic" if model_summary else "extractive",
-        client,
-        model or resumes_on,
-        instructions,
-        ref.path,
-        max_bytes,
+        "anthropic" if model_summary else "extractive", client, model or resumes_on, instructions
     )
     progress = None
     bar: Any = None
-    if not as_json and ref.path.stat().st_size >= PROGRESS_FROM:
+    if not as_json and file_size(ref.path) >= PROGRESS_FROM:
         from rich.progress import Progress
 
         bar = Progress(console=console(stderr=True), transient=True)
@@ -233,61 +232,18 @@ def compact_command(
     return 0
 
 
-def _mkdir(d: Path) -> None:
-    from ..model.errors import WriteFailed
-
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as e:
-        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
-
-
 def _client() -> Any:
     from ..edge.client import AnthropicClient, credentials_from_env
 
     return AnthropicClient(credentials_from_env(os.environ))
 
 
-def _summarizer(
-    name: str, client: Any, model: str | None, instructions: str | None, path: Path, max_bytes: int
-) -> Any:
+def _summarizer(name: str, client: Any, model: str, instructions: str | None) -> Any:
     from ..compact.summarizers import AnthropicSummarizer, Extractive
 
     if name == "extractive":
         return Extractive()
-    return AnthropicSummarizer(client, model=model or _session_model(path), instructions=instructions)
-
-
-def _resumes_on(session_model: str) -> str:
-    from ..edge.clock import system_clock
-    from ..model import lifecycle
-
-    choice = lifecycle.resume_model(lifecycle.CURRENT, session_model, None, system_clock())
-    return choice.model or session_model
-
-
-def _session_model(path: Path) -> str:
-    """The model of the session's last real answer, from the file's last 1 MiB."""
-    import orjson
-
-    from ..compact.summarizers import FALLBACK_MODEL
-
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        f.seek(max(0, size - (1 << 20)))
-        tail = f.read()
-    for line in reversed(tail.split(b"\n")):
-        if b'"assistant"' not in line:
-            continue
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        msg = rec.get("message") if isinstance(rec, dict) else None
-        m = msg.get("model") if isinstance(msg, dict) else None
-        if isinstance(m, str) and m and not m.startswith("<"):
-            return m
-    return FALLBACK_MODEL
+    return AnthropicSummarizer(client, model=model, instructions=instructions)
 
 
 def _continue(result: Any, project_dir: Path) -> list[str]:
@@ -300,7 +256,7 @@ def _continue(result: Any, project_dir: Path) -> list[str]:
     # tt finds a session by id only in a project folder of the config dir; elsewhere, by
     # its path (issue 18: `tt resume <id>` of an `-o small.jsonl` exited 3).
     out = result.output
-    by_id = out is None or out.parent.parent.resolve() == store.projects_dir().resolve()
+    by_id = out is None or store.in_a_project(out)
     cmds = [f"tt resume {sid if by_id else shlex.quote(str(out))}"]
     if out is not None and out.parent == project_dir:
         cwd = _cwd_of(result.records)

@@ -1,18 +1,8 @@
-"""``--store URL`` on ``show``, ``stats``, ``validate`` and ``resume``: a stored session
-materialised into a private temporary config dir, then read by the command's own code.
-
-Each command keeps its file code path, and so its byte-faithful reading: the bytes written
-are exactly a version's stored bytes (`sessionstore.files.pull_session`, subagents, the
-session's other files and its file-history included), into ``mkdtemp`` (mode 0700),
-removed when the command ends. ``show``, ``stats`` and ``validate`` run with the working
-directory set to ``<temp>/projects`` and name the file ``<project>/<id>.jsonl``, the name
-`tt ls --store` and `tt search --store` give it: their output is then the output for the
-original file, that name in place of its path.
-
-``resume`` appends its turn to the materialised file as usual, then pushes that file
-back (`sessionstore.files.push_session`: the new lines extend the current version, as a
-push of the local file would); with ``--fork`` the new session is pushed. If the push
-fails the temporary folder is kept and named, so the turn is never lost.
+"""``--store URL`` on ``ls``, ``search``, ``show``, ``stats``, ``validate`` and ``resume``: the
+option and its usage rules. ``show``, ``stats``, ``validate`` and ``resume`` read a stored
+session materialised into a private temporary config dir
+(`store.files_materialise.materialised`), with their own file code; ``resume`` pushes
+its turn back.
 
 Exit codes are the store's: 3 no such session, 4 a damaged SQLite file, 5 an unreachable
 PostgreSQL or refused credentials (the URL's password is never shown).
@@ -20,19 +10,11 @@ PostgreSQL or refused credentials (the URL's password is never shown).
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ..edge import claude_dir as cfg
-from ..model.errors import TTError, UsageError
+from ..model.errors import UsageError
 
 STORE_HELP = "Work from a session store (sqlite:///PATH or postgresql://…) instead of the config dir."
 
@@ -40,84 +22,6 @@ STORE_HELP = "Work from a session store (sqlite:///PATH or postgresql://…) ins
 def store_option(f: Any) -> Any:
     """The one ``--store URL`` of ls, search, show, stats, validate and resume (same help)."""
     return click.option("--store", "store_url", metavar="URL", default=None, help=STORE_HELP)(f)
-
-
-@dataclass(slots=True)
-class Materialised:
-    store: Any  # sessionstore.Store
-    config: Path  # the temporary config dir
-    refs: list[cfg.SessionRef]  # the main transcripts, relative to config/projects when chdir
-    sizes: dict[Path, int]  # absolute path -> size as pulled
-
-
-@contextmanager
-def materialised(url: str, specs: list[str], *, chdir: bool = True) -> Iterator[Materialised]:
-    """The stored sessions ``specs`` (ids or unique prefixes), current versions, written under
-    a temporary config dir; with ``chdir`` the working directory is its ``projects`` folder
-    for the duration and the refs are relative (``<project>/<id>.jsonl``)."""
-    from ..edge.store_url import open_store
-    from ..store.files import find_session, pull_session, session_arg
-
-    st = open_store(url, config=cfg.config_dir(), create=False)
-    found = [find_session(st, session_arg(s)) for s in specs]
-    tmp = Path(tempfile.mkdtemp(prefix="tt-store-"))
-    keep = False
-    old = os.getcwd()
-    try:
-        refs = []
-        done: set[tuple[str, str]] = set()
-        for streams in found:
-            main = next(s for s in streams if s.key.subpath == "")
-            rel = Path(main.key.project_key) / f"{main.key.session_id}.jsonl"
-            if (main.key.project_key, main.key.session_id) not in done:
-                pull_session(st, streams, config=tmp)
-                done.add((main.key.project_key, main.key.session_id))
-            refs.append(cfg.SessionRef(rel if chdir else tmp / "projects" / rel, main.key.session_id))
-        sizes = {p: p.stat().st_size for p in (tmp / "projects").rglob("*.jsonl")}
-        if chdir:
-            os.chdir(tmp / "projects")
-        m = Materialised(st, tmp, refs, sizes)
-        try:
-            yield m
-        finally:
-            if not chdir:  # resume: whatever the turn's end (an error, Ctrl-C), what it wrote is pushed
-                keep = True
-                _push_back(m)
-                keep = False
-    finally:
-        if chdir:
-            os.chdir(old)
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _push_back(m: Materialised) -> None:
-    """Push every transcript that grew or appeared (a resumed turn, a fork); on failure the
-    error (its exit code) names the kept file."""
-    from ..store.files import push_session
-
-    changed = sorted(
-        {
-            _main_of(p, m.config)
-            for p in (m.config / "projects").rglob("*.jsonl")
-            if m.sizes.get(p) != p.stat().st_size
-        }
-    )
-    for p in changed:
-        try:
-            push_session(m.store, p, config=m.config)
-        except TTError as e:
-            # One message, the store's exit code (5 server, 6 write, …), and the copy named.
-            err = type(e)(f"the new turn is not in the store ({e.message}); it is kept in {p}", hint=e.hint)
-            raise err from e
-
-
-def _main_of(p: Path, config: Path) -> Path:
-    """The main transcript a transcript belongs to (a subagent's session file)."""
-    rel = p.relative_to(config / "projects")
-    if len(rel.parts) <= 2:
-        return p
-    return config / "projects" / rel.parts[0] / f"{rel.parts[1]}.jsonl"
 
 
 def no_local_scope(store_url: str | None, **given: Any) -> None:

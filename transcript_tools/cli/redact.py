@@ -4,6 +4,8 @@ Report first: without ``-o`` or ``--in-place`` nothing is written (``--dry-run``
 explicitly), and the report names file:line, the kind and the JSON path of each finding,
 never the secret. A session id (or prefix) covers the main file and its subagent files
 (``-o fixed.jsonl`` writes them to ``fixed/subagents/``, `session_out`); a path, just that file.
+The work is `redact.files.redact_session`'s (the API's path too); this module parses and
+renders.
 
 Exit codes: 0 nothing found (or written), 1 secrets found (report only), 2 usage,
 3 not found, 4 unreadable, 6 write failed or the file changed meanwhile.
@@ -11,41 +13,11 @@ Exit codes: 0 nothing found (or written), 1 secrets found (report only), 2 usage
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..edge import claude_dir as store
-from ..edge.session_out import session_outputs
-from ..model.errors import UsageError, WriteFailed
-from ..redact.files import FileResult, redact_in_place, redact_to, scan_file
+from ..redact.files import redact_session, session_files
 from .common import console, emit_json, json_option, one_output
-
-
-def _targets(ref: store.SessionRef, subagents: bool) -> list[Path]:
-    files = [ref.path]
-    if subagents:
-        files += store.subagent_files(ref.path)
-    return files
-
-
-def _outputs(files: list[Path], out: str) -> list[Path]:
-    """Where each redacted copy goes (`session_out`: the main file at ``out``, or in it when
-    it is a folder; subagent files beside it in Claude Code's layout)."""
-    outs = session_outputs(files, out)
-    for f, o in zip(files, outs):
-        if o.exists() and o.samefile(f):
-            raise UsageError(
-                f"{o}: that is the input itself", hint="use --in-place, or choose another -o path"
-            )
-    return outs
-
-
-def _mkdirs(p: Path) -> None:
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as e:
-        raise WriteFailed(f"{p.parent}: cannot create ({e.strerror})") from e
 
 
 @click.command("redact")
@@ -89,17 +61,8 @@ def redact_command(
     if (no_backup or force) and not in_place:
         raise click.UsageError("--no-backup and --force only apply with --in-place")
     ref = store.resolve(target)
-    # A session named by id covers its subagents; a file named by path is just that file.
-    files = _targets(ref, not no_subagents and not Path(target).expanduser().is_file())
-    results: list[FileResult] = []
-    if output is not None:
-        for src, dst in zip(files, _outputs(files, output)):
-            _mkdirs(dst)
-            results.append(redact_to(src, dst))
-    elif in_place:
-        results = [redact_in_place(f, backup=not no_backup, force=force) for f in files]
-    else:
-        results = [scan_file(f) for f in files]
+    files = session_files(target, ref, not no_subagents)
+    results = redact_session(files, output=output, in_place=in_place, backup=not no_backup, force=force)
     written = output is not None or in_place
     total = sum(len(r.findings) for r in results)
     if as_json:

@@ -1,5 +1,8 @@
 """``tt repair``: recover a crash-damaged transcript, losing nothing.
 
+Parses, calls `repair.files_session` (the sessions named, each repaired with its subagent
+files: the same path as the API's ``repair_session``) and renders the reports.
+
 Exit codes: 0 repaired (or nothing to repair), 1 damage remains that repair cannot fix
 (reported; what could be fixed was written), 2 usage, 3 not found, 4 unreadable,
 6 write failed or the input changed while it was repaired.
@@ -13,12 +16,12 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
-from ..edge.session_out import names_folder, session_dir, session_outputs
-from ..edge.writer import is_by_product, iso_now
-from ..fork.files import copy_sidecar
-from ..model.errors import NotFound, UsageError, WriteFailed
+from ..edge.session_out import names_folder, session_dir
+from ..edge.writer import iso_now
+from ..model.errors import UsageError
 from ..repair.core import RepairOptions
-from ..repair.files import FileReport, repair_file
+from ..repair.files import FileReport
+from ..repair.files_session import make_folder, repair_session, sessions_named
 from .common import console, emit_json, json_option, max_bytes_option, one_output
 
 
@@ -99,7 +102,7 @@ def repair_command(
         raise click.UsageError("--no-backup only applies with --in-place")
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
-    mains = _sessions(targets, all_, project)
+    mains = sessions_named(targets, all_, project)
     batch = (
         len(mains) > 1 or all_ or project is not None or any(Path(t).expanduser().is_dir() for t in targets)
     )
@@ -109,7 +112,7 @@ def repair_command(
             hint="end the path with / (it is created), or name an existing folder",
         )
     if batch and output is not None:
-        _mkdir(Path(output).expanduser())
+        make_folder(Path(output).expanduser())
     opts = RepairOptions(
         drop_orphans=drop_orphans,
         strip_thinking=strip_thinking,
@@ -118,26 +121,18 @@ def repair_command(
     )
     sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]] = []
     for ref in mains:
-        paths = [ref.path]
-        if ref.session_id is not None and not no_subagents:
-            paths.extend(store.subagent_files(ref.path))
-        outs = _outputs(paths, output) if output is not None else [None] * len(paths)
-        reports = [
-            repair_file(
-                path,
-                opts,
-                out=out,
-                in_place=in_place,
-                dry_run=dry_run,
-                force=force,
-                backup=not no_backup,
-                now=iso_now(),
-                new_id=lambda: str(_uuid.uuid4()),
-            )
-            for path, out in zip(paths, outs)
-        ]
-        if output is not None:
-            _copy_sidecars(paths[1:], outs[1:])
+        reports, outs = repair_session(
+            ref,
+            opts,
+            subagents=not no_subagents,
+            output=output,
+            in_place=in_place,
+            dry_run=dry_run,
+            force=force,
+            backup=not no_backup,
+            now=iso_now,
+            new_id=lambda: str(_uuid.uuid4()),
+        )
         sessions.append((ref, reports, outs))
     every = [r for _, reports, _ in sessions for r in reports]
     if as_json:
@@ -188,66 +183,6 @@ def _emit(
     emit_json(doc)
 
 
-def _sessions(targets: tuple[str, ...], all_: bool, project: str | None) -> list[store.SessionRef]:
-    """The sessions named: each target resolved (a directory: every transcript in it that is
-    not a subagent's or a by-product), then those of -p / --all; each once, in order."""
-    refs: list[store.SessionRef] = []
-    specs = list(targets)
-    if all_ or project is not None:
-        from ..catalog.files import project_dirs
-
-        specs += [str(d) for d in project_dirs(project, all_=all_)]
-    for spec in specs:
-        p = Path(spec).expanduser()
-        if p.is_dir():
-            found = sorted(
-                q
-                for q in p.rglob("*.jsonl")
-                if q.is_file()
-                and not is_by_product(q.name)
-                and not q.name.startswith("agent-")
-                and "subagents" not in q.parts
-            )
-            if not found and not (all_ or project is not None):
-                raise NotFound(f"{spec}: no .jsonl transcripts in this directory")
-            refs.extend(store.resolve(str(q)) for q in found)
-            continue
-        refs.append(store.resolve(spec))
-    return list({ref.path: ref for ref in refs}.values())
-
-
-def _mkdir(path: Path) -> None:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise WriteFailed(f"{path}: cannot create the folder ({e.strerror})") from e
-
-
-def _outputs(paths: list[Path], output: str) -> list[Path | None]:
-    """Where each file goes (`session_out`: the main file at ``-o``, or in it when it is a
-    folder; subagent files beside it in Claude Code's layout, ``<name>/subagents/…``)."""
-    outs = session_outputs(paths, output)
-    for p, out in zip(paths, outs):
-        if _same(p, out):
-            raise UsageError(
-                f"{out}: that is the input itself; tt repair never writes over its input",
-                hint="use --in-place to replace it atomically (a backup is kept), or choose another -o path",
-            )
-    for out in outs[1:]:
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as e:
-            raise WriteFailed(f"{out.parent}: cannot create the folder ({e.strerror})") from e
-    return list(outs)
-
-
-def _copy_sidecars(paths: list[Path], outs: list[Path | None]) -> None:
-    """Each subagent's ``.meta.json`` beside its repaired copy (`fork_files.copy_sidecar`)."""
-    for p, out in zip(paths, outs):
-        if out is not None:
-            copy_sidecar(p, out)
-
-
 def _layout_note(outs: list[Path | None]) -> str:
     main = outs[0]
     assert main is not None
@@ -256,10 +191,3 @@ def _layout_note(outs: list[Path | None]) -> str:
         f"(Claude Code's layout: keep {main.name} and {session_dir(main).name}/ together; as <session-id>.jsonl "
         "and <session-id>/ in a project folder, claude --resume finds both)"
     )
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
-    except OSError:
-        return False

@@ -65,9 +65,11 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
         return store.resolve(spec, latest=latest)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageError("name a session (path, id or prefix), or use -c for the latest one here")
+    from ..resume.files_pick import sessions_to_pick
     from ..views.resume import pick_session
 
-    return pick_session()
+    path = pick_session(sessions_to_pick(), console(stderr=True))
+    return store.SessionRef(path, path.name[:-6])
 
 
 @click.command("resume")
@@ -205,9 +207,9 @@ def resume_command(
         if store_url is not None:
             if latest or session is None:
                 raise UsageError("--store: name a stored session by its id (`tt ls --store URL` lists them)")
-            from .from_store import materialised
+            from ..store.files_materialise import materialised
 
-            # The turn is appended to a private copy, then pushed to the store (`from_store`).
+            # The turn is appended to a private copy, then pushed to the store (`store.files_materialise`).
             ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
             ref = _pick(session, latest)

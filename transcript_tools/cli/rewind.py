@@ -24,17 +24,9 @@ import click
 from ..edge import claude_dir as store
 from ..edge.loader import load_session
 from ..model.errors import UsageError
-from ..rewind.core import RewindPlan, plan_rewind, resolve_target, summary, unified_diff
-from ..rewind.files import FileReader, FileResult, apply_plan
+from ..rewind.core import RewindPlan, resolve_target, summary, unified_diff
+from ..rewind.files import FileResult, apply_plan, plan_files
 from .common import console, continue_option, emit_json, json_option, max_bytes_option
-
-
-def _session_cwd(session: Any) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c and not e.is_sidechain:
-            return c
-    return None
 
 
 def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
@@ -129,19 +121,7 @@ def rewind_command(
     code = 0
     plan: RewindPlan | None = None
     if do_files:
-        root = cwd if cwd is not None else _session_cwd(s)
-        if root is None:
-            raise UsageError(
-                f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd"
-            )
-        root_s = store.canonical_cwd(root)
-        if not Path(root_s).is_dir():
-            raise UsageError(f"{root_s}: the session's project folder is not here", hint="name it with --cwd")
-        backups = _backups_dir(ref.path, sid)
-        reader = FileReader(backups, root_s)
-        plan = plan_rewind(
-            s, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
-        )
+        plan, backups = plan_files(ref.path, s, sid, target, cwd=cwd, allow_outside=allow_outside)
         info["files"] = _plan_info(plan, diffs=dry_run or not as_json)
         if plan.problems:
             code = 1
@@ -165,7 +145,7 @@ def rewind_command(
         if any(not r.done for r in results):
             code = 1
     if conversation:
-        info["conversation"] = _fork_at(ref, loaded, sid, target, dry_run, max_bytes)
+        info["conversation"] = _fork_at(ref, loaded, sid, to, dry_run, max_bytes)
     if as_json:
         emit_json(info)
     else:
@@ -175,28 +155,21 @@ def rewind_command(
     return code
 
 
-def _backups_dir(path: Path, sid: str) -> Path:
-    """``file-history/<sid>/`` of the config dir the transcript lives in
-    (``<config>/projects/<project>/<sid>.jsonl``), else of ``$CLAUDE_CONFIG_DIR``."""
-    if path.parent.parent.name == "projects":
-        return store.file_history_dir(sid, path.parent.parent.parent)
-    return store.file_history_dir(sid)
-
-
 def _fork_at(
-    ref: store.SessionRef, loaded: Any, sid: str, target: int, dry_run: bool, max_bytes: int
+    ref: store.SessionRef, loaded: Any, sid: str, at: str, dry_run: bool, max_bytes: int
 ) -> dict[str, Any]:
-    # The same code path as `tt fork --at` (cli/fork.py), so the two never disagree.
+    # The same code path as `tt fork --at` (`fork.files.fork_session`), so the two never disagree.
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
-    from .fork import _first_cwd, _in_projects, _info, _target
+    from ..fork.files import fork_session
+    from ..views.fork import fork_info
 
-    s = loaded.session
-    f = fork(s, source_session_id=sid, at=target, now=iso_now(), new_id=UuidSource())
-    path = _target(None, ref.project_dir, f.session_id)
-    subs = plan_subagents(ref.path, f, s, max_bytes)
-    if not dry_run:
-        write_fork(path, f, subs)
-    sub_paths = copy_paths(path, subs)
-    return _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
+    forked = fork_session(
+        ref.path,
+        now=iso_now(),
+        source_session_id=sid,
+        at=at,
+        dry_run=dry_run,
+        max_bytes=max_bytes,
+        loaded=loaded,
+    )
+    return fork_info(forked)

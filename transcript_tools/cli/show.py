@@ -13,6 +13,7 @@ from ..show.core import build
 from ..show.files import Shown, load_for_show
 from ..show.text import to_json, to_markdown
 from ..show.tree import build_forest, describe
+from ..store.files_materialise import materialised
 from ..views.show import render_items, render_tree
 from .common import (
     console,
@@ -23,7 +24,7 @@ from .common import (
     page_or_print,
     require_transcript,
 )
-from .from_store import materialised, no_local_scope, store_option
+from .from_store import no_local_scope, store_option
 
 
 @click.command("show")

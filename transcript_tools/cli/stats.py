@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..catalog.files import project_dirs, read_row
-from ..catalog.files_usage import many_stats, session_stats
+from ..catalog.files_usage import many_stats, session_stats, sessions_in
 from ..edge import claude_dir as store
-from ..model.errors import NotFound, UsageError
+from ..model.errors import UsageError
+from ..store.files_materialise import materialised
 from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
-from .from_store import materialised, no_local_scope, store_option
+from .from_store import no_local_scope, store_option
 
 
 @click.command("stats")
@@ -51,7 +50,7 @@ def stats_command(
         if project is not None or all_:
             raise UsageError("give a session, or --project/--all, not both")
         return _one(store.resolve(session, latest=latest), no_subagents, as_json)
-    paths = _sessions(project_dirs(project, all_=all_))
+    paths = sessions_in(project_dirs(project, all_=all_))
     each, total = many_stats(paths, subagents=not no_subagents)
     if as_json:
         emit_json(
@@ -75,10 +74,3 @@ def _one(ref: store.SessionRef, no_subagents: bool, as_json: bool) -> int:
     else:
         render_one(console(), one, ref.path, title)
     return 0
-
-
-def _sessions(dirs: list[Path]) -> list[Path]:
-    paths = [p for d in dirs for p in store.session_files(d)]
-    if not paths:
-        raise NotFound("no sessions in " + ", ".join(str(d) for d in dirs))
-    return sorted(paths, key=lambda p: p.stat().st_mtime)

@@ -6,44 +6,13 @@ from pathlib import Path
 
 import click
 
-from ..edge import claude_dir as store
-from ..edge.writer import is_by_product
-from ..model.errors import NotFound, Unreadable
+from ..model.errors import Unreadable
+from ..store.files_materialise import materialised
 from ..validate.core import Report
-from ..validate.files import validate_path
+from ..validate.files import files_named, validate_path
 from ..views.diagnostics import by_code, render_reports
 from .common import console, emit_json, json_option, max_bytes_option
-from .from_store import materialised, no_local_scope, store_option
-
-
-def _targets(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
-    out: list[Path] = []
-    if all_ or project is not None:
-        from ..catalog.files import project_dirs
-
-        if all_ and not store.projects_dir().is_dir():
-            raise NotFound(
-                f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR"
-            )
-        # The same scope as tt ls / stats / search: every project, or a project's folders.
-        specs = specs + tuple(str(d) for d in project_dirs(project, all_=all_))
-    for spec in specs:
-        p = Path(spec).expanduser()
-        if p.is_dir():
-            # tt's own side files (backups, quarantines: writer.by_product) are not transcripts.
-            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
-            if not subagents:
-                found = [q for q in found if not q.name.startswith("agent-")]
-            if not found:
-                raise NotFound(f"{spec}: no .jsonl transcripts in this directory")
-            out.extend(found)
-            continue
-        ref = store.resolve(spec)
-        out.append(ref.path)
-        if subagents and ref.session_id is not None:
-            out.extend(store.subagent_files(ref.path))
-    # One report per file, in the order given.
-    return list(dict.fromkeys(out))
+from .from_store import no_local_scope, store_option
 
 
 @click.command("validate")
@@ -87,12 +56,17 @@ def validate_command(
         if not targets:
             raise click.UsageError("--store: name stored sessions by id (`tt ls --store URL` lists them)")
         with materialised(store_url, list(targets)) as m:
-            paths = _targets(tuple(str(r.path) for r in m.refs), False, None, not no_subagents)
+            paths = files_named(tuple(str(r.path) for r in m.refs), False, None, not no_subagents)
             return _run(paths, no_schema, quiet, errors_only, max_bytes, as_json)
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
     return _run(
-        _targets(targets, all_, project, not no_subagents), no_schema, quiet, errors_only, max_bytes, as_json
+        files_named(targets, all_, project, not no_subagents),
+        no_schema,
+        quiet,
+        errors_only,
+        max_bytes,
+        as_json,
     )
 
 

@@ -70,6 +70,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size
 from ..edge.tokenizer import ESTIMATE_NOTE, SampledEstimate, TokenCounter
 from ..edge.writer import backup_path, dumps, iso_now, replace_atomically, snapshot, write_new
@@ -647,3 +649,49 @@ def exact_after(result: Result, client: Any, model: str | None = None) -> int:
 
         m = FALLBACK_MODEL
     return count_exact(messages, model=m, client=client)
+
+
+# --- for the command: the model counted for, the folder -o names ----------------------
+
+
+def session_model(path: Path) -> str:
+    """The model of the session's last real answer, from the file's last 1 MiB (tt's
+    fallback model when none is there)."""
+    from .summarizers import FALLBACK_MODEL
+
+    size = file_size(path)
+    with open(path, "rb") as f:
+        f.seek(max(0, size - (1 << 20)))
+        tail = f.read()
+    for line in reversed(tail.split(b"\n")):
+        if b'"assistant"' not in line:
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        msg = rec.get("message") if isinstance(rec, dict) else None
+        m = msg.get("model") if isinstance(msg, dict) else None
+        if isinstance(m, str) and m and not m.startswith("<"):
+            return m
+    return FALLBACK_MODEL
+
+
+def resumes_on(path: Path, clock: Any) -> str:
+    """The model a resume of ``path`` continues on at ``clock`` (Claude Code's choice,
+    `lifecycle.resume_model`): the session's last model (`session_model`) unless Claude
+    Code retires or remaps it. The budget counts only the thinking that model is sent,
+    and a model summary is not asked of a model the API has retired."""
+    from ..model import lifecycle
+
+    model = session_model(path)
+    return lifecycle.resume_model(lifecycle.CURRENT, model, None, clock).model or model
+
+
+def make_output_folder(out: str) -> None:
+    """``-o DIR/`` (`session_out.names_folder`): the folder to write into, made if new."""
+    d = Path(out).expanduser()
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e

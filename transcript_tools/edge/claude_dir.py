@@ -54,6 +54,12 @@ def projects_dir(env: dict[str, str] | None = None) -> Path:
     return config_dir(env) / "projects"
 
 
+def in_a_project(path: Path) -> bool:
+    """Whether ``path`` is directly in a project folder of the config dir: where
+    ``claude --resume`` finds a session, and where tt finds one by its id."""
+    return path.parent.parent.resolve() == projects_dir().resolve()
+
+
 def simple_hash(s: str) -> str:
     """The JS ``simpleHash`` (int32 ``h*31 + c``, abs, base 36) used for long folder names."""
     h = 0

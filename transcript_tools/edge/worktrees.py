@@ -1,9 +1,12 @@
-"""The worktrees of a git repository, read from git's own files (never by running git).
+"""The worktrees of a git repository and the branch checked out, read from git's own files
+(never by running git).
 
 `store.session_folders` lists a directory's sessions with those of every worktree of its
 repository, as the Agent SDK's ``list_sessions(directory=...)`` (which runs ``git
 worktree list --porcelain``) and Claude Code's /resume picker do. tt must work where git
 is missing, so `worktree_paths` reads what git itself reads.
+
+`head_branch` is the branch a resume records as ``gitBranch`` on the lines it appends.
 
 Invariants:
 - Reads only ``.git`` files, ``HEAD``, ``commondir`` and ``worktrees/*/gitdir``, a few
@@ -64,6 +67,33 @@ def worktree_paths(cwd: str | Path) -> list[str]:
         p for p in (_linked_worktree(os.path.join(registry, i)) for i in _names(registry)) if p is not None
     ]
     return [unicodedata.normalize("NFC", p) for p in [main, *sorted(linked)]]
+
+
+def head_branch(cwd: Path) -> str | None:
+    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``HEAD`` in the
+    git dir of the nearest ``.git`` (a directory, or a file ``gitdir: <path>`` as in a
+    linked worktree); None outside a repository or when a file cannot be read.
+
+    Claude Code reads its ``gitBranch`` from the same files rather than running git
+    (2.1.197: the ``.git`` file's ``gitdir:``, then ``HEAD``'s ``ref: refs/heads/<name>``,
+    else ``HEAD``). Unlike `worktree_paths` this does not check that the git dir is one
+    git would accept: a ``.git`` whose ``HEAD`` is missing is passed over."""
+    for d in (cwd, *cwd.parents):
+        git = d / ".git"
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            data = _read_small(str(git), _GIT_FILE_MAX)
+            if data is None:
+                return None
+            target = os.fsdecode(data).strip().removeprefix("gitdir:").strip()
+            git = (d / target) if not os.path.isabs(target) else Path(target)
+        head = git / "HEAD"
+        if head.is_file():
+            raw = _read_small(str(head), _GIT_FILE_MAX)
+            if raw is None:
+                return None
+            text = os.fsdecode(raw).strip()
+            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
+    return None
 
 
 def _discover_git_dir(start: str) -> str | None:

@@ -1,8 +1,10 @@
 """The file side of a fork: reading a session's subagent transcripts, writing the fork.
 
 `fork.fork` and `fork_subagents` are pure; this adapter gives them their input and puts
-their output on disk, for every command that forks (``tt fork``, ``tt rewind --fork``,
-``tt resume --fork``), so they all write the same files:
+their output on disk. `fork_session` is the one fork workflow (load, cut, fork, write),
+for every command that forks (``tt fork``, ``tt rewind --conversation``, ``tt resume
+--fork``, the chat's ``/fork`` and ``/rewind``) and the API's ``fork_session``, so they
+all write the same files:
 
 - ``<new id>.jsonl``: the fork's main file (`fork.Fork.lines`);
 - ``<new id>/subagents/**/agent-<id>.jsonl``: each subagent transcript of the original
@@ -34,18 +36,22 @@ from typing import Any
 import orjson
 
 from ..edge import claude_dir as store
-from ..edge.loader import load_session
-from ..edge.session_out import session_dir
+from ..edge.loader import Loaded, load_session
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
+from ..edge.session_out import main_output, names_folder, session_dir
 from ..edge.writer import undo_created, write_new
 from ..model.errors import Unreadable, WriteFailed
 from ..model.session import Session
-from .core import Fork
+from .branch import resolve_at
+from .core import Fork, fork
 from .subagents import fork_subagent, remap_meta, subagent_wanted
 
 __all__ = [
+    "Forked",
     "SubagentCopy",
     "UuidSource",
     "copy_paths",
+    "fork_session",
     "plan_subagents",
     "session_dir",
     "sidecar",
@@ -130,6 +136,123 @@ def plan_subagents(original: Path, f: Fork, main: Session, max_bytes: int) -> li
             )
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Forked:
+    """A fork `fork_session` wrote (or, in a dry run, would write)."""
+
+    fork: Fork
+    #: the original session's file (only read)
+    source_path: Path
+    #: the fork's main file
+    path: Path
+    #: the fork's subagent transcripts (`copy_paths`)
+    subagents: list[Path]
+    #: what the in-memory repair mended in the original (`repair.Action` values)
+    actions: list[Any]
+    #: the original's first recorded cwd, where ``claude --resume`` would be run
+    cwd: str | None
+    #: whether ``claude --resume`` can find the fork: directly in a project folder of the
+    #: config dir
+    in_project: bool
+    written: bool
+
+    @property
+    def session_id(self) -> str:
+        return self.fork.session_id
+
+    @property
+    def repairs(self) -> list[dict[str, Any]]:
+        return [{"fix": a.fix, "code": a.code, "line": a.line} for a in self.actions]
+
+    def to_dict(self) -> dict[str, Any]:
+        f = self.fork
+        return {
+            "session_id": f.session_id,
+            "path": str(self.path),
+            "entries": f.entries,
+            "forked_from": {
+                "session_id": f.source_session_id,
+                "message_uuid": f.cut.uuid,
+                "path": str(self.source_path),
+            },
+            "title": f.title,
+            "at": {"asked": f.cut.asked, "uuid": f.cut.uuid, "moved": f.cut.moved},
+            "subagents": [str(p) for p in self.subagents],
+            "repairs": self.repairs,
+            "written": self.written,
+        }
+
+
+def fork_session(
+    original: Path,
+    *,
+    now: str,
+    source_session_id: str | None = None,
+    at: str | None = None,
+    title: str | None = None,
+    output: str | None = None,
+    make_parents: bool = False,
+    dry_run: bool = False,
+    max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
+    loaded: Loaded | None = None,
+    from_last_boundary: bool = False,
+) -> Forked:
+    """The one fork workflow (``tt fork``, ``tt rewind --conversation``, ``tt resume
+    --fork``, the chat's ``/fork`` and ``/rewind``, the API's ``fork_session``): load
+    ``original`` through the in-memory repair (unless ``loaded`` is given), fork it whole
+    or ending at message ``at`` (a uuid or unique prefix, or N from the end:
+    `branch.resolve_at`), and write the fork and its subagent transcripts (`write_fork`).
+
+    The fork is named ``source_session_id`` (default: the session's own id, else the file
+    name) as its origin. It goes beside the original, or to ``output`` (``-o``: a file, or
+    a folder, made if new: `session_out.main_output`); ``make_parents`` also makes a
+    missing parent folder of a file named. A dry run reads and plans, and writes nothing.
+    ``from_last_boundary``: past the cap, only the part after the last compact boundary
+    (the part a resume reads)."""
+    if loaded is None:
+        loaded = load_session(original, max_bytes=max_bytes, from_last_boundary=from_last_boundary)
+    s = loaded.session
+    if source_session_id is None:
+        source_session_id = s.session_id or original.name.removesuffix(".jsonl")
+    cut = resolve_at(s, at) if at is not None else None
+    f = fork(s, source_session_id=source_session_id, at=cut, title=title, now=now, new_id=UuidSource())
+    path = (
+        original.parent / f"{f.session_id}.jsonl"
+        if output is None
+        else main_output(output, f"{f.session_id}.jsonl")
+    )
+    subs = plan_subagents(original, f, s, max_bytes)
+    if not dry_run:
+        if make_parents or (output is not None and names_folder(output)):
+            _make_folder(path.parent)  # -o DIR/: the folder to write into, made if new
+        write_fork(path, f, subs)
+    return Forked(
+        f,
+        original,
+        path,
+        copy_paths(path, subs),
+        list(loaded.actions),
+        _first_cwd(s),
+        store.in_a_project(path),
+        not dry_run,
+    )
+
+
+def _first_cwd(session: Session) -> str | None:
+    for e in session.entries:
+        c = e.record.get("cwd")
+        if isinstance(c, str) and c:
+            return c
+    return None
+
+
+def _make_folder(d: Path) -> None:
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{d}: cannot create the folder ({e.strerror})") from e
 
 
 def write_fork(path: Path, f: Fork, subagents: list[SubagentCopy]) -> list[Path]:

@@ -19,7 +19,7 @@ Invariants:
   that is not valid Unicode (lone surrogates) is refused rather than written.
 - A folder is planned for removal only when the file's name is a session id, so naming
   ``notes.jsonl`` never removes a ``notes/`` folder beside it.
-- Pure: no I/O; the survey and the removal are the caller's (``cli/manage.py``).
+- Pure: no I/O; the survey and the removal are `manage.files`'.
 """
 
 from __future__ import annotations

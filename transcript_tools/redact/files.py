@@ -10,8 +10,14 @@ its distinct flagged values (`redact.collect`).
 Each reads the file twice: `redact.collect` first (the file's ids and secrets: a value is
 redacted everywhere in the file or nowhere), then the redaction with that `Known`.
 
+`redact_session` is the one path of ``tt redact`` and the API's ``redact_session``: the
+files of a session (its subagent transcripts too, unless a file was named), each
+scanned, redacted to ``output`` (Claude Code's layout, `session_out.session_outputs`)
+or in place.
+
 Invariants: lines without findings are written back byte for byte (`redact`); the
-findings never carry a secret's value; OSError is translated by `reader` / `writer`.
+findings never carry a secret's value; OSError is translated by `reader` / `writer`;
+no output is the input itself (refused before anything is written).
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..edge import claude_dir as store
 from ..edge.reader import iter_lines
+from ..edge.session_out import session_outputs
 from ..edge.writer import replace_atomically, snapshot, write_new
+from ..model.errors import UsageError, WriteFailed
 from .core import Finding, collect, redact_lines
 from .rules import Known
 
@@ -88,3 +97,56 @@ def redact_in_place(path: Path, *, backup: bool = True, force: bool = False) -> 
     )
     result.written = path
     return result
+
+
+#: How the command line says to redact a file named as its own output (the API passes its own words).
+SAME_INPUT_HINT = "use --in-place, or choose another -o path"
+
+
+def session_files(spec: str, ref: store.SessionRef, subagents: bool) -> list[Path]:
+    """The files ``spec`` (resolved to ``ref``) names: a session named by id or prefix
+    covers its subagent transcripts (``subagents``); a file named by path is just that file."""
+    files = [ref.path]
+    if subagents and not Path(spec).expanduser().is_file():
+        files += store.subagent_files(ref.path)
+    return files
+
+
+def redact_session(
+    files: list[Path],
+    *,
+    output: str | None = None,
+    in_place: bool = False,
+    backup: bool = True,
+    force: bool = False,
+    hint: str = SAME_INPUT_HINT,
+) -> list[FileResult]:
+    """Redact ``files`` (a session's: `session_files`) to ``output``, or ``in_place``, or
+    only report (neither)."""
+    if output is not None:
+        outs = _outputs(files, output, hint)
+        results = []
+        for src, dst in zip(files, outs, strict=True):
+            _make_parent(dst)
+            results.append(redact_to(src, dst))
+        return results
+    if in_place:
+        return [redact_in_place(f, backup=backup, force=force) for f in files]
+    return [scan_file(f) for f in files]
+
+
+def _outputs(files: list[Path], out: str, hint: str) -> list[Path]:
+    """Where each redacted copy goes (`session_out`: the main file at ``out``, or in it when
+    it is a folder; subagent files beside it in Claude Code's layout)."""
+    outs = session_outputs(files, out)
+    for f, o in zip(files, outs, strict=True):
+        if o.exists() and o.samefile(f):
+            raise UsageError(f"{o}: that is the input itself", hint=hint)
+    return outs
+
+
+def _make_parent(p: Path) -> None:
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise WriteFailed(f"{p.parent}: cannot create ({e.strerror})") from e

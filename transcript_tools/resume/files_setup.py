@@ -24,7 +24,6 @@ edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -85,11 +84,12 @@ class Prepared:
         add_dirs: Sequence[Path] = (),
     ) -> QueryEngine:
         from .. import __version__
+        from ..edge.worktrees import head_branch
         from ..model.request import DEFAULT_MAX_TOKENS
         from .engine import QueryEngine
         from .turns import Envelope
 
-        branch = git_branch(self.cwd)
+        branch = head_branch(self.cwd)
         # version: the session's own Claude Code version: tt writes that version's format
         # (docs/format.md §2), and says it wrote the lines with entrypoint "tt" (`turns.Envelope`).
         env = Envelope(
@@ -256,27 +256,6 @@ def _under(name: str, d: str) -> bool:
     return name == d or name.startswith(d.rstrip("/") + "/")
 
 
-def git_branch(cwd: Path) -> str | None:
-    """The branch checked out at ``cwd`` (``HEAD`` when detached), read from ``.git/HEAD``;
-    None outside a repository. No subprocess: a resume must not depend on git."""
-    for d in (cwd, *cwd.parents):
-        git = d / ".git"
-        if git.is_file():  # a worktree: "gitdir: <path>"
-            try:
-                target = git.read_text().strip().removeprefix("gitdir:").strip()
-            except OSError:
-                return None
-            git = (d / target) if not os.path.isabs(target) else Path(target)
-        head = git / "HEAD"
-        if head.is_file():
-            try:
-                text = head.read_text().strip()
-            except OSError:
-                return None
-            return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
-    return None
-
-
 def system_text(system_prompt: str | None, append: str | None, cwd: Path) -> str:
     from ..model.request import DEFAULT_SYSTEM_PROMPT
 
@@ -304,43 +283,39 @@ def choose_cwd(given: Path | None, recorded: str | None) -> tuple[Path, str | No
 
 
 def _fork(ref: SessionRef, max_bytes: int) -> tuple[Path, ForResume, str]:
-    """Write the fork (``tt fork``'s rules and files: `fork_files`, subagent transcripts
+    """Write the fork (`fork.files.fork_session`, as ``tt fork``: subagent transcripts
     too) beside the original and load it back."""
-    from ..edge.loader import load_session
+    from ..edge.session_out import session_dir
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, plan_subagents, session_dir, write_fork
+    from ..fork.files import fork_session
 
     # The whole session, as `tt fork` forks it (not only the part a resume sends); past
-    # the cap, from the last compact boundary, the part a resume can read at all.
-    s = load_session(ref.path, max_bytes=max_bytes, from_last_boundary=True).session
-    source = ref.session_id or s.session_id or ref.path.name.removesuffix(".jsonl")
-    f = fork(s, source_session_id=source, now=iso_now(), new_id=UuidSource())
-    target = ref.project_dir / f"{f.session_id}.jsonl"
-    # Every subagent transcript is read before the first write: a failure there writes nothing.
-    planned = plan_subagents(ref.path, f, s, max_bytes)
-    subs = write_fork(target, f, planned)
+    # the cap, from the last compact boundary, the part a resume can read at all. Every
+    # subagent transcript is read before the first write: a failure there writes nothing.
+    forked = fork_session(
+        ref.path,
+        now=iso_now(),
+        source_session_id=ref.session_id,
+        max_bytes=max_bytes,
+        from_last_boundary=True,
+    )
+    target, subs = forked.path, forked.subagents
     also = f" and {len(subs)} subagent transcript(s) into {session_dir(target)}" if subs else ""
-    return target, _load(target, max_bytes), f"forked {source} into {f.session_id} ({target}){also}"
+    line = f"forked {forked.fork.source_session_id} into {forked.session_id} ({target}){also}"
+    return target, _load(target, max_bytes), line
 
 
 def fork_at(path: Path, session_id: str, at: str, max_bytes: int) -> tuple[Path, str]:
     """``tt rewind --conversation``'s fork: the session up to message ``at`` (a uuid or
     prefix, or N from the end) as a new session beside it; its path and one line."""
-    from ..edge.loader import load_session
     from ..edge.writer import iso_now
-    from ..fork.core import fork
-    from ..fork.files import UuidSource, plan_subagents, write_fork
-    from ..rewind.core import resolve_target
+    from ..fork.files import fork_session
 
-    s = load_session(path, max_bytes=max_bytes).session
-    target = resolve_target(s, at)
-    f = fork(s, source_session_id=session_id, at=target, now=iso_now(), new_id=UuidSource())
-    out = path.parent / f"{f.session_id}.jsonl"
-    write_fork(out, f, plan_subagents(path, f, s, max_bytes))
+    forked = fork_session(path, now=iso_now(), source_session_id=session_id, at=at, max_bytes=max_bytes)
+    out = forked.path
     return (
         out,
-        f"rewound {session_id} to message {at}: the conversation goes on in {f.session_id} ({out}); files are not restored (tt rewind --files does)",
+        f"rewound {session_id} to message {at}: the conversation goes on in {forked.session_id} ({out}); files are not restored (tt rewind --files does)",
     )
 
 

@@ -10,6 +10,10 @@ back when a restore failed (as Claude Code 2.1.332 does: a half-failed rewind sh
 also lose files). With ``keep`` the current content of each file changed is first saved
 as ``<file>.tt-rewind.bak`` (never overwritten).
 
+`plan_files` is the planning side shared by ``tt rewind`` and the API's
+``rewind_session``: the project folder (given, or the session's recorded cwd), the
+session's backups folder (`backups_dir`) and the plan.
+
 Invariants: only files the plan lists are touched; OSError becomes a `FileResult` with
 the reason (one failure does not stop the others) — or `Unreadable` for a backup that
 cannot be read at planning time.
@@ -22,13 +26,62 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..model.errors import Unreadable
-from .core import CREATE, DELETE, RESTORE, Refused, RewindPlan, inside
+from ..edge import claude_dir as store
+from ..model.errors import Unreadable, UsageError
+from .core import CREATE, DELETE, RESTORE, Refused, RewindPlan, inside, plan_rewind
+
+#: How the command line says to name the project folder (the API passes its own words).
+CWD_HINTS = ("name the project folder with --cwd", "name it with --cwd")
 
 #: Files larger than this are not read into memory for a rewind (Claude Code keeps
 #: backups of files it edited: source files, not data sets).
 MAX_FILE_BYTES = 64 << 20
+
+
+def backups_dir(path: Path, sid: str) -> Path:
+    """``file-history/<sid>/`` of the config dir the transcript lives in
+    (``<config>/projects/<project>/<sid>.jsonl``), else of ``$CLAUDE_CONFIG_DIR``."""
+    if path.parent.parent.name == "projects":
+        return store.file_history_dir(sid, path.parent.parent.parent)
+    return store.file_history_dir(sid)
+
+
+def plan_files(
+    path: Path,
+    session: Any,
+    sid: str,
+    target: int,
+    *,
+    cwd: str | Path | None = None,
+    allow_outside: bool = False,
+    hints: tuple[str, str] = CWD_HINTS,
+) -> tuple[RewindPlan, Path]:
+    """The plan that restores the files the session at ``path`` changed to their state at
+    node ``target`` (`rewind.plan_rewind`), and the backups folder it reads. The project
+    folder is ``cwd``, else the first cwd the session's main chain recorded; `UsageError`
+    (with ``hints``) when there is none or it is not on this machine."""
+    root = cwd if cwd is not None else _session_cwd(session)
+    if root is None:
+        raise UsageError(f"{path}: no cwd recorded in the session", hint=hints[0])
+    root_s = store.canonical_cwd(root)
+    if not Path(root_s).is_dir():
+        raise UsageError(f"{root_s}: the session's project folder is not here", hint=hints[1])
+    backups = backups_dir(path, sid)
+    reader = FileReader(backups, root_s)
+    plan = plan_rewind(
+        session, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+    )
+    return plan, backups
+
+
+def _session_cwd(session: Any) -> str | None:
+    for e in session.entries:
+        c = e.record.get("cwd")
+        if isinstance(c, str) and c and not e.is_sidechain:
+            return c
+    return None
 
 
 @dataclass(slots=True)

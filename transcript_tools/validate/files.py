@@ -16,8 +16,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..edge import claude_dir as store
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw, read_head_tail
 from ..edge.siblings import found_elsewhere
+from ..edge.writer import is_by_product
+from ..model.errors import NotFound
 from ..model.lines import LOOKS_LIKE_BYTES, looks_like
 from ..model.session import session_id_from_name
 from .core import Report, Validator
@@ -74,3 +77,37 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         report.not_transcript = looks_like(head, report.size)
         report.diagnostics = []
     return report
+
+
+def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
+    """The files ``tt validate`` checks: each spec resolved (a directory: every transcript
+    in it but tt's by-products, and its agent files unless not ``subagents``; a session:
+    its main file and, with ``subagents``, its subagent transcripts), then the sessions
+    of ``project`` / ``all_``; each once, in the order given."""
+    out: list[Path] = []
+    if all_ or project is not None:
+        from ..catalog.files import project_dirs
+
+        if all_ and not store.projects_dir().is_dir():
+            raise NotFound(
+                f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR"
+            )
+        # The same scope as tt ls / stats / search: every project, or a project's folders.
+        specs = specs + tuple(str(d) for d in project_dirs(project, all_=all_))
+    for spec in specs:
+        p = Path(spec).expanduser()
+        if p.is_dir():
+            # tt's own side files (backups, quarantines: writer.by_product) are not transcripts.
+            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
+            if not subagents:
+                found = [q for q in found if not q.name.startswith("agent-")]
+            if not found:
+                raise NotFound(f"{spec}: no .jsonl transcripts in this directory")
+            out.extend(found)
+            continue
+        ref = store.resolve(spec)
+        out.append(ref.path)
+        if subagents and ref.session_id is not None:
+            out.extend(store.subagent_files(ref.path))
+    # One report per file, in the order given.
+    return list(dict.fromkeys(out))

@@ -3,9 +3,29 @@ where the cut fell, and the commands that continue it."""
 
 from __future__ import annotations
 
-from typing import Any
+import shlex
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from ..fork.files import Forked
+
+
+def fork_info(forked: Forked) -> dict[str, Any]:
+    """What ``tt fork --json`` prints (and `render_fork` shows): the fork's report, where it
+    is, and the commands that continue it."""
+    sid, path, cwd = forked.session_id, forked.path, forked.cwd
+    return {
+        **forked.to_dict(),
+        "in_project": forked.in_project,
+        "cwd": cwd,
+        # tt finds a session by id only under the config dir; elsewhere, by its path.
+        "continue": [
+            f"tt resume {sid if forked.in_project else shlex.quote(str(path))}",
+            (f"cd {shlex.quote(cwd)} && " if cwd else "") + f"claude --resume {sid}",
+        ],
+    }
 
 
 def render_fork(con: Any, info: dict[str, Any]) -> None:

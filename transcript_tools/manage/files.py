@@ -1,0 +1,117 @@
+"""The file side of ``tt rename``, ``tt tag`` and ``tt delete`` (and of the API's
+``rename_session``, ``tag_session`` and ``delete_session``): one copy for both.
+
+Rename and tag append one record (`manage.core.rename_line` / `tag_line`, the Agent SDK's
+bytes) with one ``write`` on an O_APPEND descriptor (`writer.append_records`), so a
+Claude Code process still writing the session cannot interleave with it.
+
+Delete: `survey` looks at what belongs to the session (never following a symlink) and
+`manage.core.plan_delete` decides; `remove` removes folders first and the transcript
+last, so a run that fails half-way leaves the session listed, to be deleted again.
+
+Invariants:
+- Never prints and never asks: the confirmation is the caller's (the CLI asks, the API
+  does not). Failures are `errors` classes: `NotFound` (no transcript), `Unreadable`
+  (an empty file, a path that cannot be examined), `WriteFailed` (a removal failed).
+- `survey` only reads; a file that vanishes between survey and removal is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..edge import claude_dir as store
+from ..edge.reader import file_size, iter_lines
+from ..edge.writer import append_records
+from ..model.errors import NotFound, Unreadable, WriteFailed
+from .core import DeletePlan, Found, is_session_id, plan_delete
+
+
+def append_record(ref: store.SessionRef, line: bytes) -> None:
+    """Append the record ``line`` (as `rename_line` / `tag_line` build it) to ``ref``."""
+    if file_size(ref.path) == 0:
+        # The SDK treats an empty file as "no session here" too.
+        raise Unreadable(f"{ref.path}: empty file, not a session")
+    append_records(ref.path, [line.rstrip(b"\n")])
+
+
+def _found(p: Path) -> Found | None:
+    """What is at ``p`` (never following a symlink), or None."""
+    try:
+        st = p.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise Unreadable(f"{p}: cannot read ({e.strerror})") from e
+    if p.is_symlink() or not p.is_dir():
+        return Found(p, False, 1, st.st_size)
+    files = size = 0
+    for root, _dirs, names in os.walk(p):
+        for n in names:
+            files += 1
+            try:
+                size += os.lstat(os.path.join(root, n)).st_size
+            except OSError:
+                pass
+    return Found(p, True, files, size)
+
+
+def _inside(p: Path, root: Path) -> bool:
+    try:
+        p.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _legacy_agents(project: Path, sid: str) -> list[Found]:
+    out: list[Found] = []
+    for p in store.legacy_agent_files(project):
+        for ln in iter_lines(p):
+            first = next((e for e in ln.entries), None)
+            if first is not None:
+                if first.record.get("sessionId") == sid:
+                    f = _found(p)
+                    if f is not None:
+                        out.append(f)
+                break
+    return out
+
+
+def survey(ref: store.SessionRef) -> DeletePlan:
+    """What ``tt delete`` would remove for ``ref`` (`manage.core.plan_delete`). Reads only."""
+    main = _found(ref.path)
+    if main is None:
+        raise NotFound(f"{ref.path}: no such file")
+    stem = ref.path.name.removesuffix(".jsonl")
+    if not is_session_id(stem):
+        return plan_delete(main)
+    # file-history/<id>/ belongs to the config dir's session of that id: only when the
+    # transcript named is that session's (not a copy elsewhere) is it part of the plan.
+    ours = _inside(ref.path, store.projects_dir())
+    return plan_delete(
+        main,
+        session_folder=_found(ref.path.parent / stem),
+        file_history=_found(store.file_history_dir(stem)) if ours else None,
+        legacy_subagents=_legacy_agents(ref.path.parent, stem) if ours else (),
+    )
+
+
+def remove(plan: DeletePlan) -> None:
+    """Remove what ``plan`` names: folders and agent files first, the transcript last."""
+    for t in sorted(plan.targets, key=lambda t: t.kind == "transcript"):
+        try:
+            if t.is_dir:
+                shutil.rmtree(t.path)
+            else:
+                t.path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise WriteFailed(
+                f"{t.path}: could not delete ({e.strerror}); the transcript is still there"
+                if t.kind != "transcript"
+                else f"{t.path}: could not delete ({e.strerror})"
+            ) from e
