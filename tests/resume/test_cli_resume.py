@@ -473,7 +473,9 @@ def test_the_picker_lists_this_directorys_sessions_newest_first(
     monkeypatch.setenv("TT_WIDTH", "200")
     rows = sessions_to_pick()
     assert [r.path for r in rows] == [transcript(config), older]
-    assert picker.pick_session(rows) == older
+    from transcript_tools.cli.common import console
+
+    assert picker.pick_session(rows, console(stderr=True)) == older
     shown = capsys.readouterr().err
     assert shown.index(SID332[:8]) < shown.index(SESSION[:8]) and "an older session" in shown
 
