@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.errors import AmbiguousSession, NotFound, UsageError
+from ..model.ids import is_session_id
 from .worktrees import worktree_paths
 from .writer import is_by_product
 
 MAX_SANITIZED_LENGTH = 200
 _SANITIZE = re.compile(r"[^a-zA-Z0-9]")
 _ID_CHARS = re.compile(r"^[0-9A-Za-z-]{1,64}$")
-_SESSION_FILE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$", re.I)
 
 
 def config_dir(env: dict[str, str] | None = None) -> Path:
@@ -170,7 +170,7 @@ def _listdir(d: Path) -> list[Path]:
 
 
 def is_session_file(p: Path) -> bool:
-    return _SESSION_FILE.match(p.name) is not None
+    return p.name.endswith(".jsonl") and is_session_id(p.name[:-6])
 
 
 def session_files(project: Path) -> list[Path]:

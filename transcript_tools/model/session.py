@@ -13,22 +13,20 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .active import NodeFacts, conversation_nodes, facts_of
 from .chain import BOUNDARY, CHAIN_TYPES, ChainIndex, node_flags
+from .ids import is_session_id
 from .lines import Entry
-
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def session_id_from_name(name: str) -> str | None:
     """The session id a main transcript's file name implies (``<uuid>.jsonl``)."""
     stem = name[:-6] if name.endswith(".jsonl") else name
-    return stem if _UUID_RE.match(stem) else None
+    return stem if is_session_id(stem) else None
 
 
 @dataclass(slots=True)
