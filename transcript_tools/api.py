@@ -475,14 +475,7 @@ def rewind_session(
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
     target = resolve_target(s, at)
-    root = (
-        str(cwd)
-        if cwd is not None
-        else next(
-            (c for e in s.entries if isinstance(c := e.record.get("cwd"), str) and c and not e.is_sidechain),
-            None,
-        )
-    )
+    root = str(cwd) if cwd is not None else s.first_cwd()
     if root is None:
         raise UsageError(f"{ref.path}: no cwd recorded in the session", hint="pass cwd=")
     root_s = store.canonical_cwd(root)

@@ -85,14 +85,7 @@ def _walk(root: Path, skipped: list[str]) -> list[Path]:
 
 
 def _legacy_agents(project: Path, sid: str) -> list[Path]:
-    found: list[Path] = []
-    for p in sorted(store.legacy_agent_files(project)):
-        for ln in iter_lines(p):
-            if ln.entries:
-                if ln.entries[0].record.get("sessionId") == sid and _regular(p):
-                    found.append(p)
-                break
-    return found
+    return [p for p in store.legacy_agents_by_session(project).get(sid, []) if _regular(p)]
 
 
 def _observe(facts: _Facts, entries: list[Entry], main: bool) -> None:

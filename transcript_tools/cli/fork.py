@@ -24,21 +24,12 @@ from ..fork.branch import resolve_at
 from ..fork.core import Fork, fork
 from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
 from ..model.errors import UsageError, WriteFailed
-from ..model.session import Session
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
 def load(path: Path, max_bytes: int) -> Loaded:
     """`loader.load_session`: the capped read with the repair fixes in memory."""
     return load_session(path, max_bytes=max_bytes)
-
-
-def _first_cwd(session: Session) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c:
-            return c
-    return None
 
 
 def _target(out: str | None, project_dir: Path, session_id: str) -> Path:
@@ -108,7 +99,7 @@ def fork_command(
         if out is not None and names_folder(out):
             _mkdir(path.parent)  # -o DIR/: the folder to write into, made if new
         write_fork(path, f, subs)
-    info = _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
+    info = _info(f, ref.path, path, sub_paths, loaded, dry_run, s.first_cwd(), in_project=_in_projects(path))
     if as_json:
         emit_json(info)
     else:

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from ..edge import claude_dir as store
-from ..edge.reader import file_size, iter_lines
+from ..edge.reader import file_size
 from ..edge.writer import append_records
 from ..manage.core import DeletePlan, Found, is_session_id, plan_delete, rename_line, tag_line
 from ..model.errors import NotFound, Unreadable, UsageError, WriteFailed
@@ -124,17 +124,8 @@ def _inside(p: Path, root: Path) -> bool:
 
 
 def _legacy_agents(project: Path, sid: str) -> list[Found]:
-    out: list[Found] = []
-    for p in store.legacy_agent_files(project):
-        for ln in iter_lines(p):
-            first = next((e for e in ln.entries), None)
-            if first is not None:
-                if first.record.get("sessionId") == sid:
-                    f = _found(p)
-                    if f is not None:
-                        out.append(f)
-                break
-    return out
+    found = (_found(p) for p in store.legacy_agents_by_session(project).get(sid, []))
+    return [f for f in found if f is not None]
 
 
 def survey(ref: store.SessionRef) -> DeletePlan:

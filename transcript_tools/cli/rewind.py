@@ -29,14 +29,6 @@ from ..rewind.files import FileReader, FileResult, apply_plan
 from .common import console, continue_option, emit_json, json_option, max_bytes_option
 
 
-def _session_cwd(session: Any) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c and not e.is_sidechain:
-            return c
-    return None
-
-
 def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
     return {
         "target": plan.target,
@@ -129,7 +121,7 @@ def rewind_command(
     code = 0
     plan: RewindPlan | None = None
     if do_files:
-        root = cwd if cwd is not None else _session_cwd(s)
+        root = cwd if cwd is not None else s.first_cwd()
         if root is None:
             raise UsageError(
                 f"{ref.path}: no cwd recorded in the session", hint="name the project folder with --cwd"
@@ -190,7 +182,7 @@ def _fork_at(
     from ..edge.writer import iso_now
     from ..fork.core import fork
     from ..fork.files import UuidSource, copy_paths, plan_subagents, write_fork
-    from .fork import _first_cwd, _in_projects, _info, _target
+    from .fork import _in_projects, _info, _target
 
     s = loaded.session
     f = fork(s, source_session_id=sid, at=target, now=iso_now(), new_id=UuidSource())
@@ -199,4 +191,4 @@ def _fork_at(
     if not dry_run:
         write_fork(path, f, subs)
     sub_paths = copy_paths(path, subs)
-    return _info(f, ref.path, path, sub_paths, loaded, dry_run, _first_cwd(s), in_project=_in_projects(path))
+    return _info(f, ref.path, path, sub_paths, loaded, dry_run, s.first_cwd(), in_project=_in_projects(path))

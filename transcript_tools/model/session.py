@@ -13,9 +13,10 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .active import NodeFacts, conversation_nodes, facts_of
 from .chain import BOUNDARY, CHAIN_TYPES, ChainIndex, node_flags
@@ -27,6 +28,16 @@ def session_id_from_name(name: str) -> str | None:
     """The session id a main transcript's file name implies (``<uuid>.jsonl``)."""
     stem = name[:-6] if name.endswith(".jsonl") else name
     return stem if is_session_id(stem) else None
+
+
+def first_cwd(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """The session's working directory: the first non-empty ``cwd`` of a record that is
+    not on a sidechain (whose lines are a subagent's)."""
+    for r in records:
+        c = r.get("cwd")
+        if isinstance(c, str) and c and r.get("isSidechain") is not True:
+            return c
+    return None
 
 
 @dataclass(slots=True)
@@ -82,6 +93,10 @@ class Session:
 
     def messages(self) -> list[Entry]:
         return [e for e in self.conversation() if e.type in ("user", "assistant")]
+
+    def first_cwd(self) -> str | None:
+        """The working directory the session started in (`first_cwd` of its entries)."""
+        return first_cwd(e.record for e in self.entries)
 
     def last_boundary(self) -> Entry | None:
         b = self.index.boundaries()
