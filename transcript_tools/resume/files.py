@@ -20,7 +20,7 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    no response is split apart and no image is over the API's limit, the messages come
    straight from the records; an unanswered call or an orphan result is then answered
    or dropped by `conversation`'s rules, as Claude Code 2.1.332 does (the reference path
-   gets the same shape from `repair`'s add-interrupted-result, worded differently).
+   gets the same result from `repair`'s add-interrupted-result).
    Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
    `loader.load_session`) and `session.Session`, the reference path.
 
@@ -40,9 +40,8 @@ Invariants:
 - Never writes. Reads at most the whole file; refuses what is past ``max_bytes``
   (`errors.TranscriptTooLarge`) unless the part after the last boundary fits.
 - The conversation equals the reference path's (`loader.load_session` of the whole file,
-  then `conversation.build`) whenever a saving is taken, but for the wording of the
-  result given to an unanswered call; tests/model/test_conversation.py checks both ways on
-  every real fixture and on generated sessions.
+  then `conversation.build`) whenever a saving is taken; tests/model/test_conversation.py
+  checks both ways on every real fixture and on generated sessions.
 - The continuation leaf is an entry that is in the file (`ForResume.conversation`).
 - On the fast path, ``conversation.entries`` carry trimmed records (above); their
   ``raw`` is the exact bytes of the line.
