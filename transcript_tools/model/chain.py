@@ -233,17 +233,6 @@ class ChainIndex:
         for i, pk in sorted(self._pending.items()):
             yield i, key_uuid(pk)
 
-    def unresolved_keys(self) -> frozenset[bytes]:
-        """The keys of the parents not in this file (call after `finish`)."""
-        return frozenset(self._pending.values())
-
-    def in_other_files(self) -> Iterator[tuple[int, str]]:
-        """Nodes whose parent another file of the session holds (`elsewhere`)."""
-        elsewhere = self.elsewhere
-        for i, pk in sorted(self._pending.items()):
-            if pk in elsewhere:
-                yield i, key_uuid(pk)
-
     def dangling_logical(self) -> Iterator[tuple[int, str]]:
         elsewhere = self.elsewhere
         for i, lp in sorted(self.logical.items()):

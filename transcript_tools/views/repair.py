@@ -7,13 +7,11 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..model.diagnostics import Severity
 from ..repair.files import FileReport
+from .diagnostics import STYLE
 
 #: How many actions of one fix to list per file before folding the rest.
 FOLD = 8
-
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
 
 def render_reports(con: Any, reports: list[FileReport]) -> None:
@@ -51,7 +49,7 @@ def _render(con: Any, r: FileReport) -> None:
     for d in r.remaining:
         where = str(d.line) if d.line is not None else "-"
         con.print(
-            f"  {where:>6}  [{_STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
+            f"  {where:>6}  [{STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
         )
     if not r.api_checked:
         con.print(

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .permissions import PathCheck, inside
+from .permissions import PathCheck
 
 #: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
 BASH_MAX_OUTPUT = 30_000
@@ -116,10 +116,6 @@ class ToolContext:
                 if form not in out:
                     out.append(form)
         return tuple(out)
-
-    def is_inside(self, path: Path) -> bool:
-        """``path`` (followed through symlinks) lies in a working directory."""
-        return inside(os.path.realpath(path), self.work_dirs)
 
 
 class Tool(Protocol):

@@ -114,7 +114,6 @@ SENSITIVE_FILES = frozenset(
     )
 )
 
-READERS = frozenset({"Read", "Glob", "Grep"})
 WRITERS = frozenset({"Write", "Edit"})
 
 

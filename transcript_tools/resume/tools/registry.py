@@ -58,7 +58,6 @@ from .builtin import builtin
 from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
 DEFAULT_ALLOWED = ("Read", "Glob", "Grep")
-OPT_IN = ("Bash", "Write", "Edit")
 
 
 @dataclass(frozen=True, slots=True)
