@@ -33,7 +33,7 @@ the old root inside tool inputs, tool results, ``toolUseResult``, attachments, p
 data and file-history records are mapped to the new root (the longest old root first;
 ``/a/app2`` is not under ``/a/app``).
 
-The adapters: `bundle_export` (write) and `bundle_import` (read, check, place).
+The adapters: `bundle.files_export` (write) and `bundle.files_import` (read, check, place).
 
 Invariants: pure, no I/O; a relocated record is a new object only where something
 changed (callers keep untouched lines byte for byte).

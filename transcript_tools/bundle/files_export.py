@@ -1,9 +1,9 @@
-"""Writing a session bundle (`tt export`; the format is in `bundle`).
+"""Writing a session bundle (`tt export`; the format is in `bundle.core`).
 
 `export_session` packs one session — its transcript, everything in its ``<session-id>/``
 folder (subagents and their ``.meta.json``, tool results), 2.0.x ``agent-*.jsonl`` files
 that name it, and its ``file-history/<session-id>/`` backups — into a new zip file,
-redacting every text member through `redact` unless asked not to, and writes the manifest
+redacting every text member through `redact.core` unless asked not to, and writes the manifest
 with the sizes and sha256 of what was stored. Symlinks and other non-regular files in the
 session's folders are left out (listed in `Exported.skipped`).
 
@@ -100,7 +100,7 @@ def _observe(facts: _Facts, entries: list[Entry], main: bool) -> None:
 
 
 def _transcript_chunks(path: Path, facts: _Facts, redact: bool, main: bool) -> Iterator[bytes]:
-    # Redacting reads the file twice (`redact.collect`): a value is redacted everywhere in
+    # Redacting reads the file twice (`redact.core.collect`): a value is redacted everywhere in
     # it or nowhere, as `tt redact` does.
     known = collect(iter_lines(path)) if redact else None
     for ln in iter_lines(path):

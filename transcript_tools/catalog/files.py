@@ -2,7 +2,7 @@
 
 `project_dirs` turns the scope the user gave (this directory's project, ``--project``,
 ``--all``) into project folders; a working directory's project spans the folders of
-every git worktree of its repository (`store.session_folders`), as in the Agent SDK's
+every git worktree of its repository (`claude_dir.session_folders`), as in the Agent SDK's
 ``list_sessions(directory=...)`` and the /resume picker. `list_sessions` reads each
 session file's 64 KiB head and tail (`reader.read_head_tail`) and parses them with
 `listing.parse_lite`, or, with ``check=True``, streams the whole file through the
@@ -52,7 +52,7 @@ def project_dirs(
     (a folder under ``projects/``, or its name), or those of a working directory
     (``project``, else the current one). A working directory's are its own folder and,
     with ``worktrees``, the folders of the other git worktrees of its repository
-    (`store.session_folders`)."""
+    (`claude_dir.session_folders`)."""
     root = store.projects_dir() if root is None else root
     if all_:
         if project is not None:

@@ -1,6 +1,6 @@
-"""``tt chat``: continue a session interactively (the edge around `chat.Chat`).
+"""``tt chat``: continue a session interactively (the edge around `resume.chat.Chat`).
 
-The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
+The session is assembled by `resume.setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
 prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
 A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for

@@ -1,7 +1,7 @@
 """``tt compact``: summarise and truncate a session to a token budget, in Claude Code's form.
 
 Resolve the session, check the options (and the API key, before any work, when a model
-or ``--exact`` needs one), run `compactor.compact_file`, render the report. The source is
+or ``--exact`` needs one), run `compact.files.compact_file`, render the report. The source is
 only read, except with ``--in-place``.
 """
 

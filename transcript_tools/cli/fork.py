@@ -1,9 +1,9 @@
 """``tt fork``: branch a session, whole or at a message, into a new session with fresh ids.
 
-The edge around `fork.fork`: resolve the session, load it through the in-memory repair
+The edge around `fork.core.fork`: resolve the session, load it through the in-memory repair
 (`loader.load_session`), fork, then write the new file exclusively (mode 0600) into the
 same project folder (so ``claude --resume`` lists it) or at ``-o``, and the forked
-subagent transcripts under ``<new id>/subagents/`` (`fork_files`, shared with ``tt
+subagent transcripts under ``<new id>/subagents/`` (`fork.files`, shared with ``tt
 resume --fork`` and ``tt rewind --fork``). The original is only read. If any write
 fails, what this run created is removed again.
 """

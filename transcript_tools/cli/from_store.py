@@ -2,7 +2,7 @@
 materialised into a private temporary config dir, then read by the command's own code.
 
 Each command keeps its file code path, and so its byte-faithful reading: the bytes written
-are exactly a version's stored bytes (`sessionstore.files.pull_session`, subagents, the
+are exactly a version's stored bytes (`store.files.pull_session`, subagents, the
 session's other files and its file-history included), into ``mkdtemp`` (mode 0700),
 removed when the command ends. ``show``, ``stats`` and ``validate`` run with the working
 directory set to ``<temp>/projects`` and name the file ``<project>/<id>.jsonl``, the name
@@ -10,7 +10,7 @@ directory set to ``<temp>/projects`` and name the file ``<project>/<id>.jsonl``,
 original file, that name in place of its path.
 
 ``resume`` appends its turn to the materialised file as usual, then pushes that file
-back (`sessionstore.files.push_session`: the new lines extend the current version, as a
+back (`store.files.push_session`: the new lines extend the current version, as a
 push of the local file would); with ``--fork`` the new session is pushed. If the push
 fails the temporary folder is kept and named, so the turn is never lost.
 
@@ -44,7 +44,7 @@ def store_option(f: Any) -> Any:
 
 @dataclass(slots=True)
 class Materialised:
-    store: Any  # sessionstore.Store
+    store: Any  # store.engine.Store
     config: Path  # the temporary config dir
     refs: list[cfg.SessionRef]  # the main transcripts, relative to config/projects when chdir
     sizes: dict[Path, int]  # absolute path -> size as pulled

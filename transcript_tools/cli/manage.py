@@ -1,7 +1,7 @@
 """``tt rename``, ``tt tag``, ``tt delete``: a session's title, tag and removal.
 
-Rename and tag append one record, the bytes the Agent SDK writes (`manage.rename_line`,
-`manage.tag_line`), with one ``write`` on an O_APPEND descriptor (`writer.append_records`),
+Rename and tag append one record, the bytes the Agent SDK writes (`manage.core.rename_line`,
+`manage.core.tag_line`), with one ``write`` on an O_APPEND descriptor (`writer.append_records`),
 so a Claude Code process still writing the session cannot interleave with it. Delete
 surveys what belongs to the session, shows it, asks (or takes ``--yes``), then removes
 folders first and the transcript last: a run that fails half-way leaves the session

@@ -242,7 +242,7 @@ def _outputs(paths: list[Path], output: str) -> list[Path | None]:
 
 
 def _copy_sidecars(paths: list[Path], outs: list[Path | None]) -> None:
-    """Each subagent's ``.meta.json`` beside its repaired copy (`fork_files.copy_sidecar`)."""
+    """Each subagent's ``.meta.json`` beside its repaired copy (`fork.files.copy_sidecar`)."""
     for p, out in zip(paths, outs):
         if out is not None:
             copy_sidecar(p, out)

@@ -35,7 +35,7 @@ Beyond the SDK, as issue 7 asks:
   is on (a dead branch left by a rewind too), as `branch.branch` chooses it: across
   compact boundaries, with preserved segments, whole responses and their tool results
   (a cut that would part them moves, and `Cut.moved` says so);
-- subagent transcripts are forked with the same mapping (`fork_subagents`).
+- subagent transcripts are forked with the same mapping (`fork.subagents`).
 
 Invariants:
 - No uuid of an original entry appears in the fork, except as ``forkedFrom.messageUuid``.

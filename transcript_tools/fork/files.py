@@ -1,16 +1,16 @@
 """The file side of a fork: reading a session's subagent transcripts, writing the fork.
 
-`fork.fork` and `fork_subagents` are pure; this adapter gives them their input and puts
+`fork.core.fork` and `fork.subagents` are pure; this adapter gives them their input and puts
 their output on disk, for every command that forks (``tt fork``, ``tt rewind --fork``,
 ``tt resume --fork``), so they all write the same files:
 
-- ``<new id>.jsonl``: the fork's main file (`fork.Fork.lines`);
+- ``<new id>.jsonl``: the fork's main file (`fork.core.Fork.lines`);
 - ``<new id>/subagents/**/agent-<id>.jsonl``: each subagent transcript of the original
   (``<id>/subagents/**``, Claude Code 2.1.x, docs/format.md §6) that belongs to the fork
-  (`fork_subagents.subagent_wanted`), forked with the fork's uuid mapping
-  (`fork_subagents.fork_subagent`), at the same place relative to the session folder;
+  (`fork.subagents.subagent_wanted`), forked with the fork's uuid mapping
+  (`fork.subagents.fork_subagent`), at the same place relative to the session folder;
 - ``agent-<id>.meta.json`` beside it when the original has a sidecar
-  (`fork_subagents.remap_meta`).
+  (`fork.subagents.remap_meta`).
 
 Invariants:
 - The original session, its subagent transcripts and sidecars are only read.

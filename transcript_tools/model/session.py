@@ -2,7 +2,7 @@
 
 `Session` ties the decoded entries of one file to a `ChainIndex` over them: node ``i``
 of the index is ``session.nodes[i]``. It is built from entries (normally the output of
-``repair.repaired_entries``, so damage is already dealt with) and is read-only.
+``repair.core.repaired_entries``, so damage is already dealt with) and is read-only.
 
 Invariants:
 - ``nodes[i]`` is the entry the index's node ``i`` came from; duplicates of a uuid are

@@ -1,16 +1,16 @@
-"""Redacting transcript files on disk (the adapter around `redact`).
+"""Redacting transcript files on disk (the adapter around `redact.core`).
 
-`scan_file` streams a file and returns what `redact` would replace; `redact_to` writes the
+`scan_file` streams a file and returns what `redact.core` would replace; `redact_to` writes the
 redacted copy to a new file (exclusive create: never overwrites); `redact_in_place`
 replaces the file atomically through `writer.replace_atomically` (temp file, fsync,
 rename, ``.bak`` of the original unless ``backup=False``, refused if the file changed
 meanwhile). All three stream: memory does not grow with the file's text, only with
-its distinct flagged values (`redact.collect`).
+its distinct flagged values (`redact.core.collect`).
 
-Each reads the file twice: `redact.collect` first (the file's ids and secrets: a value is
+Each reads the file twice: `redact.core.collect` first (the file's ids and secrets: a value is
 redacted everywhere in the file or nowhere), then the redaction with that `Known`.
 
-Invariants: lines without findings are written back byte for byte (`redact`); the
+Invariants: lines without findings are written back byte for byte (`redact.core`); the
 findings never carry a secret's value; OSError is translated by `reader` / `writer`.
 """
 

@@ -8,7 +8,7 @@ by *refs*: ``0..n-1`` for the input's nodes, ``n..`` for added ones.
 
 `Model.view()` builds the graph the output file will have as a fresh `ChainIndex`, in
 output order, so the very code the validator runs (`ChainIndex`, `active`,
-`validate.api_findings`) judges the result. With no structural edit the survey's index
+`validate.core.api_findings`) judges the result. With no structural edit the survey's index
 is used as it is: repairing clean or line-damaged files costs no rebuild.
 
 Invariants:

@@ -1,7 +1,7 @@
 """The core of ``tt chat``: one resumed session, continued turn by turn from typed lines.
 
 `Chat.handle(line)` takes what the person typed: a slash command, or a prompt that runs
-one turn on the `engine.QueryEngine` (assembled by `resume_setup.prepare`, as ``tt
+one turn on the `engine.QueryEngine` (assembled by `resume.setup.prepare`, as ``tt
 resume`` and ``query()`` are). What is shown goes to a `View` (the CLI's is rich on a
 terminal; tests use a list), so this module never prints and never reads a terminal.
 
@@ -99,7 +99,7 @@ class Chat:
         compact: Callable[[Any], list[str]] | None = None,
     ) -> None:
         self.engine = engine
-        self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
+        self._fork = fork  # the engine -> the fork's engine and its notices (`resume.setup`)
         # a model asked for -> the model Claude Code would use and why not that one (`lifecycle`)
         self._choose = choose_model
         self._rewind = rewind  # (engine, message) -> the engine of a fork ending there, its notices

@@ -21,7 +21,7 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    straight from the records; an unanswered call or an orphan result is then answered
    or dropped by `conversation`'s rules, as Claude Code 2.1.332 does (the reference path
    gets the same result from `repair`'s add-interrupted-result).
-   Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
+   Otherwise the lines go through the in-memory repair (`repair.core.repaired_entries`, as
    `loader.load_session`) and `session.Session`, the reference path.
 
 The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`)
@@ -72,7 +72,7 @@ from .quickchain import Outside, QuickChain, quick_conversation
 @dataclass(frozen=True, slots=True)
 class ForResume:
     conversation: conversation.Conversation
-    #: The in-memory repair's actions (`repair.Action`); empty on the fast path.
+    #: The in-memory repair's actions (`repair.model.Action`); empty on the fast path.
     actions: list[Any] = field(default_factory=list)
     #: Byte offset reading began at (non-zero: from the last compact boundary).
     start: int = 0

@@ -18,7 +18,7 @@ session id, `AssistantMessage` per content block, `UserMessage` per tool result,
 stream-json`` prints. A resume's one-line notices (a model not the session's own, a fork
 written, a cwd gone) come first, as ``SystemMessage(subtype="notice", data={"message"})``.
 
-The session is assembled by `resume_setup.prepare`, the function ``tt resume`` uses.
+The session is assembled by `resume.setup.prepare`, the function ``tt resume`` uses.
 
 Invariants: the engine (synchronous, pure of asyncio) runs in one worker thread; the
 asyncio side only moves messages across (the bridge lives here, at the edge). A turn

@@ -1,7 +1,7 @@
-"""Rewinding files on disk (the adapter around `rewind`).
+"""Rewinding files on disk (the adapter around `rewind.core`).
 
-`FileReader` reads the current files and the backups for `rewind.plan_rewind`: a path
-that is a symlink, a folder or another non-regular file raises `rewind.Refused` (its
+`FileReader` reads the current files and the backups for `rewind.core.plan_rewind`: a path
+that is a symlink, a folder or another non-regular file raises `rewind.core.Refused` (its
 `FileChange` is then left alone), so a rewind never writes through a link. `apply_plan`
 carries a plan out: each restored file is written to a temp file beside it, fsynced and
 renamed over it (never half-written), with the backup's permission bits (as Claude Code

@@ -1,6 +1,6 @@
 """The interactive session picker of ``tt resume`` (a terminal, no session named).
 
-Lists this directory's sessions, its git worktrees' too (`store.session_folders`), newest
+Lists this directory's sessions, its git worktrees' too (`claude_dir.session_folders`), newest
 first, titled as the ``/resume`` picker and the Agent SDK title them (`listing.parse_lite`
 over the 64 KiB head and tail), and asks for a number on stderr. Presentation only:
 choosing is the user's, loading is `cli.resume`'s.
