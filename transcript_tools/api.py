@@ -6,7 +6,7 @@ Shaped after the Agent SDK's session functions (claude-agent-sdk 0.2.189:
 ``delete_session``), so a user of the SDK finds them where they expect:
 
 - the first argument names a session: a path, a session id or a unique id prefix
-  (`store.resolve`: an id is looked up in every project); ``directory``, as the SDK's,
+  (`claude_dir.resolve`: an id is looked up in every project); ``directory``, as the SDK's,
   narrows that to one project (its working directory, or its folder) and its worktrees;
 - ``list_sessions()`` and ``search_sessions()`` without ``directory`` cover every
   project, as the SDK's ``list_sessions()`` does;
@@ -128,7 +128,7 @@ def validate_session(
     schema: bool = True,
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> list[Report]:
-    """Check a session (``tt validate``): one `validate.Report` per file, the main
+    """Check a session (``tt validate``): one `validate.core.Report` per file, the main
     transcript first, then its subagent files (``subagents=False``: the main file only).
 
     A report's ``errors`` and ``warnings`` count its diagnostics; ``not_transcript`` says
@@ -154,7 +154,7 @@ def repair_session(
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
     now: datetime | None = None,
 ) -> list[FileReport]:
-    """Repair a session (``tt repair``): one `repair_files.FileReport` per file (main
+    """Repair a session (``tt repair``): one `repair.files.FileReport` per file (main
     transcript first, then its subagents), each listing the fixes and what damage remains.
 
     Without ``output`` or ``in_place`` it is a dry run: the plan, nothing written.
@@ -201,7 +201,7 @@ def redact_session(
     force: bool = False,
     subagents: bool = True,
 ) -> list[RedactResult]:
-    """Find secrets in a session (``tt redact``): one `redact_files.FileResult` per file,
+    """Find secrets in a session (``tt redact``): one `redact.files.FileResult` per file,
     each finding named by line, kind and JSON path (never the secret itself).
 
     Without ``output`` or ``in_place`` it only reports. ``output`` writes a redacted copy
@@ -246,7 +246,7 @@ def compact_session(
     now: datetime | None = None,
 ) -> CompactResult:
     """Make a session small and resumable (``tt compact``): all but the most recent
-    messages (``keep_tokens`` of them) become one summary; returns `compact_report.Result`
+    messages (``keep_tokens`` of them) become one summary; returns `compact.report.Result`
     (tokens before and after, what was kept, summarised and pruned, where it was written).
 
     By default the result is a new session beside the original (``output``: elsewhere;
@@ -306,7 +306,7 @@ def _clock(now: datetime | None) -> Any:
 class ForkResult:
     """What `fork_session` made (``tt fork --json``): the new session's id and file, the
     subagent copies, and the in-memory repairs the source needed. ``fork`` is the pure
-    `fork.Fork` (its lines, the cut and whether it moved)."""
+    `fork.core.Fork` (its lines, the cut and whether it moved)."""
 
     session_id: str
     path: Path
@@ -375,9 +375,9 @@ def fork_session(
 
 @dataclass(frozen=True)
 class RewindResult:
-    """What `rewind_session` planned and did: the `rewind.RewindPlan` (one change per
+    """What `rewind_session` planned and did: the `rewind.core.RewindPlan` (one change per
     tracked file, with the reason a file is left alone) and, unless a dry run, the result
-    of each change (`rewind_files.FileResult`)."""
+    of each change (`rewind.files.FileResult`)."""
 
     session_id: str
     plan: RewindPlan
@@ -499,7 +499,7 @@ def resume_request(
 @dataclass(frozen=True)
 class ExportResult:
     """What `export_session` wrote (or, in a dry run, would write): the bundle's path and
-    size, its `bundle.Manifest` (files, checksums, redactions, versions, original cwd) and
+    size, its `bundle.core.Manifest` (files, checksums, redactions, versions, original cwd) and
     the files it left out, with why."""
 
     path: Path
@@ -534,7 +534,7 @@ def import_session(
 ) -> Imported | Manifest:
     """Unpack a bundle written by `export_session` (``tt import``) into this machine's
     Claude config dir, under the project folder of ``cwd`` (default: the current
-    directory), rewriting paths under the original cwd. Returns `bundle_import.Imported`
+    directory), rewriting paths under the original cwd. Returns `bundle.files_import.Imported`
     (the new session's id and path); a dry run checks the archive and returns its
     `bundle.Manifest`, extracting nothing. Unsafe or damaged archives are refused."""
     from .bundle.files_import import import_bundle, import_cwd, read_manifest
@@ -566,7 +566,7 @@ def list_sessions(
     ``projects/``; with its git worktrees' sessions, as the SDK) or of every project
     (``directory=None``, as the SDK's ``list_sessions()``), newest first (``tt ls``).
 
-    Each `catalog.Row` has the path, the size and mtime, and ``row.lite``: the title the
+    Each `catalog.files.Row` has the path, the size and mtime, and ``row.lite``: the title the
     ``/resume`` picker shows, tag, branch, cwd, first prompt and counts, from the first and
     last 64 KiB of the file. ``check=True`` reads each file whole (exact counts, health).
     Sessions the picker hides (sidechain-only, no title) are left out unless
@@ -591,7 +591,7 @@ def search_sessions(
     subagents: bool = True,
 ) -> list[SessionHits]:
     """Find text in sessions (``tt search``): prompts, replies, tool inputs and outputs,
-    newest session first; one `catalog.SessionHits` per session with a hit. ``case`` is
+    newest session first; one `catalog.files.SessionHits` per session with a hit. ``case`` is
     ``"smart"`` (ignored unless the pattern has a capital), ``"sensitive"`` or
     ``"insensitive"``; ``regex`` reads the pattern as a Python regular expression. Scope as
     `list_sessions`."""

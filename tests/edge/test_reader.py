@@ -14,6 +14,7 @@ from transcript_tools.edge.reader import (
     find_last_boundary_offset,
     iter_lines,
     iter_raw,
+    last_boundary,
     load,
     preserved_start,
     read_head_tail,
@@ -79,6 +80,31 @@ def test_load_from_last_boundary_when_the_tail_fits(tmp_path: Path) -> None:
     assert any(e.is_compact_boundary for e in t.entries)
     with pytest.raises(TranscriptTooLarge):
         load(p, max_bytes=size - first - 10, from_last_boundary=True)  # the boundary alone would fit
+
+
+def test_last_boundary_is_the_last_line_that_decodes_to_one() -> None:
+    b1 = b'{"type":"system","subtype":"compact_boundary","uuid":"b1"}'
+    # The marker's text in a record that is not a boundary (a user line), and in a
+    # message (escaped, so no raw match): neither is a boundary; the search goes back.
+    not_one = b'{"type":"user","subtype":"compact_boundary","uuid":"u1"}'
+    quoted = b'{"type":"user","message":{"content":"{\\"subtype\\":\\"compact_boundary\\"}"},"uuid":"u2"}'
+    data = b"\n".join([b'{"type":"user","uuid":"u0"}', b1, not_one, quoted]) + b"\n"
+    assert orjson.loads(quoted)["message"]["content"] == '{"subtype":"compact_boundary"}'
+    assert last_boundary(data) == (data.index(b1), orjson.loads(b1))
+    assert last_boundary(not_one + b"\n") is None and last_boundary(b"") is None
+
+
+def test_last_boundary_takes_a_damaged_line_as_iter_lines_decodes_it() -> None:
+    # Two records fused on one line (a torn write), the boundary second; a CRLF line end;
+    # the file's first line, with a BOM; a last line without its LF.
+    b2 = b'{"type":"system","subtype":"compact_boundary","uuid":"b2"}'
+    fused = b'{"type":"user","uuid":"u1"' + b2
+    data = b'{"type":"user","uuid":"u0"}\r\n' + fused + b"\r\n"
+    off, rec = last_boundary(data)  # type: ignore[misc]
+    assert off == data.index(fused) and rec["uuid"] == "b2"
+    bom = b"\xef\xbb\xbf" + b2
+    assert last_boundary(bom + b"\n") == (0, orjson.loads(b2))
+    assert last_boundary(b'{"type":"user"}\n' + b2) == (16, orjson.loads(b2))
 
 
 def test_missing_and_directory(tmp_path: Path) -> None:

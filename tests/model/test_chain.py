@@ -110,3 +110,18 @@ def test_walks_end_on_any_graph(edges: list[tuple[int, int | None, int]]) -> Non
     chain = ix.active_chain()
     assert len(chain) == len(set(chain))
     ix.cycles()
+
+
+def test_a_graph_added_by_key_is_the_graph_added_by_uuid() -> None:
+    # Repair rebuilds its output graph from another index's keys (`add_key`); the result
+    # must be what `add` makes of the same nodes, out-of-order parents included.
+    edges = [(1, None, USER), (3, 2, USER), (2, 1, ASSISTANT), (4, 9, USER), (5, 3, ASSISTANT)]
+    by_uuid = build(edges)
+    by_key = ChainIndex()
+    for n, p, flags in edges:
+        by_key.add_key(uuid_key(u(n)), None if p is None else uuid_key(u(p)), n, flags, None)
+    by_key.finish()
+    assert list(by_key.parent) == list(by_uuid.parent)
+    assert list(by_key.line) == list(by_uuid.line) and by_key.flags == by_uuid.flags
+    assert [by_key.uuid(i) for i in range(len(by_key))] == [u(n) for n, _, _ in edges]
+    assert list(by_key.unresolved()) == list(by_uuid.unresolved()) == [(3, u(9))]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.trees import writable_copy
+from transcript_tools.model.conversation import INTERRUPTED_TOOL_RESULT
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
@@ -69,8 +70,7 @@ def test_repair_adds_the_interrupted_result_at_the_calls_time(name: str, tmp_pat
     added = [
         rec
         for rec in records
-        if rec.get("toolUseResult") == "Error: [Request interrupted by user for tool use]"
-        and rec["uuid"] not in src.read_text()
+        if rec.get("toolUseResult") == INTERRUPTED_TOOL_RESULT and rec["uuid"] not in src.read_text()
     ]
     assert added
     for rec in added:

@@ -26,9 +26,9 @@ from tests.damage import (
     validate_bytes,
 )
 from transcript_tools.edge.loader import load_session
+from transcript_tools.model.conversation import INTERRUPTED_TOOL_RESULT
 from transcript_tools.model.diagnostics import CODES
 from transcript_tools.repair.core import RepairOptions, original_bytes, repaired_entries
-from transcript_tools.repair.records import INTERRUPTED
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
@@ -258,12 +258,21 @@ def test_interrupted_tool_call_gets_the_result_claude_code_writes() -> None:
         "message": {
             "role": "user",
             "content": [
-                {"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": use["id"]}
+                {
+                    "type": "tool_result",
+                    "content": INTERRUPTED_TOOL_RESULT,
+                    "is_error": True,
+                    "tool_use_id": use["id"],
+                }
             ],
         },
         "uuid": added["uuid"],
         "timestamp": call["timestamp"],  # its neighbour's time, not the clock (issue 18.3)
-        "toolUseResult": f"Error: {INTERRUPTED}",
+        # 2.1.332's words for a call the session ended in (not 1.0.51's "[Request interrupted
+        # by user for tool use]", which is Esc pressed mid-tool): what it writes on resume,
+        # tests/repair/test_interrupted_claude.py.
+        "toolUseResult": INTERRUPTED_TOOL_RESULT,
+        "toolDenialKind": "interrupted",
         "sourceToolAssistantUUID": call["uuid"],
         **{
             k: call[k]
@@ -291,7 +300,7 @@ def test_interrupted_call_mid_file_is_chained_in() -> None:
     fixes = [a.fix for a in r.plan.actions]
     assert fixes.count("add-interrupted-result") == 2  # the result added, the next line relinked
     out = _records(r.data)
-    added = next(x for x in out if x.get("toolUseResult") == f"Error: {INTERRUPTED}")
+    added = next(x for x in out if x.get("toolUseResult") == INTERRUPTED_TOOL_RESULT)
     assert added["parentUuid"] == recs[i]["parentUuid"]
     child = next(x for x in out if x.get("parentUuid") == added["uuid"])
     assert child["uuid"] == next(x["uuid"] for x in recs if x.get("parentUuid") == recs[i]["uuid"])
@@ -371,7 +380,7 @@ def test_loader_resumes_a_damaged_file_as_repaired(tmp_path: Path) -> None:
     p.write_bytes(damage.tool_use_unpaired(S332.read_bytes()).data)
     loaded = load_session(p)
     last = loaded.session.messages()[-1]
-    assert last.record["toolUseResult"] == f"Error: {INTERRUPTED}"
+    assert last.record["toolUseResult"] == INTERRUPTED_TOOL_RESULT
     assert [a.fix for a in loaded.actions] == ["add-interrupted-result"]
     assert p.read_bytes() == damage.tool_use_unpaired(S332.read_bytes()).data  # never written
 

@@ -33,7 +33,7 @@ the old root inside tool inputs, tool results, ``toolUseResult``, attachments, p
 data and file-history records are mapped to the new root (the longest old root first;
 ``/a/app2`` is not under ``/a/app``).
 
-The adapters: `bundle_export` (write) and `bundle_import` (read, check, place).
+The adapters: `bundle.files_export` (write) and `bundle.files_import` (read, check, place).
 
 Invariants: pure, no I/O; a relocated record is a new object only where something
 changed (callers keep untouched lines byte for byte).
@@ -49,6 +49,7 @@ from typing import Any
 import orjson
 
 from ..model.errors import Unreadable
+from ..model.ids import is_session_id
 
 FORMAT = "tt-session-bundle"
 FORMAT_VERSION = 1
@@ -59,7 +60,6 @@ HISTORY_DIR = "file-history"
 ROLES = ("transcript", "subagent", "subagent-meta", "session-file", "legacy-subagent", "file-history")
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9._@+\-]{1,255}$")
-_SESSION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 MAX_NAME = 1024
 
@@ -146,7 +146,7 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
             hint="import it with the tt version that wrote it, or a newer one",
         )
     sid = doc.get("session_id")
-    if not isinstance(sid, str) or not _SESSION_ID.match(sid):
+    if not is_session_id(sid):
         raise _bad(where, "the manifest's session_id is not a session id")
     files = doc.get("files")
     if not isinstance(files, list):

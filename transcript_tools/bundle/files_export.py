@@ -1,9 +1,9 @@
-"""Writing a session bundle (`tt export`; the format is in `bundle`).
+"""Writing a session bundle (`tt export`; the format is in `bundle.core`).
 
 `export_session` packs one session — its transcript, everything in its ``<session-id>/``
 folder (subagents and their ``.meta.json``, tool results), 2.0.x ``agent-*.jsonl`` files
 that name it, and its ``file-history/<session-id>/`` backups — into a new zip file,
-redacting every text member through `redact` unless asked not to, and writes the manifest
+redacting every text member through `redact.core` unless asked not to, and writes the manifest
 with the sizes and sha256 of what was stored. Symlinks and other non-regular files in the
 session's folders are left out (listed in `Exported.skipped`).
 
@@ -89,14 +89,7 @@ def _walk(root: Path, skipped: list[str]) -> list[Path]:
 
 
 def _legacy_agents(project: Path, sid: str) -> list[Path]:
-    found: list[Path] = []
-    for p in sorted(store.legacy_agent_files(project)):
-        for ln in iter_lines(p):
-            if ln.entries:
-                if ln.entries[0].record.get("sessionId") == sid and _regular(p):
-                    found.append(p)
-                break
-    return found
+    return [p for p in store.legacy_agents_by_session(project).get(sid, []) if _regular(p)]
 
 
 def _observe(facts: _Facts, entries: list[Entry], main: bool) -> None:
@@ -111,7 +104,7 @@ def _observe(facts: _Facts, entries: list[Entry], main: bool) -> None:
 
 
 def _transcript_chunks(path: Path, facts: _Facts, redact: bool, main: bool) -> Iterator[bytes]:
-    # Redacting reads the file twice (`redact.collect`): a value is redacted everywhere in
+    # Redacting reads the file twice (`redact.core.collect`): a value is redacted everywhere in
     # it or nowhere, as `tt redact` does.
     known = collect(iter_lines(path)) if redact else None
     for ln in iter_lines(path):

@@ -1,12 +1,12 @@
-"""Reading a session bundle (`tt import`; the format is in `bundle`).
+"""Reading a session bundle (`tt import`; the format is in `bundle.core`).
 
 `import_bundle` checks an archive before it extracts a byte: the member count, every
-name (`bundle.member_problem`), that every member is a regular file (no symlink, device
-or folder entry), the declared sizes against `bundle.Limits`, and that the members are
+name (`bundle.core.member_problem`), that every member is a regular file (no symlink, device
+or folder entry), the declared sizes against `bundle.core.Limits`, and that the members are
 exactly those the manifest lists. It refuses a session id that exists already. Then it
 extracts into a staging folder inside the config dir, reading each member with a bound
 (a member that inflates past its declared size is refused) and checking its sha256;
-relocates the transcripts' paths (`bundle.Relocation`) from the bundle's cwd to the new
+relocates the transcripts' paths (`bundle.core.Relocation`) from the bundle's cwd to the new
 one, writing untouched lines byte for byte; and moves everything into place, the main
 transcript last, never over an existing file (``os.link``). On any failure what this run
 created is removed again.

@@ -2,7 +2,7 @@
 
 `project_dirs` turns the scope the user gave (this directory's project, ``--project``,
 ``--all``) into project folders; a working directory's project spans the folders of
-every git worktree of its repository (`store.session_folders`), as in the Agent SDK's
+every git worktree of its repository (`claude_dir.session_folders`), as in the Agent SDK's
 ``list_sessions(directory=...)`` and the /resume picker. `list_sessions` reads each
 session file's 64 KiB head and tail (`reader.read_head_tail`) and parses them with
 `listing.parse_lite`, or, with ``check=True``, streams the whole file through the
@@ -33,7 +33,6 @@ from ..edge.siblings import found_elsewhere
 from ..model.errors import NotFound, Unreadable, UsageError
 from ..model.lines import Entry
 from ..model.session import session_id_from_name
-from ..model.titles import first_string_field
 from ..validate.core import Validator
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -52,7 +51,7 @@ def project_dirs(
     (a folder under ``projects/``, or its name), or those of a working directory
     (``project``, else the current one). A working directory's are its own folder and,
     with ``worktrees``, the folders of the other git worktrees of its repository
-    (`store.session_folders`)."""
+    (`claude_dir.session_folders`)."""
     root = store.projects_dir() if root is None else root
     if all_:
         if project is not None:
@@ -208,37 +207,21 @@ def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:  # type
 
 def _legacy_agents(project: Path) -> Counter[str]:
     """2.0.x subagent files beside the sessions, counted by the session they name."""
-    return Counter({sid: len(paths) for sid, paths in legacy_agent_paths(project).items()})
-
-
-def legacy_agent_paths(project: Path) -> dict[str, list[Path]]:
-    """2.0.x ``agent-*.jsonl`` files beside the sessions, by the session id inside them
-    (their names do not say: docs/format.md §6)."""
-    out: dict[str, list[Path]] = {}
-    for p in sorted(store.legacy_agent_files(project)):
-        try:
-            with open(p, "rb") as f:
-                head = f.read(4096)
-        except OSError:
-            continue  # an unreadable agent file is left out of counts; `tt validate` says why
-        sid = first_string_field(head, "sessionId")
-        if sid:
-            out.setdefault(sid, []).append(p)
-    return out
+    return Counter({sid: len(paths) for sid, paths in store.legacy_agents_by_session(project).items()})
 
 
 def agent_files(path: Path, legacy: dict[str, list[Path]] | None = None) -> list[Path]:
     """Every subagent file of a session: ``<id>/subagents/**`` (2.1.x) and the 2.0.x
-    ``agent-*.jsonl`` beside it that name it (``legacy``: `legacy_agent_paths` of its
+    ``agent-*.jsonl`` beside it that name it (``legacy``: `claude_dir.legacy_agents_by_session` of its
     project, when the caller goes through many sessions of one project)."""
     sid = session_id_from_name(path.name)
     if legacy is None:
-        legacy = legacy_agent_paths(path.parent)
+        legacy = store.legacy_agents_by_session(path.parent)
     return store.subagent_files(path) + (legacy.get(sid, []) if sid else [])
 
 
 class LegacyAgents:
-    """`legacy_agent_paths` per project folder, read once."""
+    """`claude_dir.legacy_agents_by_session` per project folder, read once."""
 
     def __init__(self) -> None:
         self._by_project: dict[Path, dict[str, list[Path]]] = {}
@@ -246,7 +229,7 @@ class LegacyAgents:
     def __call__(self, session: Path) -> list[Path]:
         project = session.parent
         if project not in self._by_project:
-            self._by_project[project] = legacy_agent_paths(project)
+            self._by_project[project] = store.legacy_agents_by_session(project)
         return agent_files(session, self._by_project[project])
 
 

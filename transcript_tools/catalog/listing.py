@@ -50,9 +50,6 @@ from ..validate.core import Report
 #: How much of each end of a file the SDK (and `tt ls`) reads.
 LITE_READ_BYTES = 64 * 1024
 
-#: Title sources in order of precedence (the SDK's).
-TITLE_SOURCES = ("custom-title", "ai-title", "last-prompt", "summary", "first-prompt")
-
 # --- values ----------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ and yields a `Hit` for every matching text of a user or assistant record, and a
 Speed comes from a raw-bytes prefilter: Claude Code writes ``JSON.stringify`` output,
 which escapes only ``"``, ``\\`` and control characters, so a literal pattern occurs in a
 record's text only if its JSON-escaped bytes occur in the line. Lines (and, in
-`catalog.search_files`, whole files) without them are never parsed. A regex cannot be
+`catalog.files.search_files`, whole files) without them are never parsed. A regex cannot be
 prefiltered that way; its lines are prefiltered by record type instead.
 
 Invariants: pure (bytes in, values out); a hit's ``spans`` index its ``text``; the

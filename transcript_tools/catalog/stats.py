@@ -97,7 +97,7 @@ class Ledger:
         self.unkeyed.extend(other.unkeyed)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Sent between processes (`usage.many_stats`) as flat tuples of plain values:
+        # Sent between processes (`catalog.files_usage.many_stats`) as flat tuples of plain values:
         # pickle's generic path for ~100k named tuples costs more than reading the files.
         return (
             _unpack,
@@ -335,7 +335,7 @@ class Collector:
         self.feed_records((e.record for e in entries), subagent=subagent)
 
     def feed_records(self, records: Iterable[Mapping[str, Any]], *, subagent: bool = False) -> None:
-        """`feed` for bare records (the fast path of `usage`, which needs no `Entry`)."""
+        """`feed` for bare records (the fast path of `catalog.files_usage`, which needs no `Entry`)."""
         s = self.out
         s.files += 1
         s.subagent_files += subagent

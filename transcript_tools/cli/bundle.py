@@ -1,10 +1,11 @@
 """``tt export`` and ``tt import``: move a session to another machine (or folder).
 
-Export writes one zip bundle (`bundle`, `bundle_export`, `bundle_import`): the transcript, its subagents, its
-file-history backups and a manifest with checksums — redacted by default. Import checks
-the archive before extracting anything, places the session under the project folder of
-``--cwd`` (default: the current directory) in this machine's Claude config dir, rewrites
-the paths under the old cwd to the new one, never overwrites, and prints how to continue.
+Export writes one zip bundle (`bundle.core`, `bundle.files_export`, `bundle.files_import`):
+the transcript, its subagents, its file-history backups and a manifest with checksums —
+redacted by default. Import checks the archive before extracting anything, places the
+session under the project folder of ``--cwd`` (default: the current directory) in this
+machine's Claude config dir, rewrites the paths under the old cwd to the new one, never
+overwrites, and prints how to continue.
 
 Exit codes: 0 done, 2 usage, 3 not found, 4 unreadable or refused (unsafe or damaged
 archive), 6 write failed or the session exists already.

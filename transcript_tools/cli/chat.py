@@ -1,4 +1,4 @@
-"""``tt chat``: continue a session interactively (the edge around `chat.Chat`).
+"""``tt chat``: continue a session interactively (the edge around `resume.chat.Chat`).
 
 The session is assembled by `files_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is

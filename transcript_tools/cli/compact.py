@@ -19,6 +19,7 @@ from ..compact.plan import DEFAULT_KEEP_TOKENS, PRUNE_KINDS, PlanOptions
 from ..edge import claude_dir as store
 from ..edge.session_out import names_folder
 from ..model.errors import UsageError
+from ..model.session import first_cwd
 from .common import (
     console,
     continue_option,
@@ -259,14 +260,6 @@ def _continue(result: Any, project_dir: Path) -> list[str]:
     by_id = out is None or store.in_a_project(out)
     cmds = [f"tt resume {sid if by_id else shlex.quote(str(out))}"]
     if out is not None and out.parent == project_dir:
-        cwd = _cwd_of(result.records)
+        cwd = first_cwd(result.records)
         cmds.append(f"cd {shlex.quote(cwd)} && claude --resume {sid}" if cwd else f"claude --resume {sid}")
     return cmds
-
-
-def _cwd_of(records: list[dict[str, Any]]) -> str | None:
-    for r in records:
-        c = r.get("cwd")
-        if isinstance(c, str) and c:
-            return c
-    return None

@@ -90,7 +90,7 @@ def ls_command(
 
 
 def _from_store(url: str, project: str | None, check: bool) -> list[Any]:
-    """Rows of the stored sessions (`sessionstore.find.store_rows`); ``-p DIR`` picks the
+    """Rows of the stored sessions (`store.find.store_rows`); ``-p DIR`` picks the
     project folder DIR's sessions were pushed from."""
     from ..catalog.listing import sort_rows
     from ..edge import claude_dir as cfg

@@ -2,9 +2,9 @@
 
 The edge around `engine.QueryEngine`: resolve the session (path, id, prefix, ``-c``,
 or a picker on a terminal), check the API key (before anything is written), load what a
-resume sends (`resumable.load_for_resume`: the in-memory repair when the file needs it;
+resume sends (`resume.files.load_for_resume`: the in-memory repair when the file needs it;
 the file itself is only ever appended to), optionally fork the whole session into a new
-one first (``tt fork``'s rules and files: `fork.fork`, `fork_files`, subagent transcripts
+one first (``tt fork``'s rules and files: `fork.core.fork`, `fork.files`, subagent transcripts
 included), then run one turn and print it as ``claude -p`` does: ``text`` (the final
 answer), ``json`` (the result object) or ``stream-json`` (every event, one JSON object a
 line).

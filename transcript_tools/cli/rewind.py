@@ -1,12 +1,12 @@
 """``tt rewind``: put the files a session edited back to their state at a message, and/or
 fork the conversation there.
 
-Files (the default, or ``--files``): the plan (`rewind.plan_rewind`) from the session's
+Files (the default, or ``--files``): the plan (`rewind.core.plan_rewind`) from the session's
 ``file-history-snapshot`` / ``file-history-delta`` records and its backups in
 ``<config dir>/file-history/<session id>/``; ``--dry-run`` shows it with a unified diff
-per file; otherwise it asks (or takes ``--yes``) and applies it (`rewind_files`).
+per file; otherwise it asks (or takes ``--yes``) and applies it (`rewind.files`).
 Conversation (``--conversation``): a fork of the session ending at that message, written
-beside it, exactly as ``tt fork --at`` does (`fork.fork`).
+beside it, exactly as ``tt fork --at`` does (`fork.core.fork`).
 
 Exit codes: 0 done (or nothing to change), 1 some files were left alone (backup missing,
 refused, outside the project, or a write failed), 2 usage, 3 not found, 4 unreadable,

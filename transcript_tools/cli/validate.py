@@ -103,7 +103,7 @@ def _run(
 
 def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
     r = validate_path(path, cap=cap, schema=schema)
-    # Not a transcript (`check.validate_path` decides, for every path alike): alone, it is
+    # Not a transcript (`validate.files.validate_path` decides, for every path alike): alone, it is
     # most likely the wrong file, so one error (exit 4); among others (a folder, --all) it
     # is counted apart in the summary, neither an error nor a clean file.
     if r.not_transcript is not None and single:

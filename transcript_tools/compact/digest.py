@@ -111,7 +111,7 @@ def prompt_text(record: Mapping[str, Any]) -> str | None:
 
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
-#: Paragraphs Claude Code (and tt) put around a compact summary (compact_form's wording).
+#: Paragraphs Claude Code (and tt) put around a compact summary (compact/form.py's wording).
 _WRAPPER_START = "This session is being continued from a previous conversation"
 _WRAPPER_ENDS = (
     "If you need specific details from before compaction",

@@ -1,22 +1,22 @@
 """Running a compaction over a transcript file: read, plan, summarise, write.
 
-The edge around the pure `compact` planner, `digest` and `compact_form`. A file of any
+The edge around the pure `compact.plan` planner, `digest` and `compact.form`. A file of any
 size is compacted in bounded memory, without loading it:
 
 1. *Outline* (one streaming pass): `skeleton.Skeleton` — the uuid graph and a few bytes
    a node; damaged pieces of lines are skipped and counted.
-2. *Plan*: the conversation order from the outline; `compact.plan` reads back only the
-   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokens`: what
+2. *Plan*: the conversation order from the outline; `compact.plan.plan` reads back only the
+   records it keeps (by byte offset, `os.pread`) and counts their tokens (`tokenizer`: what
    `conversation.api_messages` sends for each, so attachment records cost nothing).
 3. *Digest* (a second streaming pass): only the lines holding summarised messages are
    decoded, into `digest.Digest` (and a bounded `digest.Excerpt` for a model
-   summariser); their tokens are estimated from a sample (`tokens.SampledEstimate`).
+   summariser); their tokens are estimated from a sample (`tokenizer.SampledEstimate`).
 4. *Summarise* through a `summarizers.Summarizer`, then *write* Claude Code's
-   compaction form (`compact_form`).
+   compaction form (`compact.form`).
 
 Damaged input: when the outline finds damage and the file fits the in-memory cap, the
 session is read again through the repair fixes (`loader.load_session`, which uses
-``repair.repaired_entries``) and planned on the repaired entries, so what is kept is
+``repair.core.repaired_entries``) and planned on the repaired entries, so what is kept is
 what ``tt repair`` would give. Past the cap, damaged pieces are skipped and reported.
 
 Writing (`Target`):
@@ -489,7 +489,7 @@ class _Compaction:
 
     def without_unsent(self, *, new_id: Callable[[], str]) -> None:
         """Nothing worth summarising: with ``drop_unsent``, write the whole conversation
-        without the records a resume never sends (`compact_form.slim_records`; the same
+        without the records a resume never sends (`compact.form.slim_records`; the same
         records a compaction leaves out: progress lines and everything off the
         conversation); without it, say how much of the file they are."""
         sk, result, target = self.sk, self.result, self.target

@@ -1,6 +1,6 @@
 """The report of a compaction: what was read, kept, pruned, summarised and written.
 
-`Result` is filled in by `compactor` as it goes; `Result.to_dict` is the ``--json`` shape
+`Result` is filled in by `compact.files` as it goes; `Result.to_dict` is the ``--json`` shape
 of ``tt compact`` (views render the same dict). Token counts are estimates unless named
 ``exact``; the dict says so next to them.
 
@@ -55,7 +55,7 @@ class Result:
     repair_actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     nothing_to_do: bool = False
-    #: the compaction would not shrink the request, so it was not written (compactor docstring)
+    #: the compaction would not shrink the request, so it was not written (compact/files.py docstring)
     grows: bool = False
     #: the whole conversation was copied without the records a resume never sends (no summary)
     slim: bool = False

@@ -45,7 +45,7 @@ repair never does.
 
 Invariants:
 - `diagnose` is pure: bytes and a `Scan` in, findings out; no I/O, no clock.
-- The file side is `doctor_files` (it only reads).
+- The file side is `doctor.files` (it only reads).
 """
 
 from __future__ import annotations

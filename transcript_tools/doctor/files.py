@@ -1,8 +1,8 @@
-"""The file side of `doctor`: read a transcript (head and tail as the SDK does, then a full
+"""The file side of `doctor.core`: read a transcript (head and tail as the SDK does, then a full
 scan) and diagnose it; a session or a directory of them.
 
 Invariant: only reads, never writes, and opens nothing but the transcripts named or
-listed (`store` finds them).
+listed (`claude_dir` finds them).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def doctor_file(path: Path) -> Diagnosis:
 
 
 def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
-    """A session (path, id or prefix: `store.resolve`), or a directory: a project's folder,
+    """A session (path, id or prefix: `claude_dir.resolve`), or a directory: a project's folder,
     or a working directory whose sessions (with its worktrees') are diagnosed."""
     p = Path(spec).expanduser()
     if p.is_dir():

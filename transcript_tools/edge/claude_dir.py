@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.errors import AmbiguousSession, NotFound, UsageError
+from ..model.ids import is_session_id
 from .worktrees import worktree_paths
 from .writer import is_by_product
 
 MAX_SANITIZED_LENGTH = 200
 _SANITIZE = re.compile(r"[^a-zA-Z0-9]")
 _ID_CHARS = re.compile(r"^[0-9A-Za-z-]{1,64}$")
-_SESSION_FILE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$", re.I)
 
 
 def config_dir(env: dict[str, str] | None = None) -> Path:
@@ -176,7 +176,7 @@ def _listdir(d: Path) -> list[Path]:
 
 
 def is_session_file(p: Path) -> bool:
-    return _SESSION_FILE.match(p.name) is not None
+    return p.name.endswith(".jsonl") and is_session_id(p.name[:-6])
 
 
 def session_files(project: Path) -> list[Path]:
@@ -198,7 +198,7 @@ def subagent_files(session_path: Path) -> list[Path]:
     """Subagent transcripts of a session: ``<id>/subagents/**/agent-*.jsonl`` (2.1.x).
 
     2.0.x ``agent-*.jsonl`` files beside the sessions name their parent only inside
-    (``sessionId``); `legacy_agent_files` lists those for callers that read heads.
+    (``sessionId``); `legacy_agents_of` finds those.
     """
     d = session_path.with_suffix("") / "subagents"
     if not d.is_dir():
@@ -212,6 +212,42 @@ def legacy_agent_files(project: Path) -> list[Path]:
         for p in _listdir(project)
         if p.name.startswith("agent-") and p.suffix == ".jsonl" and not _by_product(p.name)
     ]
+
+
+#: Bytes of a 2.0.x agent file read for its session id: 2.0.x writes ``sessionId`` in the
+#: first line's envelope, ahead of the message (about 100 bytes in; docs/format.md §6).
+_AGENT_HEAD = 4096
+
+
+def agent_session_id(agent: Path) -> str | None:
+    """The session a 2.0.x ``agent-*.jsonl`` names: the first ``sessionId`` in its head
+    (the file's name does not say). None when there is none or the file is unreadable
+    (`tt validate` says why)."""
+    from ..model.titles import first_string_field
+
+    try:
+        with open(agent, "rb") as f:
+            head = f.read(_AGENT_HEAD)
+    except OSError:
+        return None
+    return first_string_field(head, "sessionId") or None
+
+
+def legacy_agents_by_session(project: Path) -> dict[str, list[Path]]:
+    """The 2.0.x ``agent-*.jsonl`` files of a project folder, by the session they name
+    (`agent_session_id`), each list sorted."""
+    out: dict[str, list[Path]] = {}
+    for p in sorted(legacy_agent_files(project)):
+        sid = agent_session_id(p)
+        if sid:
+            out.setdefault(sid, []).append(p)
+    return out
+
+
+def legacy_agents_of(session_path: Path) -> list[Path]:
+    """The 2.0.x agent files beside the main transcript ``session_path`` that name it."""
+    stem = session_path.name.removesuffix(".jsonl")
+    return legacy_agents_by_session(session_path.parent).get(stem, [])
 
 
 def _by_product(name: str) -> bool:

@@ -35,8 +35,11 @@ _BUFFER = 1 << 20
 
 
 class Buffer(Protocol):
-    """Bytes, or a memory mapping of them: what `preserved_start` searches."""
+    """Bytes, or a memory mapping of them: what `last_boundary` and `preserved_start` search."""
 
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: slice, /) -> bytes: ...
+    def find(self, sub: bytes, start: int = ..., end: int = ..., /) -> int: ...
     def rfind(self, sub: bytes, start: int = ..., end: int = ..., /) -> int: ...
 
 
@@ -138,10 +141,10 @@ def load(
     if size > max_bytes:
         if not from_last_boundary:
             raise TranscriptTooLarge(str(path), size, max_bytes)
-        found = _last_boundary(path)
-        start = None if found is None else _preserved_start_of(path, *found)
-        if start is None or size - start > max_bytes:
-            raise TranscriptTooLarge(str(path), size if start is None else size - start, max_bytes)
+        part = _boundary_start(path)
+        if part is None or size - part > max_bytes:
+            raise TranscriptTooLarge(str(path), size if part is None else size - part, max_bytes)
+        start = part
     t = Transcript(path, size, start=start)
     t.lines.extend(iter_lines(path, start))
     return t
@@ -151,30 +154,43 @@ _BOUNDARY_MARK = b'"subtype":"compact_boundary"'
 
 
 def find_last_boundary_offset(path: Path) -> int | None:
-    """Byte offset of the line holding the last ``compact_boundary`` record, streaming.
-
-    A raw-bytes prefilter (Claude Code writes compact JSON) keeps this near disk speed;
-    candidates are confirmed by decoding the line.
-    """
-    found = _last_boundary(path)
+    """Byte offset of the line holding the last ``compact_boundary`` record (`last_boundary`)."""
+    with mapped(path) as mm:
+        found = None if mm is None else last_boundary(mm)
     return None if found is None else found[0]
 
 
-def _last_boundary(path: Path) -> tuple[int, dict[str, Any]] | None:
-    found: tuple[int, dict[str, Any]] | None = None
-    for number, offset, data, term, last in iter_raw(path):
-        if _BOUNDARY_MARK in data:
-            for e in decode_line(number, offset, data, term, is_last=last).entries:
-                if e.is_compact_boundary:
-                    found = (offset, e.record)
-    return found
+def last_boundary(buf: Buffer) -> tuple[int, dict[str, Any]] | None:
+    """The last ``compact_boundary`` record of a file's bytes and the offset of its line.
+
+    Searched from the end for the raw marker (Claude Code writes compact JSON, so
+    ``"subtype":"compact_boundary"`` appears verbatim; inside a string value its quotes
+    would be escaped); each candidate line is confirmed by decoding it as `iter_lines`
+    would (`decode_line`, so a damaged line's records count too), else the search goes on
+    further back. Only the pages around the candidates are read.
+    """
+    end = len(buf)
+    while True:
+        pos = buf.rfind(_BOUNDARY_MARK, 0, end)
+        if pos < 0:
+            return None
+        start = buf.rfind(b"\n", 0, pos) + 1
+        stop = buf.find(b"\n", pos)
+        last = stop < 0
+        data, term = split_terminator(buf[start:] if last else buf[start : stop + 1])
+        # The line number only matters to a BOM, which only line 1 may carry.
+        line = decode_line(1 if start == 0 else 0, start, data, term, is_last=last)
+        found = [e for e in line.entries if e.is_compact_boundary]
+        if found:
+            return start, found[-1].record
+        end = start  # the marker inside some other record, or no record: look further back
 
 
-def _preserved_start_of(path: Path, boundary_offset: int, boundary: Mapping[str, Any]) -> int:
+def _boundary_start(path: Path) -> int | None:
+    """`preserved_start` of the last boundary, or None when there is none."""
     with mapped(path) as mm:
-        if mm is None:  # emptied since the boundary was found
-            raise Unreadable(f"{path}: changed while it was read")
-        return preserved_start(mm, boundary_offset, boundary)
+        found = None if mm is None else last_boundary(mm)
+        return None if mm is None or found is None else preserved_start(mm, *found)
 
 
 def preserved_start(buf: Buffer, boundary_offset: int, boundary: Mapping[str, Any]) -> int:

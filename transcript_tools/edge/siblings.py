@@ -34,12 +34,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..model.chain import key_uuid, uuid_key
+from ..model.ids import is_session_id
 from . import claude_dir as store
 
 # A record's own uuid as Claude Code serialises it (compact JSON). Inside a string value
 # the quotes would be escaped, so message text that mentions a uuid does not match.
 _UUID_FIELD = re.compile(rb'"uuid":"([^"\\]{1,200})"')
-_SESSION_ID = re.compile(rb'"sessionId":"([0-9a-fA-F-]{36})"')
 
 
 def session_files(path: Path) -> list[Path]:
@@ -51,13 +51,12 @@ def session_files(path: Path) -> list[Path]:
         others = [main] if main.is_file() else []
         return others + [p for p in store.subagent_files(main) if p != path]
     if path.name.startswith("agent-"):
-        sid = _head_session_id(path)
-        main = path.with_name(f"{sid}.jsonl") if sid else None
-        return [main] if main is not None and main.is_file() else []
+        sid = store.agent_session_id(path)
+        own = path.with_name(f"{sid}.jsonl") if is_session_id(sid) else None
+        return [own] if own is not None and own.is_file() else []
     out = store.subagent_files(path)
-    stem = path.name[:-6] if path.name.endswith(".jsonl") else None
-    if stem:
-        out += [p for p in sorted(store.legacy_agent_files(path.parent)) if _head_session_id(p) == stem]
+    if path.name.endswith(".jsonl"):
+        out += store.legacy_agents_of(path)
     return out
 
 
@@ -103,13 +102,3 @@ def _scan(p: Path, wanted: set[bytes], found: set[bytes]) -> None:
                         found.add(k)
     except OSError:
         return
-
-
-def _head_session_id(p: Path) -> str | None:
-    try:
-        with open(p, "rb") as f:
-            head = f.read(8192)
-    except OSError:
-        return None
-    m = _SESSION_ID.search(head)
-    return m.group(1).decode() if m else None

@@ -1,7 +1,7 @@
 """The SQLite engine (stdlib ``sqlite3``): the embedded default, one file.
 
 ``sqlite:///abs/path`` or ``sqlite:///rel/path`` names the file; without ``--store`` it is
-``<config dir>/tt-store.sqlite3`` (`url.default_url`). The connection runs in autocommit
+``<config dir>/tt-store.sqlite3`` (`store_url.default_url`). The connection runs in autocommit
 mode with explicit transactions: a write begins with ``BEGIN IMMEDIATE`` (the database
 write lock at once, so two writers queue instead of failing half-way; ``busy_timeout`` 60 s),
 in WAL mode so readers never wait for a writer. Search is an FTS5 table holding only the

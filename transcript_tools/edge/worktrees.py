@@ -1,7 +1,7 @@
 """The worktrees of a git repository and the branch checked out, read from git's own files
 (never by running git).
 
-`store.session_folders` lists a directory's sessions with those of every worktree of its
+`claude_dir.session_folders` lists a directory's sessions with those of every worktree of its
 repository, as the Agent SDK's ``list_sessions(directory=...)`` (which runs ``git
 worktree list --porcelain``) and Claude Code's /resume picker do. tt must work where git
 is missing, so `worktree_paths` reads what git itself reads.

@@ -42,7 +42,7 @@ def by_product(path: Path, suffix: str, stamp: str | None = None) -> Path:
 
     Every listing of subagents takes any ``agent-*.jsonl`` under ``subagents/`` (the Agent
     SDK's ``_collect_agent_files``: ``startswith("agent-")`` and ``endswith(".jsonl")``;
-    tt's `store.subagent_files`), and 2.0.x agent files beside the sessions the same way,
+    tt's `claude_dir.subagent_files`), and 2.0.x agent files beside the sessions the same way,
     so ``agent-x.jsonl.quarantine.jsonl`` would be read as a second subagent. With the dot
     no listing matches it. A main session's by-products need no dot: ``<id>.jsonl.bak``
     and ``<id>.jsonl.quarantine.jsonl`` are not ``<uuid>.jsonl``, the only main-file name

@@ -35,7 +35,7 @@ Beyond the SDK, as issue 7 asks:
   is on (a dead branch left by a rewind too), as `branch.branch` chooses it: across
   compact boundaries, with preserved segments, whole responses and their tool results
   (a cut that would part them moves, and `Cut.moved` says so);
-- subagent transcripts are forked with the same mapping (`fork_subagents`).
+- subagent transcripts are forked with the same mapping (`fork.subagents`).
 
 Invariants:
 - No uuid of an original entry appears in the fork, except as ``forkedFrom.messageUuid``.
@@ -47,7 +47,6 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +55,7 @@ import orjson
 
 from ..model.chain import ASSISTANT, SIDECHAIN, USER
 from ..model.errors import UsageError
+from ..model.ids import is_session_id
 from ..model.lines import Entry
 from ..model.session import Session
 from ..model.titles import first_prompt, last_titles
@@ -68,8 +68,6 @@ DROPPED_FIELDS = ("teamName", "agentName", "slug", "sourceToolAssistantUUID")
 #: Entry fields (newer Claude Code versions, docs/format.md §4.1) that name other
 #: entries by uuid: a string or a list of strings.
 _REFERENCE_FIELDS = ("supersedesUuids", "retractedMessageUuids", "refusedUserMessageUuid")
-
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 #: The Agent SDK reads titles from the first and last 64 KiB of a file (LITE_READ_BUF_SIZE).
 _TITLE_WINDOW = 64 * 1024
@@ -100,7 +98,7 @@ class Remap:
         return self._ids.get(u) if isinstance(u, str) else None
 
     def ref(self, u: Any) -> Any:
-        if isinstance(u, str) and _UUID.match(u):
+        if is_session_id(u):  # a uuid: the form of a session id
             return self.new(u)
         return u
 

@@ -1,18 +1,18 @@
 """The file side of a fork: reading a session's subagent transcripts, writing the fork.
 
-`fork.fork` and `fork_subagents` are pure; this adapter gives them their input and puts
+`fork.core.fork` and `fork.subagents` are pure; this adapter gives them their input and puts
 their output on disk. `fork_session` is the one fork workflow (load, cut, fork, write),
 for every command that forks (``tt fork``, ``tt rewind --conversation``, ``tt resume
 --fork``, the chat's ``/fork`` and ``/rewind``) and the API's ``fork_session``, so they
 all write the same files:
 
-- ``<new id>.jsonl``: the fork's main file (`fork.Fork.lines`);
+- ``<new id>.jsonl``: the fork's main file (`fork.core.Fork.lines`);
 - ``<new id>/subagents/**/agent-<id>.jsonl``: each subagent transcript of the original
   (``<id>/subagents/**``, Claude Code 2.1.x, docs/format.md §6) that belongs to the fork
-  (`fork_subagents.subagent_wanted`), forked with the fork's uuid mapping
-  (`fork_subagents.fork_subagent`), at the same place relative to the session folder;
+  (`fork.subagents.subagent_wanted`), forked with the fork's uuid mapping
+  (`fork.subagents.fork_subagent`), at the same place relative to the session folder;
 - ``agent-<id>.meta.json`` beside it when the original has a sidecar
-  (`fork_subagents.remap_meta`).
+  (`fork.subagents.remap_meta`).
 
 Invariants:
 - The original session, its subagent transcripts and sidecars are only read.
@@ -234,18 +234,10 @@ def fork_session(
         path,
         copy_paths(path, subs),
         list(loaded.actions),
-        _first_cwd(s),
+        s.first_cwd(),
         store.in_a_project(path),
         not dry_run,
     )
-
-
-def _first_cwd(session: Session) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c:
-            return c
-    return None
 
 
 def _make_folder(d: Path) -> None:

@@ -2,14 +2,14 @@
 
 Claude Code 2.1.x writes each subagent to ``<session>/subagents/**/agent-<id>.jsonl`` with
 an optional ``agent-<id>.meta.json`` sidecar (docs/format.md §6). A fork copies them under
-its own ``<new id>/subagents/``, with the fork's uuid mapping (`fork.Remap`) and session
+its own ``<new id>/subagents/``, with the fork's uuid mapping (`fork.core.Remap`) and session
 id, so the fork is whole. The Agent SDK's ``fork_session`` does not copy them; issue 7
 asks for it.
 
-Invariants: the same transform as the main file (`fork.fork_entry`: new uuids, parents
+Invariants: the same transform as the main file (`fork.core.fork_entry`: new uuids, parents
 re-linked past progress lines, ``sessionId`` the fork's), except that the lines stay
 sidechain lines and keep their timestamps; a sidecar that names no entry uuid is copied
-byte for byte. Pure: no I/O (`fork_files` reads and writes the files).
+byte for byte. Pure: no I/O (`fork.files` reads and writes the files).
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..model.errors import UsageError
+from ..model.ids import is_session_id
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 # isolates, BOM, BMP private use.
 _UNICODE_STRIP = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ue000-\uf8ff]")
 _FORMAT_CATEGORIES = frozenset({"Cf", "Co", "Cn"})
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
 def sanitize_unicode(value: str) -> str:
@@ -95,10 +95,6 @@ def tag_line(session_id: str, tag: str | None) -> bytes:
             )
         tag = sanitized
     return _sdk_json({"type": "tag", "tag": tag or "", "sessionId": session_id}) + b"\n"
-
-
-def is_session_id(s: str) -> bool:
-    return _UUID.match(s) is not None
 
 
 # --- delete -------------------------------------------------------------------

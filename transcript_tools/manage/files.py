@@ -23,10 +23,11 @@ import shutil
 from pathlib import Path
 
 from ..edge import claude_dir as store
-from ..edge.reader import file_size, iter_lines
+from ..edge.reader import file_size
 from ..edge.writer import append_records
 from ..model.errors import NotFound, Unreadable, WriteFailed
-from .core import DeletePlan, Found, is_session_id, plan_delete
+from ..model.ids import is_session_id
+from .core import DeletePlan, Found, plan_delete
 
 
 def append_record(ref: store.SessionRef, line: bytes) -> None:
@@ -67,17 +68,8 @@ def _inside(p: Path, root: Path) -> bool:
 
 
 def _legacy_agents(project: Path, sid: str) -> list[Found]:
-    out: list[Found] = []
-    for p in store.legacy_agent_files(project):
-        for ln in iter_lines(p):
-            first = next((e for e in ln.entries), None)
-            if first is not None:
-                if first.record.get("sessionId") == sid:
-                    f = _found(p)
-                    if f is not None:
-                        out.append(f)
-                break
-    return out
+    found = (_found(p) for p in store.legacy_agents_by_session(project).get(sid, []))
+    return [f for f in found if f is not None]
 
 
 def survey(ref: store.SessionRef) -> DeletePlan:

@@ -22,7 +22,7 @@ line when both are present. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,7 +298,3 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
         out.append(i)
         out.extend(inserts.get(i, ()))
     return out
-
-
-def messages_only(index: ChainIndex, nodes: Iterable[int]) -> list[int]:
-    return [i for i in nodes if index.flags[i] & (USER | ASSISTANT)]

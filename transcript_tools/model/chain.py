@@ -154,19 +154,40 @@ class ChainIndex:
         elif parent == self._last_uuid:
             self.parent.append(i - 1)
         else:
-            pk = uuid_key(parent)
-            p = self._index.get(pk)
-            if p is None:
-                self.parent.append(UNRESOLVED)
-                self._pending[i] = pk
-            else:
-                self.parent.append(p)
+            self._link(i, uuid_key(parent))
         self.line.append(line)
         self.flags.append(flags)
         if logical_parent is not None:
             self.logical[i] = logical_parent
         self._last_uuid = uuid
         return i
+
+    def add_key(self, key: bytes, parent: bytes | None, line: int, flags: int, logical: str | None) -> int:
+        """`add` for a caller that holds `uuid_key`s already (repair's output graph, built
+        from another index's keys); ``parent`` is a key too. The caller guarantees no key
+        comes twice (there is no duplicate check)."""
+        i = len(self._keys)
+        assert key not in self._index, "a key added twice"
+        self._index[key] = i
+        self._keys.append(key)
+        if parent is None:
+            self.parent.append(NO_PARENT)
+        else:
+            self._link(i, parent)
+        self.line.append(line)
+        self.flags.append(flags)
+        if logical is not None:
+            self.logical[i] = logical
+        return i
+
+    def _link(self, i: int, pk: bytes) -> None:
+        """Node ``i``'s parent is the node of key ``pk``: resolved now, or by `finish`."""
+        p = self._index.get(pk)
+        if p is None:
+            self.parent.append(UNRESOLVED)
+            self._pending[i] = pk
+        else:
+            self.parent.append(p)
 
     def finish(self, elsewhere: Elsewhere | None = None) -> None:
         """Resolve parents that came later in the file than their children. ``elsewhere``:
@@ -211,17 +232,6 @@ class ChainIndex:
         """Every node whose parent is not in this file (dangling or `elsewhere`)."""
         for i, pk in sorted(self._pending.items()):
             yield i, key_uuid(pk)
-
-    def unresolved_keys(self) -> frozenset[bytes]:
-        """The keys of the parents not in this file (call after `finish`)."""
-        return frozenset(self._pending.values())
-
-    def in_other_files(self) -> Iterator[tuple[int, str]]:
-        """Nodes whose parent another file of the session holds (`elsewhere`)."""
-        elsewhere = self.elsewhere
-        for i, pk in sorted(self._pending.items()):
-            if pk in elsewhere:
-                yield i, key_uuid(pk)
 
     def dangling_logical(self) -> Iterator[tuple[int, str]]:
         elsewhere = self.elsewhere

@@ -91,7 +91,10 @@ from .lifecycle import SYNTHETIC_MODEL, sends_thinking
 from .lines import Entry
 from .session import Session
 
-#: Claude Code 2.1.332's result for a call whose outcome the transcript never recorded.
+#: Claude Code 2.1.332's result for a call whose outcome the transcript never recorded:
+#: what it sends on resume and writes into the file then (``tool_result`` content and
+#: ``toolUseResult``), and what `repair` writes too (`repair.records.interrupted_result`;
+#: docs/format.md §5). 2.1.197 has no such text: it drops the call.
 INTERRUPTED_TOOL_RESULT = (
     "[Tool call interrupted: the session ended before this call's result was recorded, so its "
     "outcome is unknown. Check whether it took effect before relying on it or running it again.]"

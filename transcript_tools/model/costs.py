@@ -1,4 +1,4 @@
-"""Token costs of transcript records, as values: what `tokens` measures and `compact` plans with.
+"""Token costs of transcript records, as values: what `tokenizer` measures and `compact.plan` plans with.
 
 A `RecordCost` is the estimated number of tokens one record adds to a resumed request,
 split into `BlockCost`s, one per top-level content block, so the planner can see what

@@ -227,10 +227,3 @@ class Diagnostic:
             "message": self.message,
             "fix": self.fix,
         }
-
-
-def count_by_severity(diags: list[Diagnostic]) -> dict[str, int]:
-    out = {s.value: 0 for s in Severity}
-    for d in diags:
-        out[d.severity.value] += 1
-    return out

@@ -363,12 +363,6 @@ def _replace_surrogates(value: Any, found: list[bool]) -> Any:
     return value
 
 
-def has_surrogates(value: Any) -> bool:
-    found = [False]
-    _replace_surrogates(value, found)
-    return found[0]
-
-
 #: How much of a file `looks_like` reads: enough to see a pretty-printed object's first
 #: lines or a binary header, small enough to cost nothing next to the validation pass.
 LOOKS_LIKE_BYTES = 8192

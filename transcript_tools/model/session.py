@@ -2,7 +2,7 @@
 
 `Session` ties the decoded entries of one file to a `ChainIndex` over them: node ``i``
 of the index is ``session.nodes[i]``. It is built from entries (normally the output of
-``repair.repaired_entries``, so damage is already dealt with) and is read-only.
+``repair.core.repaired_entries``, so damage is already dealt with) and is read-only.
 
 Invariants:
 - ``nodes[i]`` is the entry the index's node ``i`` came from; duplicates of a uuid are
@@ -13,25 +13,33 @@ Invariants:
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .active import NodeFacts, conversation_nodes, facts_of
 from .chain import BOUNDARY, CHAIN_TYPES, ChainIndex, node_flags
+from .ids import is_session_id
 from .lines import Entry
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
 
 def session_id_from_name(name: str) -> str | None:
     """The session id a main transcript's file name implies (``<uuid>.jsonl``)."""
     stem = name[:-6] if name.endswith(".jsonl") else name
-    return stem if _UUID_RE.match(stem) else None
+    return stem if is_session_id(stem) else None
+
+
+def first_cwd(records: Iterable[Mapping[str, Any]]) -> str | None:
+    """The session's working directory: the first non-empty ``cwd`` of a record that is
+    not on a sidechain (whose lines are a subagent's)."""
+    for r in records:
+        c = r.get("cwd")
+        if isinstance(c, str) and c and r.get("isSidechain") is not True:
+            return c
+    return None
 
 
 @dataclass(slots=True)
@@ -87,6 +95,10 @@ class Session:
 
     def messages(self) -> list[Entry]:
         return [e for e in self.conversation() if e.type in ("user", "assistant")]
+
+    def first_cwd(self) -> str | None:
+        """The working directory the session started in (`first_cwd` of its entries)."""
+        return first_cwd(e.record for e in self.entries)
 
     def last_boundary(self) -> Entry | None:
         b = self.index.boundaries()

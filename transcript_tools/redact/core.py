@@ -1,4 +1,4 @@
-"""Redacting a transcript: every string of every record through `redact_rules`.
+"""Redacting a transcript: every string of every record through `redact.rules`.
 
 `redact_lines(lines, known)` takes decoded lines (`reader.iter_lines`) and yields, per
 line, the bytes to write and the findings. What is searched: message text, tool inputs,

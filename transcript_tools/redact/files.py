@@ -1,13 +1,13 @@
-"""Redacting transcript files on disk (the adapter around `redact`).
+"""Redacting transcript files on disk (the adapter around `redact.core`).
 
-`scan_file` streams a file and returns what `redact` would replace; `redact_to` writes the
+`scan_file` streams a file and returns what `redact.core` would replace; `redact_to` writes the
 redacted copy to a new file (exclusive create: never overwrites); `redact_in_place`
 replaces the file atomically through `writer.replace_atomically` (temp file, fsync,
 rename, ``.bak`` of the original unless ``backup=False``, refused if the file changed
 meanwhile). All three stream: memory does not grow with the file's text, only with
-its distinct flagged values (`redact.collect`).
+its distinct flagged values (`redact.core.collect`).
 
-Each reads the file twice: `redact.collect` first (the file's ids and secrets: a value is
+Each reads the file twice: `redact.core.collect` first (the file's ids and secrets: a value is
 redacted everywhere in the file or nowhere), then the redaction with that `Known`.
 
 `redact_session` is the one path of ``tt redact`` and the API's ``redact_session``: the

@@ -26,7 +26,7 @@ Three families of detectors, tried in this order (an earlier one wins an overlap
    provider key or a secret assignment of that shape is still found by 1 and 2.
 
 `find_secrets(text, known)` takes what is known about the whole file (`Known`, built by
-`redact.collect`): ``ids``, the values Claude Code wrote in its structural fields (a
+`redact.core.collect`): ``ids``, the values Claude Code wrote in its structural fields (a
 span whose text is one of them is an id here too), and ``secrets``, values found as
 secrets elsewhere in the file (every other occurrence of one, as a whole token, is a
 secret too, whatever its context, if it is `distinctive`: not a plain word such as a
@@ -77,7 +77,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Known:
-    """What one file says about its own values (built by `redact.collect`).
+    """What one file says about its own values (built by `redact.core.collect`).
 
     ``ids``: span texts that sit in a structural field Claude Code wrote (``uuid``,
     ``toolUseID``, a thinking ``signature``, ...): not secrets, here or anywhere in the

@@ -6,7 +6,7 @@ Two passes over the input (any size, bounded memory):
 1. `survey.Survey` gathers small facts: the uuid graph (`chain.ChainIndex`), per-node
    `active.NodeFacts`, the line-level damage, duplicates.
 2. `plan.make_plan` decides every fix on that graph (`fixes`, judged by the validator's
-   own code on a `model.Model` of the output), then `apply.apply` streams the input
+   own code on a `repair.model.Model` of the output), then `apply.apply` streams the input
    again and writes: untouched lines byte for byte, changed records re-serialised as
    Claude Code writes them, added records after their line, and each input line that
    did not survive as it was to the quarantine.
@@ -27,7 +27,7 @@ Invariants:
   idempotent (the output has nothing left to fix).
 - Untouched lines are written byte for byte; only changed records are serialised again.
 - This package is pure (no I/O, clock or randomness: ``now`` and ``new_id`` are passed
-  in); `repair_files` is the adapter that streams a file through it with `reader` and
+  in); `repair.files` is the adapter that streams a file through it with `reader` and
   `writer`.
 """
 

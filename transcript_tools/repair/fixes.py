@@ -187,7 +187,7 @@ Finding = tuple[str, int, str]  # (code, node, message), as validate.api_finding
 
 def conversation_findings(v: View, chain: ChainFindings) -> tuple[list[int], list[Finding]]:
     """The conversation a resume sends (every chain node, in order) and what the API
-    would reject in it: the validator's own judgement (`validate.api_findings`)."""
+    would reject in it: the validator's own judgement (`validate.core.api_findings`)."""
     ix = v.ix
     full = conversation_nodes(ix, v.facts, chain.active)
     msgs = [i for i in full if ix.flags[i] & (USER | ASSISTANT)]

@@ -8,7 +8,7 @@ by *refs*: ``0..n-1`` for the input's nodes, ``n..`` for added ones.
 
 `Model.view()` builds the graph the output file will have as a fresh `ChainIndex`, in
 output order, so the very code the validator runs (`ChainIndex`, `active`,
-`validate.api_findings`) judges the result. With no structural edit the survey's index
+`validate.core.api_findings`) judges the result. With no structural edit the survey's index
 is used as it is: repairing clean or line-damaged files costs no rebuild.
 
 Invariants:
@@ -260,7 +260,7 @@ class Model:
         pending = _pending(src)
         override, dropped, after = self.parent, self.dropped, self.after
         n = self.n
-        ix = _OutputIndex()
+        ix = ChainIndex()  # filled by key: the model never gives two nodes one uuid
         ix.elsewhere = src.elsewhere
         index, okeys, opar, oline, oflags, opending = (
             ix._index,
@@ -312,7 +312,7 @@ class Model:
 
     def _put(
         self,
-        ix: _OutputIndex,
+        ix: ChainIndex,
         refs: array,
         facts: dict[int, NodeFacts],
         ref: int,
@@ -327,7 +327,7 @@ class Model:
         p = self.parent_of(ref)
         pk = None if p == ROOT else pending[ref] if p == UNRESOLVED else key(p)
         if ref < n:
-            j = ix.put(
+            j = ix.add_key(
                 keys[ref],
                 pk,
                 self.survey.index.line[ref],
@@ -335,36 +335,11 @@ class Model:
                 self.logical_uuid(ref),
             )
         else:
-            j = ix.put(key(ref), pk, self.line(ref), self.flags(ref), None)
+            j = ix.add_key(key(ref), pk, self.line(ref), self.flags(ref), None)
         refs.append(ref)
         f = self.node_facts(ref)
         if f is not None:
             facts[j] = f
-
-
-class _OutputIndex(ChainIndex):
-    """A `ChainIndex` filled from another index's keys (same invariants as ``add``,
-    minus the duplicate check: the model never gives two nodes one uuid)."""
-
-    def put(self, key: bytes, parent: bytes | None, line: int, flags: int, logical: str | None) -> int:
-        i = len(self._keys)
-        assert key not in self._index, "repair gave two nodes one uuid"
-        self._index[key] = i
-        self._keys.append(key)
-        if parent is None:
-            self.parent.append(NO_PARENT)
-        else:
-            p = self._index.get(parent)
-            if p is None:
-                self.parent.append(UNRESOLVED)
-                self._pending[i] = parent
-            else:
-                self.parent.append(p)
-        self.line.append(line)
-        self.flags.append(flags)
-        if logical is not None:
-            self.logical[i] = logical
-        return i
 
 
 def _keys(ix: ChainIndex) -> list[bytes]:

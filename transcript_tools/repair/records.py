@@ -1,10 +1,16 @@
 """The record-level changes repair makes, as pure functions over wire dicts.
 
-- `interrupted_result`: the ``tool_result`` Claude Code writes when a tool use is
-  interrupted: content ``"[Request interrupted by user for tool use]"`` with
-  ``is_error: true`` and ``toolUseResult: "Error: [Request interrupted by user for tool
-  use]"`` (CC 1.0.51, slopus/happy-cli 400429ba; same wording in
-  ``fixtures/real/v1.0.51-inline-sidechains-two-compactions.jsonl``). The envelope
+- `interrupted_result`: the record Claude Code 2.1.332 writes for a call whose result the
+  file never got, when it resumes the session: content
+  `conversation.INTERRUPTED_TOOL_RESULT` ("[Tool call interrupted: the session ended
+  before …]") with ``is_error: true``, the same text as ``toolUseResult``, and
+  ``toolDenialKind: "interrupted"`` (written only for calls of 2.1.332 on: the version it
+  was seen on). It is also what `tt resume` sends for such a call, so a repaired file
+  and a resumed one answer it alike. Not "[Request interrupted by user for tool use]":
+  that is the marker of a person pressing Esc mid-tool (1.0.51 to 2.1.332,
+  `resume.turns`), not of a session that ended (docs/format.md §5;
+  `tests/repair/test_interrupted_claude.py` compares with the record 2.1.332 writes).
+  The envelope
   (sessionId, cwd, version, gitBranch, userType, entrypoint, slug, isSidechain, agentId)
   is copied from the call's line; ``sourceToolAssistantUUID`` is added for 2.1.x, which
   writes it on every tool result (docs/format.md §5). Its ``timestamp`` is the call's own: a
@@ -29,11 +35,10 @@ from typing import Any
 import orjson
 
 from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
+from ..model.conversation import INTERRUPTED_TOOL_RESULT
 from ..model.wire import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
-
-INTERRUPTED = "[Request interrupted by user for tool use]"
 
 #: Keys copied from the call's line onto a synthesised result, in Claude Code 2.1.332's order.
 _ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
@@ -71,14 +76,22 @@ def interrupted_result(
     rec["message"] = {
         "role": "user",
         "content": [
-            {"type": "tool_result", "content": INTERRUPTED, "is_error": True, "tool_use_id": tool_use_id}
+            {
+                "type": "tool_result",
+                "content": INTERRUPTED_TOOL_RESULT,
+                "is_error": True,
+                "tool_use_id": tool_use_id,
+            }
         ],
     }
     rec["uuid"] = uuid
     ts = call.get("timestamp")
     rec["timestamp"] = ts if isinstance(ts, str) and ts else now
-    rec["toolUseResult"] = f"Error: {INTERRUPTED}"
-    if _version(call.get("version")) >= (2, 1) and isinstance(call.get("uuid"), str):
+    rec["toolUseResult"] = INTERRUPTED_TOOL_RESULT
+    version = _version(call.get("version"))
+    if version >= (2, 1, 332):
+        rec["toolDenialKind"] = "interrupted"
+    if version >= (2, 1) and isinstance(call.get("uuid"), str):
         rec["sourceToolAssistantUUID"] = call["uuid"]
     for k in _ENVELOPE:
         if k in call:

@@ -15,7 +15,7 @@ Invariants:
   hundred bytes a node) and with the damage found.
 - Node ``i`` of the index is the ``node_k.get(i, 0)``-th entry of line ``index.line[i]``:
   entries are addressed by ``(line, k)`` everywhere in repair.
-- Uses the same rules as `validate.Validator` (chain types, first occurrence owns a uuid,
+- Uses the same rules as `validate.core.Validator` (chain types, first occurrence owns a uuid,
   duplicate-line vs duplicate-uuid by the record's bytes, facts only for the part a
   resume loads past the cap), so a plan resolves exactly what ``tt validate`` reports.
 - Pure: no I/O.
@@ -184,7 +184,7 @@ class Survey:
                 if flags & BOUNDARY:
                     self.boundary_offsets.append((ln.offset, ln.line))
                 # Only messages and compact boundaries have facts that matter to the
-                # conversation checks (`active`, `validate.api_findings`); progress and
+                # conversation checks (`active`, `validate.core.api_findings`); progress and
                 # attachment lines (half of some files) default to empty facts.
                 if collect and flags & _FACTS:
                     f = facts[i] = facts_of(rec, len(e.raw))
@@ -264,7 +264,7 @@ class Survey:
         self.facts_pass_done = True
 
     def finish(self, elsewhere: Elsewhere | None = None) -> None:
-        """``elsewhere``: as for `validate.Validator.finish` (parents another file of the
+        """``elsewhere``: as for `validate.core.Validator.finish` (parents another file of the
         session holds are Claude Code's links, left as written)."""
         self.index.finish(elsewhere)
 

@@ -84,7 +84,7 @@ class Usage:
     """Running totals: tokens per model and their cost (None when a model has no price).
 
     `restore` starts them from a session's last ``cost-state`` (Claude Code 2.1.332 does:
-    `resume_state`): the recorded tokens and ``costUSD`` stay as recorded, and only what
+    `resume.state`): the recorded tokens and ``costUSD`` stay as recorded, and only what
     is spent from then on is priced by tt's table."""
 
     by_model: dict[str, Tokens] = field(default_factory=dict)
@@ -209,7 +209,7 @@ class QueryEngine:
         # The working directories: the cwd and ``add_dirs`` (`permissions`).
         self.tools = tool_context
         self.usage = Usage()
-        # The session's last cost-state (`resume_state`): the totals start there, and a
+        # The session's last cost-state (`resume.state`): the totals start there, and a
         # new cost-state is appended after each turn, as Claude Code 2.1.332 appends one
         # after each run (only to a session that has them: older CLIs never wrote one).
         self.cost_state = dict(cost_state) if cost_state is not None else None

@@ -8,10 +8,9 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    ``compactMetadata`` names (messages kept verbatim across the compaction, written
    before the boundary). So only ``[first line of the preserved segment, or the
    boundary] ... end of file`` is read (`reader.preserved_start`, which `reader.load`
-   uses too, so a fork or a show past the cap starts at the same line). The boundary is found from the end of the file
-   with a raw byte search (Claude Code writes compact JSON, so
-   ``"subtype":"compact_boundary"`` appears verbatim; candidates are confirmed by
-   decoding their line). If an entry after the boundary names a parent outside that part
+   uses too, so a fork or a show past the cap starts at the same line). The boundary is
+   `reader.last_boundary`'s, found from the end of the file with a raw byte search
+   (the same one `reader.load` uses). If an entry after the boundary names a parent outside that part
    (a rewind into the older history), the whole file is read instead (when it is under
   ``max_bytes``; past it, the part is all there is, as with `reader.load`).
 2. **No repair pass when the entries are whole and the chain is sound.** When every line
@@ -21,8 +20,8 @@ Two savings, each falling back to the reference path when it cannot vouch for th
    no response is split apart and no image is over the API's limit, the messages come
    straight from the records; an unanswered call or an orphan result is then answered
    or dropped by `conversation`'s rules, as Claude Code 2.1.332 does (the reference path
-   gets the same shape from `repair`'s add-interrupted-result, worded differently).
-   Otherwise the lines go through the in-memory repair (`repair.repaired_entries`, as
+   gets the same result from `repair`'s add-interrupted-result).
+   Otherwise the lines go through the in-memory repair (`repair.core.repaired_entries`, as
    `loader.load_session`) and `session.Session`, the reference path.
 
 The fast path is one streaming pass (`_entries` into `quickchain.quick_conversation`)
@@ -41,9 +40,8 @@ Invariants:
 - Never writes. Reads at most the whole file; refuses what is past ``max_bytes``
   (`errors.TranscriptTooLarge`) unless the part after the last boundary fits.
 - The conversation equals the reference path's (`loader.load_session` of the whole file,
-  then `conversation.build`) whenever a saving is taken, but for the wording of the
-  result given to an unanswered call; tests/model/test_conversation.py checks both ways on
-  every real fixture and on generated sessions.
+  then `conversation.build`) whenever a saving is taken; tests/model/test_conversation.py
+  checks both ways on every real fixture and on generated sessions.
 - The continuation leaf is an entry that is in the file (`ForResume.conversation`).
 - On the fast path, ``conversation.entries`` carry trimmed records (above); their
   ``raw`` is the exact bytes of the line.
@@ -62,7 +60,7 @@ from typing import Any
 
 import orjson
 
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, mapped, preserved_start
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, last_boundary, mapped, preserved_start
 from ..model import conversation
 from ..model.active import MAX_IMAGE_BYTES, facts_of
 from ..model.errors import TranscriptTooLarge
@@ -70,13 +68,11 @@ from ..model.lines import DecodedLine, Entry
 from ..model.session import Session
 from .quickchain import Outside, QuickChain, quick_conversation
 
-_MARK = b'"subtype":"compact_boundary"'
-
 
 @dataclass(frozen=True, slots=True)
 class ForResume:
     conversation: conversation.Conversation
-    #: The in-memory repair's actions (`repair.Action`); empty on the fast path.
+    #: The in-memory repair's actions (`repair.model.Action`); empty on the fast path.
     actions: list[Any] = field(default_factory=list)
     #: Byte offset reading began at (non-zero: from the last compact boundary).
     start: int = 0
@@ -115,30 +111,9 @@ def resume_start(path: Path) -> int:
         return 0 if mm is None else _start(mm)
 
 
-def _line_start(mm: mmap.mmap, pos: int) -> int:
-    return mm.rfind(b"\n", 0, pos) + 1
-
-
-def _line_at(mm: mmap.mmap, start: int) -> bytes:
-    end = mm.find(b"\n", start)
-    return mm[start : end if end >= 0 else len(mm)]
-
-
 def _start(mm: mmap.mmap) -> int:
-    end = len(mm)
-    while True:
-        pos = mm.rfind(_MARK, 0, end)
-        if pos < 0:
-            return 0
-        start = _line_start(mm, pos)
-        try:
-            rec = orjson.loads(_line_at(mm, start))
-        except orjson.JSONDecodeError:
-            rec = None
-        if isinstance(rec, dict) and rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-            break
-        end = pos  # the text inside some other record, or a damaged line: look further back
-    return preserved_start(mm, start, rec)
+    found = last_boundary(mm)
+    return 0 if found is None else preserved_start(mm, *found)
 
 
 #: The fields of a progress line a resume reads (`quickchain`, `conversation`).

@@ -3,7 +3,7 @@
 `tt resume`, the streaming-input mode and ``query(resume=...)`` all start here, so they
 send the same messages, pick the same model and run tools in the same place:
 
-1. `resumable.load_for_resume` reads what a resume sends (the in-memory repair when the
+1. `resume.files.load_for_resume` reads what a resume sends (the in-memory repair when the
    file needs it; the file is only ever appended to);
 2. the model is `lifecycle.resume_model`'s choice (the session's last model unless
    Claude Code retires or remaps it on ``clock``'s date, or the caller names one), and
@@ -12,7 +12,7 @@ send the same messages, pick the same model and run tools in the same place:
    and files, subagent transcripts too) and that file is loaded and continued;
 4. tools run in the session's recorded cwd, or ``cwd``, or the process's cwd when the
    recorded one is gone;
-5. the state besides the messages is restored (`resume_state`): the cost so far by
+5. the state besides the messages is restored (`resume.state`): the cost so far by
    model from the last ``cost-state``, the permission mode from the last
    ``permission-mode``; and the load is checked: files the session read or edited that
    changed since, a file last written by a Claude Code newer than tt's tables know.
@@ -61,7 +61,7 @@ class Prepared:
     notices: list[str] = field(default_factory=list)
     #: The model-choice line alone (a dry run shows it in its summary).
     model_note: str | None = None
-    #: The last cost-state and permission-mode of the file (`resume_state`).
+    #: The last cost-state and permission-mode of the file (`resume.state`).
     state: TailState = field(default_factory=TailState)
     #: The notices of the load checks alone (also in `notices`): a dry run's summary has
     #: no place for them, so it shows them apart.

@@ -13,7 +13,7 @@ first compact boundary of a partial read, where the history was cut on purpose),
 parent written after its child (the only way a ``parentUuid`` loop can form), a
 sidechain entry on the main chain. The API-level checks (unpaired calls, orphan
 results, a response torn apart, oversized images) are made on the rebuilt messages by
-the caller (`resumable`), which also falls back when one fires, so whatever
+the caller (`resume.files`), which also falls back when one fires, so whatever
 `repair` would change sends the file down the full path.
 
 Semantics (each the same as the reference, which tests/model/test_conversation.py checks on
@@ -30,7 +30,7 @@ every real fixture and on generated sessions):
   boundaries).
 
 The entries may be streamed (a generator): only the nodes are kept, so the caller
-never holds the records of the other lines (`resumable` decodes a file line by line
+never holds the records of the other lines (`resume.files` decodes a file line by line
 into it).
 
 Pure: no I/O.
@@ -100,7 +100,7 @@ class _View:
 
 class Outside(Exception):
     """A partial read's entry after the boundary names a parent before the part (a
-    rewind into the older history): the whole file must be read (`resumable`)."""
+    rewind into the older history): the whole file must be read (`resume.files`)."""
 
 
 def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> QuickChain | None:

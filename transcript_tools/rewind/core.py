@@ -37,7 +37,7 @@ never saved, and the plan refuses, naming the prompts around it).
 
 `plan_rewind` takes the session and two readers (current file content, backup content)
 and returns a `RewindPlan`; `unified_diff` renders a change. Applying it is the
-adapter's (`rewind_files`). Pure: no I/O here.
+adapter's (`rewind.files`). Pure: no I/O here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Rewinding files on disk (the adapter around `rewind`).
+"""Rewinding files on disk (the adapter around `rewind.core`).
 
-`FileReader` reads the current files and the backups for `rewind.plan_rewind`: a path
-that is a symlink, a folder or another non-regular file raises `rewind.Refused` (its
+`FileReader` reads the current files and the backups for `rewind.core.plan_rewind`: a path
+that is a symlink, a folder or another non-regular file raises `rewind.core.Refused` (its
 `FileChange` is then left alone), so a rewind never writes through a link. `apply_plan`
 carries a plan out: each restored file is written to a temp file beside it, fsynced and
 renamed over it (never half-written), with the backup's permission bits (as Claude Code
@@ -62,7 +62,7 @@ def plan_files(
     node ``target`` (`rewind.plan_rewind`), and the backups folder it reads. The project
     folder is ``cwd``, else the first cwd the session's main chain recorded; `UsageError`
     (with ``hints``) when there is none or it is not on this machine."""
-    root = cwd if cwd is not None else _session_cwd(session)
+    root = cwd if cwd is not None else session.first_cwd()
     if root is None:
         raise UsageError(f"{path}: no cwd recorded in the session", hint=hints[0])
     root_s = store.canonical_cwd(root)
@@ -74,14 +74,6 @@ def plan_files(
         session, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
     )
     return plan, backups
-
-
-def _session_cwd(session: Any) -> str | None:
-    for e in session.entries:
-        c = e.record.get("cwd")
-        if isinstance(c, str) and c and not e.is_sidechain:
-            return c
-    return None
 
 
 @dataclass(slots=True)

@@ -10,8 +10,8 @@ one level deeper (``depth``): 2.1.x ``subagents/`` files are linked by their
 ``.meta.json`` ``toolUseId``, the result's ``toolUseResult.agentId`` or ``agent_progress``
 lines; 1.0.x inline sidechains by their first prompt, which is the Task call's prompt.
 
-The top of a one-way stack: the values themselves are `display_items` (re-exported
-here); `render_text` turns content into blocks and exports items (Markdown, JSON);
+The top of a one-way stack: the values themselves are `show.items` (re-exported
+here); `show.text` turns content into blocks and exports items (Markdown, JSON);
 `subagents` finds which transcript a call spawned. None of them imports this module.
 Folding long text is for the views and exports; items keep it whole.
 
@@ -33,8 +33,8 @@ from .items import Block, Item, Marker, Message, ToolResult
 from .subagents import Sub, inline_sidechains
 from .text import blocks_of, plain_text
 
-# The display values live in `display_items` (the bottom of the render stack); they are
-# named here too because callers know them as ``render.Message`` and so on.
+# The display values live in `show.items` (the bottom of the render stack); they are
+# named here too because callers know them as ``show.core.Message`` and so on.
 __all__ = ["Block", "Item", "Marker", "Message", "ToolResult", "build", "history_segments", "previous_leaf"]
 
 # --- the history ---------------------------------------------------------------------------

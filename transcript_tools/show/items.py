@@ -1,12 +1,12 @@
 """The values of a conversation as `tt show` displays it: `Message`s and `Marker`s (an
 `Item` is either), a message's `Block`s, a tool call's `ToolResult`.
 
-`render.build` makes them, `render_text` turns message content into blocks and exports
+`show.core.build` makes them, `show.text` turns message content into blocks and exports
 items (Markdown, JSON), `views.show` draws them with rich.
 
 Invariants: plain data, no behaviour; imports nothing from this package, so every module
 that makes or reads items can import it and the render modules stack one way on top of
-it (display_items <- render_text <- subagents <- render). Text is kept whole here;
+it (items <- text <- subagents <- core). Text is kept whole here;
 folding is for the views and exports.
 """
 
@@ -23,7 +23,7 @@ class ToolResult:
     images: int = 0
 
 
-# Block and Message are not frozen: `render.build` fills them in as it reads on (a
+# Block and Message are not frozen: `show.core.build` fills them in as it reads on (a
 # tool call gets its result and its subagent's items later; an assistant response
 # written as several lines grows one block at a time).
 @dataclass(slots=True)

@@ -11,8 +11,8 @@
 
 Invariants: pure; each call gets at most one transcript and each transcript at most
 one call; what cannot be linked is returned, never dropped. Reads content through
-`render_text` and is read by `render` (``build`` shows a `Sub` under its call), so it
-must not import `render`.
+`show.text` and is read by `show.core` (``build`` shows a `Sub` under its call), so it
+must not import `show.core`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Content as text: blocks of a message, tool inputs, folding, Markdown and JSON exports.
 
 `blocks_of` turns a message's ``content`` (a string or a list of blocks) into
-`display_items.Block`s; `to_markdown` and `to_json` export display items. Folding keeps
+`show.items.Block`s; `to_markdown` and `to_json` export display items. Folding keeps
 the first lines of long text (tool output, thinking) and says how many were left out.
 
 Invariants: pure; never raises on odd content (unknown block types are kept by name).
-Imports only `display_items` of this package: `subagents` and `render` build on it, so
+Imports only `show.items` of this package: `subagents` and `core` build on it, so
 it must not import them back.
 """
 

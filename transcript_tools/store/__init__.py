@@ -4,12 +4,13 @@ It is three things over one schema: the target of ``tt store push/pull/log`` (fi
 config dir ⇄ the store, `files`), the Agent SDK's ``SessionStore`` (`sdk.TTSessionStore`),
 and a searchable index (FTS5 / ``tsvector``).
 
-The package file only documents; import from the modules. Modules: `layers` (pure: a line as skeleton + content-addressed blobs, the codecs),
-`records` (pure: a line's queryable columns and search text), `prepare` (pure: lines made
-ready to insert), `model` (the values and the engine seam), `schema` (the SQL), `engine`
-(the logic over a DB-API connection), `sqlite` and `postgres` (the engine adapters), `url`
-(which store, opened how), `files` (push/pull against a config dir), `find` (`tt search` and
-`tt ls` answered from a store), `sdk`.
+The package file only documents; import from the modules. Modules: `layers` (pure: a line
+as skeleton + content-addressed blobs, the codecs), `records` (pure: a line's queryable
+columns and search text), `prepare` (pure: lines made ready to insert), `model` (the values
+and the engine seam), `schema` (the SQL), `engine` (the logic over a DB-API connection),
+`files` (push/pull against a config dir), `find` (`tt search` and `tt ls` answered from a
+store), `sdk`; and in `edge/`, the engine adapters `store_sqlite` and `store_postgres` and
+`store_url` (which store, opened how).
 
 The schema (the same tables and columns on both engines, `schema`):
 
@@ -42,5 +43,5 @@ which real tool output contains, and any JSON column would lose invalid UTF-8 an
 
 Invariants: a version pulled back is byte-identical to what was pushed; nothing is
 repaired on the way in; every write is one transaction (a killed writer leaves the last
-commit); credentials in a URL never appear in messages (`model.redacted`).
+commit); credentials in a URL never appear in messages (`store.model.redacted`).
 """

@@ -1,8 +1,8 @@
 """The store's logic over a DB-API connection: one code path for SQLite and PostgreSQL.
 
 `Store` knows the schema (`schema`) and the layering (`layers`); an engine adapter
-(`sqlite`, `postgres`) hands it an open connection and a `Dialect` (placeholder style, how
-a write transaction starts, the search index's SQL). Every change happens inside
+(`edge.store_sqlite`, `edge.store_postgres`) hands it an open connection and a `Dialect`
+(placeholder style, how a write transaction starts, the search index's SQL). Every change happens inside
 `Store.write` (one transaction; ``BEGIN IMMEDIATE`` on SQLite, which takes the write lock
 at once, and a row lock on the stream in PostgreSQL), so a writer killed mid-way leaves
 the store as the last commit left it, and two writers of one stream are serialised.

@@ -1,4 +1,4 @@
-"""`tt search --store URL`: the search of `catalog.search_files`, answered by a store's index.
+"""`tt search --store URL`: the search of `catalog.files.search_files`, answered by a store's index.
 
 The engine's full-text index (FTS5 / ``tsvector``) finds the stored lines holding every word
 of the pattern; each is then read back and matched exactly as `tt search` matches a file

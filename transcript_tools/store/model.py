@@ -2,8 +2,8 @@
 
 `StreamKey` names a transcript file of a session (the Agent SDK's ``SessionKey``);
 `StreamInfo`, `Version` and `SearchHit` are rows as `engine.Store` returns them; `Dialect` is
-what an engine adapter (`sqlite`, `postgres`) provides. `redacted` is how a store URL appears
-in any message: without its password.
+what an engine adapter (`edge.store_sqlite`, `edge.store_postgres`) provides. `redacted` is
+how a store URL appears in any message: without its password.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Validating transcripts on disk: the reader fed into the `validate.Validator`.
+"""Validating transcripts on disk: the reader fed into the `validate.core.Validator`.
 
 Invariants:
 - Streams: memory does not grow with the file (the second pass, for files past the cap,

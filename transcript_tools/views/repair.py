@@ -7,15 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from ..model.diagnostics import Severity
+from .diagnostics import STYLE
 
 if TYPE_CHECKING:
     from ..repair.files import FileReport
 
 #: How many actions of one fix to list per file before folding the rest.
 FOLD = 8
-
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
 
 def render_reports(con: Any, reports: list[FileReport]) -> None:
@@ -53,7 +51,7 @@ def _render(con: Any, r: FileReport) -> None:
     for d in r.remaining:
         where = str(d.line) if d.line is not None else "-"
         con.print(
-            f"  {where:>6}  [{_STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
+            f"  {where:>6}  [{STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
         )
     if not r.api_checked:
         con.print(

@@ -4,11 +4,11 @@ tools share (`schema`, `cap`, `shown`, `mtime`, `SKIP_DIRS`).
 
 The tools import stack, one way only (a module never imports one above it):
 
-    tools            the registry: allow/deny rules, input checks, denials
-      builtin_tools  Read, Write, Edit and `builtin()`, the default set of six
-        bash_tool    Bash
-        search_tools Glob, Grep
-          tool_base  this module
+    registry         allow/deny rules, input checks, denials
+      builtin        Read, Write, Edit and `builtin()`, the default set of six
+        bash         Bash
+        search       Glob, Grep
+          base       this module
             permissions  the pure path rules (working directories, allow rules)
 
 `ToolOutcome` is defined in the pure `resume.outcome` (the engine builds one for an
@@ -18,7 +18,7 @@ Invariants: this module imports nothing else of tt's but the pure `permissions` 
 `outcome`; it reads
 and writes no file (`mtime` only stats one, `ToolContext.locate` resolves symlinks) and
 runs no tool. A tool built on it keeps the
-contract `tools` relies on: it answers every call with a `ToolOutcome` (failures are
+contract `tools.registry` relies on: it answers every call with a `ToolOutcome` (failures are
 ``is_error`` results, never exceptions, except KeyboardInterrupt) and caps its output.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..outcome import ToolOutcome
-from .permissions import PathCheck, inside
+from .permissions import PathCheck
 
 #: Claude Code's cap on a Bash result (BASH_MAX_OUTPUT_LENGTH default, 2.1.x).
 BASH_MAX_OUTPUT = 30_000
@@ -59,7 +59,7 @@ class ToolContext:
     add_dirs: tuple[Path, ...] = ()
     #: Where ``~`` points (None: the user's home).
     home: Path | None = None
-    #: The environment Bash runs with (None: tt's own, credentials withheld; `bash_tool`).
+    #: The environment Bash runs with (None: tt's own, credentials withheld; `tools.bash`).
     env: Mapping[str, str] | None = None
 
     def resolve(self, path: str) -> Path:
@@ -88,10 +88,6 @@ class ToolContext:
                 if form not in out:
                     out.append(form)
         return tuple(out)
-
-    def is_inside(self, path: Path) -> bool:
-        """``path`` (followed through symlinks) lies in a working directory."""
-        return inside(os.path.realpath(path), self.work_dirs)
 
 
 class Tool(Protocol):

@@ -1,4 +1,4 @@
-"""Bash, as Claude Code shapes it (see `builtin_tools` for where they were observed).
+"""Bash, as Claude Code shapes it (see `tools.builtin` for where they were observed).
 
 The command runs with ``bash -c`` in the session's cwd, stdin closed, in its own process
 group, killed whole on timeout or Ctrl-C. Output is stdout then stderr, trailing newlines
@@ -15,7 +15,7 @@ Two choices that differ from Claude Code, on purpose (issue 19):
   dropped), so ``yes`` until the timeout cannot flood memory; the result says how much
   was dropped.
 
-It builds on `tool_base` alone; `builtin_tools` puts it in the default set.
+It builds on `tools.base` alone; `tools.builtin` puts it in the default set.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Bash:
         return str(tool_input["command"]).strip()
 
     def paths(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> list[str] | None:
-        return None  # not a file tool: its rules match the command (see `tools`)
+        return None  # not a file tool: its rules match the command (see `tools.registry`)
 
     def run(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         # Imported here: a --dry-run needs the tool definitions, not the machinery.

@@ -4,13 +4,13 @@ Each tool takes Claude Code's input (names, types, defaults) and answers with it
 ``tool_result`` text and ``toolUseResult`` (observed with Claude Code 2.1.332 against the
 stand-in, and in fixtures/real/claude-config-*; docs/format.md §5): Read numbers lines as
 ``N<TAB>text``; Write and Edit refuse a file that was not read first, or changed since,
-and return a ``structuredPatch``. Glob and Grep are in `search_tools`, Bash in
-`bash_tool`; the types and helpers all six share are in `tool_base`.
+and return a ``structuredPatch``. Glob and Grep are in `tools.search`, Bash in
+`tools.bash`; the types and helpers all six share are in `tools.base`.
 
-Invariants: every tool returns a `tool_base.ToolOutcome` (errors included) and never
+Invariants: every tool returns a `tools.base.ToolOutcome` (errors included) and never
 raises for bad input; outputs are capped. This is an adapter: it touches the file system;
-`tools` decides whether it may. It sits below `tools` and never imports it: the registry
-takes its default set from `builtin()`.
+`tools.registry` decides whether it may. It sits below the registry and never imports it:
+the registry takes its default set from `builtin()`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where the QueryEngine's file tools may go: the working directories and path rules.
 
-Pure: no I/O. Paths come in already resolved by the caller (`tool_base.ToolContext.locate`,
+Pure: no I/O. Paths come in already resolved by the caller (`tools.base.ToolContext.locate`,
 the adapter): ``requested`` is the path the model named, made absolute (``~`` expanded,
 relative to the cwd) and normalised (``..`` folded) but not through symlinks; ``real``
 is the same path with every symlink resolved. Both are absolute POSIX paths.
@@ -21,7 +21,7 @@ resume``), and where tt is stricter it says so:
    denied, and the text goes on " P resolves through a symlink to R, which is outside
    the allowed working directories." (2.1.332, Read and Grep/Glob roots). Glob and Grep
    do not follow symlinks while walking (2.1.332 lists and searches none) — see
-   `search_tools`.
+   `tools.search`.
 4. An allow rule naming the path allows it: ``Read(//abs/path)``, ``Read(~/notes/**)``,
    ``Read(./rel)`` or ``Read(rel)`` (relative to the cwd), and ``Read(/p)`` — relative
    to the cwd too, as in Claude Code, where ``/`` anchors at the project root
@@ -114,7 +114,6 @@ SENSITIVE_FILES = frozenset(
     )
 )
 
-READERS = frozenset({"Read", "Glob", "Grep"})
 WRITERS = frozenset({"Write", "Edit"})
 
 
@@ -265,7 +264,7 @@ def bash_outside_paths(
 ) -> list[str]:
     """The argument words of a command (an option's ``--x=value`` value too) that lead
     outside ``dirs``: ``/x``, ``~/x``, ``../x``, or a symlink inside pointing out.
-    ``real_of`` is the resolver (`tool_base.ToolContext.locate`). Used for commands a
+    ``real_of`` is the resolver (`tools.base.ToolContext.locate`). Used for commands a
     prefix rule allows: Claude Code 2.1.332 blocks ``cat /outside`` under ``Bash(cat:*)``;
     tt checks every argument of every command (stricter: 2.1.332 checks the arguments of
     the commands it knows to take paths)."""

@@ -3,8 +3,8 @@
 Six tools, named and shaped as Claude Code's so a session moves between tt and
 ``claude --resume`` without the model noticing (inputs, ``tool_result`` text and the
 ``toolUseResult`` each writes are Claude Code 2.1.332's, docs/format.md §5; the
-implementations are in `builtin_tools`, `search_tools` and `bash_tool`, on the types of
-`tool_base`):
+implementations are in `tools.builtin`, `tools.search` and `tools.bash`, on the types of
+`tools.base`):
 
 - ``Read``, ``Glob``, ``Grep`` are allowed by default (they only read), inside the
   working directories;
@@ -29,8 +29,8 @@ requested permissions to ...", "No such tool available: ..."), and becomes a
 ``tool_use_id``, ``tool_input``: the Agent SDK's result field). Claude Code 2.1.332
 does not count unknown tools as denials; the issue asks tt to, so a script sees them.
 
-This is the top of the tools stack (drawn in `tool_base`): it imports the default set
-from `builtin_tools` and nothing below imports it back.
+This is the top of the tools stack (drawn in `tools.base`): it imports the default set
+from `tools.builtin` and nothing below imports it back.
 
 Invariants:
 - A tool never runs without an allow rule matching the call; a file tool never runs on
@@ -51,14 +51,13 @@ from typing import Any
 from ...model.errors import UsageError
 
 # Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
-# needs and the ToolOutcome it gives from this one module; the types live in tool_base
+# needs and the ToolOutcome it gives from this one module; the types live in tools.base
 # so that the tools below can use them without importing this.
 from .base import Tool, ToolContext, ToolOutcome
 from .builtin import builtin
 from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
 DEFAULT_ALLOWED = ("Read", "Glob", "Grep")
-OPT_IN = ("Bash", "Write", "Edit")
 
 
 @dataclass(frozen=True, slots=True)

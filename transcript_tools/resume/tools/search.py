@@ -1,4 +1,4 @@
-"""Glob and Grep, as Claude Code shapes them (see `builtin_tools` for where they were observed).
+"""Glob and Grep, as Claude Code shapes them (see `tools.builtin` for where they were observed).
 
 Glob lists paths relative to the cwd, oldest first, at most ``GLOB_LIMIT``; Grep's default
 mode lists files newest first ("Found N files"), ``content`` prints ``path:line:text``
@@ -7,12 +7,12 @@ directories and stop at the context's timeout.
 
 Neither follows a symlink while walking: a symlinked file or directory below the search
 root is neither listed nor read (Claude Code 2.1.332 lists and searches none either),
-so every file they return lies under the root, which `tools` has checked against the
+so every file they return lies under the root, which `tools.registry` has checked against the
 working directories (`permissions`). Grep skips a file past ``MAX_GREP_FILE_BYTES``
 and stops collecting once its output is past twice the cap, so no search floods memory.
 
 Invariant: never raises for bad input (a bad pattern is an ``is_error`` result).
-It builds on `tool_base` alone; `builtin_tools` puts both in the default set.
+It builds on `tools.base` alone; `tools.builtin` puts both in the default set.
 """
 
 from __future__ import annotations
