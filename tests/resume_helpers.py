@@ -25,8 +25,8 @@ S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 #: Every real transcript in fixtures/real (main files, not subagents).
 REAL_FILES = sorted(
-    [p for p in REAL.glob("*.jsonl")]
-    + [p for p in REAL.glob("claude-config-*/projects/*/*.jsonl")]
+    list(REAL.glob("*.jsonl"))
+    + list(REAL.glob("claude-config-*/projects/*/*.jsonl"))
     + [p for p in REAL.glob("v2.0.28-project/*/*.jsonl") if not p.name.startswith("agent-")]
 )
 #: Hand-written composites whose uuids are all "[trimmed for fixture]": no real chain.

@@ -193,7 +193,7 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
         stack.append(m)
         for n in sorted(graph[m]):
             if state.get(n) == 1:
-                return stack[stack.index(n) :] + [n]
+                return [*stack[stack.index(n) :], n]
             if n not in state:
                 found = visit(n)
                 if found:

@@ -192,7 +192,7 @@ def repair_session(
     outs: list[Path | None] = (
         list(session_outputs(paths, str(output))) if output is not None else [None] * len(paths)
     )
-    for src, out in zip(paths, outs):
+    for src, out in zip(paths, outs, strict=True):
         if out is not None:
             _not_the_input(src, out)
             _mkdir(out.parent)
@@ -216,9 +216,9 @@ def repair_session(
             now=stamp,
             new_id=lambda: str(_uuid.uuid4()),
         )
-        for p, o in zip(paths, outs)
+        for p, o in zip(paths, outs, strict=True)
     ]
-    for p, o in zip(paths[1:], outs[1:]):
+    for p, o in zip(paths[1:], outs[1:], strict=True):
         if o is not None:
             _copy_sidecar(p, o)
     return reports
@@ -255,7 +255,7 @@ def redact_session(
     files = _session_paths(ref, subagents and not named_file)
     if output is not None:
         results = []
-        for src, dst in zip(files, session_outputs(files, str(output))):
+        for src, dst in zip(files, session_outputs(files, str(output)), strict=True):
             _not_the_input(src, dst)
             _mkdir(dst.parent)
             results.append(redact_to(src, dst))

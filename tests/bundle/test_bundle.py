@@ -183,10 +183,16 @@ def test_export_then_import_under_another_cwd(source: Path, tmp_path: Path) -> N
         for a, b in zip(
             (source / "projects/-home-dev-demo-app" / sub).read_bytes().splitlines(),
             (proj / sub).read_bytes().splitlines(),
+            strict=True,
         )
     )
-    assert sum(a != b for a, b in zip(orig, new)) + sub_changed == imp.relocated_lines > sub_changed > 0
-    for a, b in zip(orig, new):
+    assert (
+        sum(a != b for a, b in zip(orig, new, strict=True)) + sub_changed
+        == imp.relocated_lines
+        > sub_changed
+        > 0
+    )
+    for a, b in zip(orig, new, strict=True):
         if a != b:
             ra, rb = json.loads(a), json.loads(b)
             assert Relocation({RECORDED_CWD: str(cwd.resolve())}).record(ra) == rb
@@ -364,7 +370,7 @@ def test_a_member_that_inflates_past_its_declared_size_is_refused(tmp_path: Path
         i = raw.find(b"PK\x01\x02", i + 4)
     path.write_bytes(bytes(raw))
     assert zipfile.ZipFile(path).getinfo(name.decode()).file_size == 10
-    with pytest.raises(Unreadable, match="inflates past its declared size|damaged"):
+    with pytest.raises(Unreadable, match=r"inflates past its declared size|damaged"):
         import_bundle(path, tmp_path, config=tmp_path / "dst")
     assert not (tmp_path / "dst" / "file-history").exists()
 

@@ -259,7 +259,7 @@ def test_real_cli_resumes_a_redacted_session(claude_332: ClaudeCLI, config: Path
     a, b = conversation_blocks(leaky), conversation_blocks(sent)
     assert [(x.role, x.kind) for x in a] == [(x.role, x.kind) for x in b]
     assert [x.value for x in a if x.kind != "text"] == [x.value for x in b if x.kind != "text"]
-    assert sum(x.value != y.value for x, y in zip(a, b)) == 1  # the prompt with the token
+    assert sum(x.value != y.value for x, y in zip(a, b, strict=True)) == 1  # the prompt with the token
 
 
 @pytest.mark.claude

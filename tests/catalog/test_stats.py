@@ -92,7 +92,7 @@ def test_synthetic_and_api_error_messages_are_not_calls() -> None:
             "usage": {"input_tokens": 5, "output_tokens": 5},
         },
     }
-    st = feed(recs + [synthetic]).stats()
+    st = feed([*recs, synthetic]).stats()
     assert st.tokens == base.tokens and len(st.ledger.calls()) == len(base.ledger.calls())
     assert st.error_messages == base.error_messages + 1
 

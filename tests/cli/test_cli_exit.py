@@ -60,7 +60,7 @@ def test_the_exit_code_is_mains(tmp_path: Path) -> None:
     ]
     for args, want in cases:
         with tt(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
-            out, err = p.communicate(timeout=120)
+            _out, err = p.communicate(timeout=120)
         assert p.returncode == want, (args, err)
         assert b"Traceback" not in err
 

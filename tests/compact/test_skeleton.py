@@ -140,15 +140,19 @@ def test_parallel_results_hung_off_progress_lines_are_recovered_as_in_memory(tmp
     def line(uuid: str, parent: str | None, **rec: object) -> dict[str, object]:
         return {"uuid": uuid, "parentUuid": parent, "sessionId": "s", **rec}
 
-    call = lambda tid: {
-        "role": "assistant",
-        "id": "msg_1",
-        "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}],
-    }  # noqa: E731
-    res = lambda tid: {
-        "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
-    }  # noqa: E731
+    def call(tid: str) -> dict[str, object]:
+        return {
+            "role": "assistant",
+            "id": "msg_1",
+            "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}],
+        }
+
+    def res(tid: str) -> dict[str, object]:
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+        }
+
     records = [
         line("u0", None, type="user", message={"role": "user", "content": "go"}),
         line("a1", "u0", type="assistant", message=call("X")),

@@ -321,7 +321,7 @@ def test_every_real_record_has_a_cost() -> None:
 
 def test_sampled_estimate_is_exact_without_sampling_and_close_with_it() -> None:
     c = TokenCounter()
-    recs = [r for r in records("v1.0.51-inline-sidechains-two-compactions.jsonl")]
+    recs = list(records("v1.0.51-inline-sidechains-two-compactions.jsonl"))
     exact = sum(c.record(r).tokens for r in recs)
     full = SampledEstimate(c, 1)
     sampled = SampledEstimate(c, 10)

@@ -278,7 +278,7 @@ def test_project_dirs_of_a_worktree(layout: Layout) -> None:
     got = project_dirs(cwd=layout.main, root=root)
     assert got[0].name == names["main"] and len(got) == 3
     assert {d.name for d in got} == {names["main"], names["short"], store.project_dir_name(str(layout.long))}
-    assert [d.name for d in project_dirs(cwd=layout.main / "pkg", root=root)][0] == names["pkg"]
+    assert project_dirs(cwd=layout.main / "pkg", root=root)[0].name == names["pkg"]
     assert project_dirs(cwd=layout.main, root=root, worktrees=False) == [root / names["main"]]
     # -p with a working directory is the same scope; -p with a folder is that folder.
     assert project_dirs(str(layout.short), root=root) == project_dirs(cwd=layout.short, root=root)

@@ -245,7 +245,7 @@ def test_entries_match_the_sdk_fork(path: Path) -> None:
     s = session_of(path)
     sid = s.session_id or "src"
     transcript, repl = _parse_fork_transcript(path.read_bytes(), sid)
-    sdk_id, sdk_lines = _build_fork_lines(transcript, repl, sid, None, "T", lambda: None)
+    _sdk_id, sdk_lines = _build_fork_lines(transcript, repl, sid, None, "T", lambda: None)
     ours = do_fork(s, title="T")
     theirs = [json.loads(ln) for ln in sdk_lines]
     mine = [json.loads(ln) for ln in ours.lines]

@@ -45,9 +45,7 @@ def test_each_shape_is_named_refused_repaired_and_resumed(kind: str, tmp_path: P
     d = API_KINDS[kind](src)
     # tt validate names it, as an error.
     report = validate_bytes(d.data)
-    assert {c for c in d.codes} <= {x.code for x in report.diagnostics}, [
-        x.to_dict() for x in report.diagnostics
-    ]
+    assert set(d.codes) <= {x.code for x in report.diagnostics}, [x.to_dict() for x in report.diagnostics]
     assert report.errors > 0
     # The records as they are break the strict rules (what a client sending them gets).
     damaged = tmp_path / "damaged.jsonl"

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -142,16 +143,14 @@ def test_high_entropy_strings_conservatively() -> None:
 def test_spans_are_sorted_disjoint_and_never_leak_the_value() -> None:
     text = " ".join(PLANTED.values()) + "\n" + DOTENV + PEM
     spans = find_secrets(text)
-    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert all(a.end <= b.start for a, b in pairwise(spans))
     assert {s.kind for s in spans} <= KINDS
     assert all(set(s.__slots__) == {"start", "end", "kind"} for s in spans)  # offsets and kinds only
 
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(
-        st.one_of(st.sampled_from(list(PLANTED.values()) + [PEM, DOTENV]), st.text(max_size=40)), max_size=8
-    )
+    st.lists(st.one_of(st.sampled_from([*PLANTED.values(), PEM, DOTENV]), st.text(max_size=40)), max_size=8)
 )
 def test_redaction_is_idempotent_and_removes_every_planted_secret(parts: list[str]) -> None:
     text = " ".join(parts)

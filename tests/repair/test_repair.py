@@ -201,7 +201,7 @@ def test_bad_text_becomes_replacement_characters_in_claude_code_form(kind: str) 
     assert changed == orjson.dumps(rec)  # compact, as JSON.stringify writes it
     # Only that line changed; the rest is byte for byte.
     assert len(r.data.splitlines()) == len(src.splitlines())
-    assert sum(a != b for a, b in zip(r.data.splitlines(), src.splitlines())) == 1
+    assert sum(a != b for a, b in zip(r.data.splitlines(), src.splitlines(), strict=True)) == 1
     if kind == "invalid-utf8":
         assert base64.b64decode(q["base64"]) == d.data.splitlines(keepends=True)[q["line"] - 1]
 

@@ -161,7 +161,7 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         release.set()
         pane.send("/exit", "Enter")
         pane.wait_for("CHAT-EXITED-0")
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)
     tail = path.read_text().splitlines()
     import json
@@ -469,5 +469,5 @@ def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compa
     chat.handle("go on")
     sent = standin.message_requests[-1].messages
     assert sent[:-1] == chat.engine.messages[: len(sent) - 1] and sent[-1]["content"] == "go on"
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)

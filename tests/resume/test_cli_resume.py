@@ -512,7 +512,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
         try:
             assert arrived.wait(60), "the request never arrived"
             p.send_signal(signal.SIGINT)
-            out, err = p.communicate(timeout=30)
+            _out, err = p.communicate(timeout=30)
         finally:
             release.set()
             if p.poll() is None:

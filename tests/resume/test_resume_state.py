@@ -169,7 +169,7 @@ def test_files_changed_since_the_session_saw_them_are_named_in_one_line(tmp_path
 
 
 def test_the_permission_mode_is_restored_and_said(tmp_path: Path, standin: StandIn) -> None:
-    b, work = _session(tmp_path)
+    b, _work = _session(tmp_path)
     b.meta({"type": "permission-mode", "permissionMode": "acceptEdits", "sessionId": SESSION})
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     standin.script(Text("ok"))

@@ -185,7 +185,7 @@ def test_malformed_lines_get_an_error_event_each_and_the_loop_goes_on(config: Pa
         )
         send(user([{"type": "text", "text": "hello"}]))
 
-    code, events, err = run_tt(config, standin, script)
+    code, events, _err = run_tt(config, standin, script)
     errors = [(e["line"], e["error"].split(":")[0]) for e in events if e.get("subtype") == "input_error"]
     assert [n for n, _ in errors] == [1, 2, 3, 4]
     assert errors[0][1] == "not JSON" and "unexpected message type 'assistant'" in next(
@@ -319,7 +319,7 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
             p.send_signal(signal.SIGINT)
             time.sleep(0.3)
             gate.release.set()
-            out, err = p.communicate(timeout=60)
+            _out, err = p.communicate(timeout=60)
         finally:
             gate.release.set()
             if p.poll() is None:

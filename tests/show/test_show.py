@@ -189,8 +189,8 @@ def test_tree_groups_cover_every_kept_node_once() -> None:
 
         def visit(b) -> None:  # type: ignore[no-untyped-def]
             for g in b.groups:
-                seen.extend(g.nodes)
-                describe(forest, g)
+                seen.extend(g.nodes)  # noqa: B023 (visit runs within this iteration)
+                describe(forest, g)  # noqa: B023
             for f in b.forks:
                 visit(f)
 

@@ -109,7 +109,7 @@ def test_push_log_pull_and_their_exit_codes(tmp_path: Path) -> None:
 def test_a_corrupt_sqlite_file_is_exit_4_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite3"
     bad.write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
-    code, out, err = run(tmp_path, "store", "ls", "--store", f"sqlite:///{bad}")
+    code, _out, err = run(tmp_path, "store", "ls", "--store", f"sqlite:///{bad}")
     assert code == 4 and "Traceback" not in err and err.startswith("tt: ")
 
 
@@ -214,7 +214,7 @@ def test_tt_ls_with_store_lists_the_stored_sessions(tmp_path: Path) -> None:
     code, out, err = run(cfg, "ls", "--store", url, "--json")
     assert code == 0, err
     (row,) = json.loads(out)["sessions"]
-    code2, out2, _ = run(cfg, "ls", "-a", "--json")
+    _code2, out2, _ = run(cfg, "ls", "-a", "--json")
     (file_row,) = json.loads(out2)["sessions"]
     assert {k: v for k, v in row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")} == {
         k: v for k, v in file_row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")

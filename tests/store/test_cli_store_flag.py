@@ -180,7 +180,7 @@ def _stored(db: Path, sid: str) -> bytes:
 
 def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(
     tt: Any, config: Path, standin: StandIn, tmp_path: Path
-) -> None:  # noqa: F811
+) -> None:
     path = transcript(config)
     before = path.read_bytes()
     db = tmp_path / "s.db"
@@ -232,7 +232,7 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
     config: Path,
     standin: StandIn,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import tempfile
 
@@ -262,7 +262,7 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
 
 def test_resume_fork_with_store_pushes_the_new_session_and_leaves_the_old(
     tt: Any, config: Path, standin: StandIn, tmp_path: Path
-) -> None:  # noqa: F811
+) -> None:
     db = tmp_path / "s.db"
     url = f"sqlite:///{db}"
     assert tt("store", "push", SID332, "--store", url).code == 0

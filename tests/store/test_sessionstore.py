@@ -120,7 +120,7 @@ _line = st.one_of(
     st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")),
     st.builds(
         lambda t, n: (
-            '{"type":"user","uuid":"%s","message":{"content":"%s"}}' % (t, "x\\u0000é" * n)
+            '{"type":"user","uuid":"' + t + '","message":{"content":"' + "x\\u0000é" * n + '"}}'
         ).encode(),
         st.uuids().map(str),
         st.integers(0, 600),
@@ -291,7 +291,7 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
     # The index finds whole words (as FTS5's unicode61 cuts them): `compact` inside
     # `compacted` is found by tt search in the files only. Every other hit must be the same.
     files = []
-    for sh in search_files([d for d in (cfg / "projects").iterdir()], m, per_session=1000):
+    for sh in search_files(list((cfg / "projects").iterdir()), m, per_session=1000):
         keep = whole_word_lines(sh.hits)
         hits = [(a, h.line, h.kind, h.spans) for a, h in sh.hits if h.line in keep]
         if hits:

@@ -33,7 +33,7 @@ def _outputs(files: list[Path], out: str) -> list[Path]:
     """Where each redacted copy goes (`session_out`: the main file at ``out``, or in it when
     it is a folder; subagent files beside it in Claude Code's layout)."""
     outs = session_outputs(files, out)
-    for f, o in zip(files, outs):
+    for f, o in zip(files, outs, strict=True):
         if o.exists() and o.samefile(f):
             raise UsageError(
                 f"{o}: that is the input itself", hint="use --in-place, or choose another -o path"
@@ -93,7 +93,7 @@ def redact_command(
     files = _targets(ref, not no_subagents and not Path(target).expanduser().is_file())
     results: list[FileResult] = []
     if output is not None:
-        for src, dst in zip(files, _outputs(files, output)):
+        for src, dst in zip(files, _outputs(files, output), strict=True):
             _mkdirs(dst)
             results.append(redact_to(src, dst))
     elif in_place:

@@ -134,7 +134,7 @@ def repair_command(
                 now=iso_now(),
                 new_id=lambda: str(_uuid.uuid4()),
             )
-            for path, out in zip(paths, outs)
+            for path, out in zip(paths, outs, strict=True)
         ]
         if output is not None:
             _copy_sidecars(paths[1:], outs[1:])
@@ -227,7 +227,7 @@ def _outputs(paths: list[Path], output: str) -> list[Path | None]:
     """Where each file goes (`session_out`: the main file at ``-o``, or in it when it is a
     folder; subagent files beside it in Claude Code's layout, ``<name>/subagents/…``)."""
     outs = session_outputs(paths, output)
-    for p, out in zip(paths, outs):
+    for p, out in zip(paths, outs, strict=True):
         if _same(p, out):
             raise UsageError(
                 f"{out}: that is the input itself; tt repair never writes over its input",
@@ -243,7 +243,7 @@ def _outputs(paths: list[Path], output: str) -> list[Path | None]:
 
 def _copy_sidecars(paths: list[Path], outs: list[Path | None]) -> None:
     """Each subagent's ``.meta.json`` beside its repaired copy (`fork_files.copy_sidecar`)."""
-    for p, out in zip(paths, outs):
+    for p, out in zip(paths, outs, strict=True):
         if out is not None:
             copy_sidecar(p, out)
 

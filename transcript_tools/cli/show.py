@@ -169,7 +169,7 @@ def _labeller(forest: Any):  # type: ignore[no-untyped-def]
         lines = (
             f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
         )
-        return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join(extra + [lines])})[/]"
+        return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join([*extra, lines])})[/]"
 
     return label
 

@@ -220,7 +220,7 @@ def mapped(path: Path) -> Iterator[mmap.mmap | None]:
     """
     file_size(path)  # a missing file or a directory: its own clear error
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 (a `with` follows; opened apart for its own error message)
     except OSError as e:
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
     with f:

@@ -95,7 +95,7 @@ class TTSessionStore:
             last = st.last_line(cur, s.id, version)
             v = st.version(cur, s.id, version)
             assert v is not None
-            seq, end = st.append_lines(
+            _, end = st.append_lines(
                 cur, s.id, version, lines, seq=last[0] + 1 if last else 0, offset=v.nbytes
             )
             st.set_version_state(
