@@ -121,7 +121,7 @@ def repair_command(
         paths = [ref.path]
         if ref.session_id is not None and not no_subagents:
             paths.extend(store.subagent_files(ref.path))
-        outs = _outputs(paths, output) if output is not None else [None] * len(paths)
+        outs: list[Path | None] = _outputs(paths, output) if output is not None else [None] * len(paths)
         reports = [
             repair_file(
                 path,

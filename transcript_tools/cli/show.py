@@ -152,7 +152,7 @@ def _show(
     return 0
 
 
-def _labeller(forest: Any):  # type: ignore[no-untyped-def]
+def _labeller(forest: Any):
     from rich.markup import escape
 
     from ..views.show import Clock

@@ -54,7 +54,7 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def _open(path: Path):  # type: ignore[no-untyped-def]
+def _open(path: Path):
     try:
         return open(path, "rb", buffering=_BUFFER)
     except FileNotFoundError as e:
@@ -136,6 +136,7 @@ def load(
     boundary on when that part fits (what a resume needs); otherwise it is refused.
     """
     size = file_size(path)
+    start: int | None  # None: no boundary to read from (then refused)
     start = 0
     if size > max_bytes:
         if not from_last_boundary:

@@ -30,7 +30,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .engine import Store, StreamKey
+from .engine import Store
+from .model import StreamKey
 
 
 def _key(key: Any) -> StreamKey:

@@ -53,7 +53,9 @@ from ...model.errors import UsageError
 # Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
 # needs and the ToolOutcome it gives from this one module; the types live in tool_base
 # so that the tools below can use them without importing this.
-from .base import Tool, ToolContext, ToolOutcome
+from .base import Tool
+from .base import ToolContext as ToolContext
+from .base import ToolOutcome as ToolOutcome
 from .builtin import builtin
 from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 
