@@ -4,9 +4,9 @@ deleted test must take the claim with it."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 DOCS = ("README.md", "CONTRIBUTING.md")
 
 

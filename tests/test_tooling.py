@@ -7,13 +7,11 @@ about a pattern that matches nothing), so each one must name a module that exist
 
 from __future__ import annotations
 
-from tests.support.paths import ROOT
-
 import re
 import tomllib
-from pathlib import Path
 from typing import Any
 
+from tests.support.paths import ROOT
 
 LINTED = ("transcript_tools", "tests", "benchmarks")
 CHECKS = (

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import shutil
 import stat
 import zipfile
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import CONFIG_197, CONFIG_332, REAL
+from tests.support.trees import stage
 from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
 from transcript_tools.bundle.files_export import export_session
 from transcript_tools.bundle.files_import import import_bundle, read_manifest
@@ -25,8 +26,6 @@ from transcript_tools.edge.loader import load_session
 from transcript_tools.model.errors import NotFound, Unreadable, UsageError, WriteFailed
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 RECORDED_CWD = "/home/dev/demo-app"
 
@@ -34,7 +33,7 @@ RECORDED_CWD = "/home/dev/demo-app"
 @pytest.fixture
 def source(tmp_path: Path) -> Path:
     config = tmp_path / "src-config"
-    shutil.copytree(REAL / "claude-config-2.1.332", config)
+    stage(CONFIG_332, config)
     return config
 
 
@@ -390,7 +389,7 @@ def test_not_a_zip_and_missing_archive(tmp_path: Path) -> None:
 
 def test_export_of_a_real_2_1_197_session_round_trips(tmp_path: Path) -> None:
     src = tmp_path / "c"
-    shutil.copytree(REAL / "claude-config-2.1.197", src)
+    stage(CONFIG_197, src)
     sid = "8c2f9135-4610-4218-97b1-bc3e03643255"
     ref = store.SessionRef(src / "projects/-home-dev-demo-app" / f"{sid}.jsonl", sid)
     out = tmp_path / "b.zip"

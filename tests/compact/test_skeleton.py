@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.damage import KINDS
+from tests.support.paths import REAL
 from transcript_tools.compact.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
 from transcript_tools.edge.reader import iter_lines, load
 from transcript_tools.model.session import Session
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 CLEAN_332 = (
     REAL
     / "claude-config-2.1.332"

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.fork.branch import message_units, resolve_at
 from transcript_tools.fork.core import DROPPED_FIELDS, Fork, derive_title, fork
@@ -26,7 +27,6 @@ from transcript_tools.model.lines import decode_line
 from transcript_tools.model.session import Session
 from transcript_tools.validate.files import validate_path
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 CLEAN_REAL = [

@@ -16,14 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.redact.core import SKIPPED_KEYS, redact_line, redact_lines, redact_record
 from transcript_tools.redact.files import scan_file
 from transcript_tools.redact.rules import KINDS, find_secrets, redact_text, secret_key, shannon_entropy
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 
 # Made-up secrets in each provider's format (none is a live credential).

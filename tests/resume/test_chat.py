@@ -23,12 +23,12 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
+from tests.support.cli import TT
+from tests.support.paths import ROOT
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from transcript_tools.resume import turns
 from transcript_tools.resume.files import load_for_resume
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Pane:
@@ -174,7 +174,7 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
     env.pop("ANTHROPIC_API_KEY", None)
     r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8], "--json", "--cwd", work_dir(config)],
+        [*TT, "chat", SID332[:8], "--json", "--cwd", work_dir(config)],
         env=env,
         capture_output=True,
         text=True,
@@ -189,7 +189,7 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
         load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages
     )
     r2 = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8]],
+        [*TT, "chat", SID332[:8]],
         env=env,
         capture_output=True,
         text=True,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests import damage
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.model.active import conversation_nodes
 from transcript_tools.model.prompts import is_prompt
@@ -21,8 +22,6 @@ from transcript_tools.show.files import load_for_show
 from transcript_tools.show.text import fold, to_json, to_markdown
 from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 REWIND = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))

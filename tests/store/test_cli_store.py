@@ -3,39 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import tt_popen
+from tests.support.paths import REAL
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import AsOf, find_session, session_bytes
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = str(uuid.UUID(int=7))
 
 
-def _env(cfg: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg)}
-    env.pop("TT_STORE", None)
-    return env
-
-
 def tt(cfg: Path, *args: str, **kw: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", *args],
-        env=_env(cfg),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kw,  # type: ignore[call-overload]
-    )
+    # TT_STORE unset: each test names its store
+    return tt_popen(*args, config=cfg, width=None, drop=("TT_STORE",), **kw)
 
 
 def run(cfg: Path, *args: str) -> tuple[int, str, str]:
