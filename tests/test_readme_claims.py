@@ -11,13 +11,13 @@ DOCS = ("README.md", "CONTRIBUTING.md")
 
 
 def _tests_source() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("*.py"))
+    return "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("*.py"))
 
 
 def test_every_named_test_file_exists() -> None:
     for doc in DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
-        for f in set(re.findall(r"tests/(test_[a-z0-9_]+\.py)", text)):
+        for f in set(re.findall(r"tests/((?:[a-z0-9_]+/)*test_[a-z0-9_]+\.py)", text)):
             assert (ROOT / "tests" / f).is_file(), f"{doc} names tests/{f}"
 
 
@@ -26,7 +26,9 @@ def test_every_named_test_function_exists() -> None:
     for doc in DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
         names = {
-            n for n in re.findall(r"\b(test_[a-z0-9_]+)\b", text) if not (ROOT / "tests" / f"{n}.py").exists()
+            n
+            for n in re.findall(r"\b(test_[a-z0-9_]+)\b", text)
+            if not any((ROOT / "tests").rglob(f"{n}.py"))  # a file's name, not a function's
         }
         missing = sorted(n for n in names if f"def {n}(" not in src)
         assert missing == [], f"{doc} names tests that do not exist: {missing}"
