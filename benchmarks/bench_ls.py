@@ -52,7 +52,7 @@ def build(config: Path, n: int, projects: int = 20) -> int:
     total = 0
     now = time.time()
     for i in range(n):
-        src, data = sources[i % len(sources)]
+        _src, data = sources[i % len(sources)]
         proj = config / "projects" / f"-home-dev-project-{i % projects:02d}"
         proj.mkdir(parents=True, exist_ok=True)
         sid = str(uuid.uuid4())

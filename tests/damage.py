@@ -495,7 +495,7 @@ def nul_in_content(data: bytes) -> Damaged:
         if b.get("type") == "tool_result":
             c = b.get("content")
             if isinstance(c, list):
-                b["content"] = c + [{"type": "text", "text": "ELF\x00\x00\x01"}]
+                b["content"] = [*c, {"type": "text", "text": "ELF\x00\x00\x01"}]
             else:
                 b["content"] = f"{c or ''}ELF\x00\x00\x01"
             break

@@ -16,17 +16,18 @@ from typing import Any
 
 import orjson
 
+from tests.support.paths import REAL
 from transcript_tools.model.lines import Entry
 
 SESSION = "5e5510a0-0000-4000-8000-000000000001"
 MODEL = "claude-sonnet-4-5-20250929"
-REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 #: Every real transcript in fixtures/real (main files, not subagents).
 REAL_FILES = sorted(
-    [p for p in REAL.glob("*.jsonl")]
-    + [p for p in REAL.glob("claude-config-*/projects/*/*.jsonl")]
+    list(REAL.glob("*.jsonl"))
+    + list(REAL.glob("claude-config-*/projects/*/*.jsonl"))
     + [p for p in REAL.glob("v2.0.28-project/*/*.jsonl") if not p.name.startswith("agent-")]
 )
 #: Hand-written composites whose uuids are all "[trimmed for fixture]": no real chain.

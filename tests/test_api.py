@@ -6,17 +6,15 @@ the shipped Claude Code 2.1.332 config dir; the clock is fixed (TT_NOW)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import transcript_tools as tt
+from tests.support import cli
+from tests.support.paths import CONFIG_332
+from tests.support.trees import stage
 
-ROOT = Path(__file__).resolve().parent.parent
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 NOW = "2026-11-30T12:00:00Z"
 
@@ -24,7 +22,7 @@ NOW = "2026-11-30T12:00:00Z"
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cfg = tmp_path / "claude"
-    shutil.copytree(ROOT / "fixtures/real/claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(cfg))
     monkeypatch.setenv("TT_NOW", NOW)
     monkeypatch.chdir(tmp_path)
@@ -32,10 +30,7 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _cli(*args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args, "--json"], capture_output=True, text=True, env=env
-    )
+    p = cli.tt(*args, "--json", width=None, timeout=300)
     assert p.returncode in (0, 1), p.stderr
     return json.loads(p.stdout)
 
@@ -81,25 +76,7 @@ def test_fork_session_writes_what_tt_fork_reports(config: Path) -> None:
 def test_resume_request_is_the_dry_run_body(config: Path) -> None:
     here = str(config.parent)  # an existing folder to run in: the recorded cwd is not on this machine
     req = tt.resume_request(SID, "next", cwd=here)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "transcript_tools",
-            "resume",
-            SID,
-            "-p",
-            "next",
-            "--dry-run",
-            "--json",
-            "--cwd",
-            here,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    p = cli.tt("resume", SID, "-p", "next", "--dry-run", "--json", "--cwd", here, width=None, timeout=300)
     assert p.returncode == 0, p.stderr
     assert req.request.params() == json.loads(p.stdout)
     last = req.request.messages[-1]

@@ -23,13 +23,13 @@ from tests.support.oracle import (
     resume_request,
     resume_with_cli,
 )
+from tests.support.paths import REAL
 from tests.support.policy import claude_code_policy, is_main_turn
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import ApiError, Blocks, RecordedRequest, StandIn, Text, ToolUse
 
 MODEL = "claude-standin-1"
 HELLO: list[Any] = [{"role": "user", "content": "Hello"}]  # list[Any]: the client wants its TypedDicts
-REPO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 
 @pytest.fixture
@@ -344,7 +344,7 @@ def test_copy_to_leaves_the_shared_session_alone(real_session: GeneratedSession,
 
 def _fixture_config(version: str) -> Path:
     # The project ships these config dirs (fixtures/README.md): missing is a broken checkout.
-    path = REPO_FIXTURES / f"claude-config-{version}"
+    path = REAL / f"claude-config-{version}"
     assert path.is_dir(), f"fixtures/real/claude-config-{version} is missing"
     return path
 

@@ -6,11 +6,11 @@ evidence is there (a renamed test must take its citation along)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 NOTES = ROOT / "docs" / "format.md"
 CITE = re.compile(r"docs/format\.md((?:,? ?§\s?[0-9]+(?:\.[0-9]+)*)+)")
 SECTION = re.compile(r"§\s?([0-9]+(?:\.[0-9]+)*)")

@@ -9,13 +9,14 @@ import contextlib
 import io
 import json
 import re
-import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import CONFIG_332, ROOT
+from tests.support.trees import stage
+
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 PROJECT = "-home-dev-demo-app"
 
@@ -31,7 +32,7 @@ def _blocks() -> list[str]:
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cfg = tmp_path / "claude"
-    shutil.copytree(ROOT / "fixtures/real/claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(cfg))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import shutil
 import stat
 import zipfile
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import CONFIG_197, CONFIG_332, REAL
+from tests.support.trees import stage
 from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
 from transcript_tools.bundle.files_export import export_session
 from transcript_tools.bundle.files_import import import_bundle, read_manifest
@@ -25,8 +26,6 @@ from transcript_tools.edge.loader import load_session
 from transcript_tools.model.errors import NotFound, Unreadable, UsageError, WriteFailed
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 RECORDED_CWD = "/home/dev/demo-app"
 
@@ -34,7 +33,7 @@ RECORDED_CWD = "/home/dev/demo-app"
 @pytest.fixture
 def source(tmp_path: Path) -> Path:
     config = tmp_path / "src-config"
-    shutil.copytree(REAL / "claude-config-2.1.332", config)
+    stage(CONFIG_332, config)
     return config
 
 
@@ -183,10 +182,16 @@ def test_export_then_import_under_another_cwd(source: Path, tmp_path: Path) -> N
         for a, b in zip(
             (source / "projects/-home-dev-demo-app" / sub).read_bytes().splitlines(),
             (proj / sub).read_bytes().splitlines(),
+            strict=True,
         )
     )
-    assert sum(a != b for a, b in zip(orig, new)) + sub_changed == imp.relocated_lines > sub_changed > 0
-    for a, b in zip(orig, new):
+    assert (
+        sum(a != b for a, b in zip(orig, new, strict=True)) + sub_changed
+        == imp.relocated_lines
+        > sub_changed
+        > 0
+    )
+    for a, b in zip(orig, new, strict=True):
         if a != b:
             ra, rb = json.loads(a), json.loads(b)
             assert Relocation({RECORDED_CWD: str(cwd.resolve())}).record(ra) == rb
@@ -364,7 +369,7 @@ def test_a_member_that_inflates_past_its_declared_size_is_refused(tmp_path: Path
         i = raw.find(b"PK\x01\x02", i + 4)
     path.write_bytes(bytes(raw))
     assert zipfile.ZipFile(path).getinfo(name.decode()).file_size == 10
-    with pytest.raises(Unreadable, match="inflates past its declared size|damaged"):
+    with pytest.raises(Unreadable, match=r"inflates past its declared size|damaged"):
         import_bundle(path, tmp_path, config=tmp_path / "dst")
     assert not (tmp_path / "dst" / "file-history").exists()
 
@@ -384,7 +389,7 @@ def test_not_a_zip_and_missing_archive(tmp_path: Path) -> None:
 
 def test_export_of_a_real_2_1_197_session_round_trips(tmp_path: Path) -> None:
     src = tmp_path / "c"
-    shutil.copytree(REAL / "claude-config-2.1.197", src)
+    stage(CONFIG_197, src)
     sid = "8c2f9135-4610-4218-97b1-bc3e03643255"
     ref = store.SessionRef(src / "projects/-home-dev-demo-app" / f"{sid}.jsonl", sid)
     out = tmp_path / "b.zip"

@@ -6,10 +6,7 @@ session the real CLI made with file checkpointing on, byte for byte."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -17,33 +14,20 @@ import pytest
 
 from tests.redact.test_redact import DOTENV_SECRETS, _plant
 from tests.support.claude_cli import ClaudeCLI
+from tests.support.cli import tt
 from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
+from tests.support.paths import REAL
 from tests.support.sessions import GeneratedSession, stage_config
-from tests.support.trees import digest, writable_copy
+from tests.support.trees import digest, stage
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 PROJECT = "-home-dev-demo-app"
 RECORDED_CWD = "/home/dev/demo-app"
 
 
-def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
+    return stage(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
 
 
 def main_file(config: Path) -> Path:
@@ -259,7 +243,7 @@ def test_real_cli_resumes_a_redacted_session(claude_332: ClaudeCLI, config: Path
     a, b = conversation_blocks(leaky), conversation_blocks(sent)
     assert [(x.role, x.kind) for x in a] == [(x.role, x.kind) for x in b]
     assert [x.value for x in a if x.kind != "text"] == [x.value for x in b if x.kind != "text"]
-    assert sum(x.value != y.value for x, y in zip(a, b)) == 1  # the prompt with the token
+    assert sum(x.value != y.value for x, y in zip(a, b, strict=True)) == 1  # the prompt with the token
 
 
 @pytest.mark.claude
@@ -322,7 +306,7 @@ def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(
     s = generated_session.copy_to(tmp_path)
     # A private copy of the working folder (the generated one is shared by other tests).
     work = tmp_path / "work"
-    shutil.copytree(s.cwd, work)
+    stage(s.cwd, work)
     assert (work / "app.py").read_bytes() == b"print('hello world')\n"
     assert (work / "util.py").read_bytes() == b"def add(a, b):\n    return a + b\n"
     backups = list((s.config_dir / "file-history" / s.session_id).iterdir())

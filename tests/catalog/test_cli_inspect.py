@@ -12,36 +12,29 @@ import shutil
 import subprocess
 import sys
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests import damage
+from tests.support import cli
+from tests.support.paths import CONFIG_332, REAL
+from tests.support.trees import stage
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332_DIR = REAL / "claude-config-2.1.332"
 S332_ID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 REWIND_DIR = REAL / "claude-config-2.1.332-rewind-resume-session-at"
 
 
-def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "160", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=180,
-    )
+tt = partial(cli.tt, width=160, timeout=180)
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     """Two real config dirs merged, plus a project of damaged copies of one session."""
     cfg = tmp_path / "claude"
-    shutil.copytree(S332_DIR / "projects", cfg / "projects")
+    stage(S332_DIR / "projects", cfg / "projects")
     shutil.copytree(REWIND_DIR / "projects", cfg / "projects", dirs_exist_ok=True)
     bad = cfg / "projects" / "-home-dev-damaged"
     bad.mkdir()
@@ -207,17 +200,10 @@ def test_no_heavy_imports(config: Path, command: list[str]) -> None:
 
 def test_ls_filters_by_the_tag_and_title_tt_wrote(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures/real/claude-config-2.1.332", cfg)
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "NO_COLOR": "1"}
+    stage(CONFIG_332, cfg)
 
     def tt(*a: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "transcript_tools", *a],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return cli.tt(*a, config=cfg, width=None)
 
     def ids(*a: str) -> list[str]:
         r = tt("ls", "--all", "--json", *a)
@@ -283,29 +269,14 @@ def test_ls_lists_a_damaged_session_the_picker_would_hide(config: Path) -> None:
 
 
 def test_ls_keeps_every_promised_column_at_80_columns(config: Path) -> None:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "80", "CLAUDE_CONFIG_DIR": str(config)}
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "ls", "--all"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    r = cli.tt("ls", "--all", config=config, width=80, timeout=60)
     header = r.stdout.splitlines()[0].split()
     assert header == ["id", "title", "modified", "size", "msgs", "cmp", "sub", "model", "health"]
     assert all(len(line) <= 80 for line in r.stdout.splitlines())
 
 
 def test_output_to_a_pipe_is_not_wrapped(config: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("TT_WIDTH", "COLUMNS")}
-    env.update(NO_COLOR="1", CLAUDE_CONFIG_DIR=str(config))
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "ls", "--all"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    r = cli.tt("ls", "--all", config=config, width=None, drop=("TT_WIDTH", "COLUMNS"), timeout=60)
     lines = r.stdout.splitlines()
     ids = [
         x["session_id"][:8] for x in json.loads(tt("ls", "--all", "--json", config=config).stdout)["sessions"]

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import damage
+from tests.support.paths import REAL
 from transcript_tools.catalog.listing import (
     LITE_READ_BYTES,
     count_entries,
@@ -32,9 +33,6 @@ from transcript_tools.validate.files import validate_path
 sdk_sessions = pytest.importorskip(
     "claude_agent_sdk._internal.sessions", reason="claude-agent-sdk is a test dependency"
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 
 
 def main_files() -> list[Path]:

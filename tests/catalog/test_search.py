@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import damage
+from tests.support.paths import REAL
 from transcript_tools.catalog.files import search_files
 from transcript_tools.catalog.search import (
     Hit,
@@ -22,8 +23,6 @@ from transcript_tools.catalog.search import (
 from transcript_tools.edge.reader import iter_lines, iter_raw
 from transcript_tools.edge.writer import dumps
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 FILES = sorted(p for p in REAL.rglob("*.jsonl"))
 
 

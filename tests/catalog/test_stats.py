@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.support.paths import REAL, ROOT
 from transcript_tools.catalog.files_usage import many_stats, session_stats
 from transcript_tools.catalog.stats import Call, Collector, Ledger, combine
 from transcript_tools.edge.reader import iter_lines
@@ -26,8 +27,6 @@ from transcript_tools.model.lines import Entry
 from transcript_tools.model.pricing import Tokens, cost_usd
 from transcript_tools.model.prompts import is_prompt
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 PROGRESS = REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl"
 SPLIT = REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl"
@@ -92,7 +91,7 @@ def test_synthetic_and_api_error_messages_are_not_calls() -> None:
             "usage": {"input_tokens": 5, "output_tokens": 5},
         },
     }
-    st = feed(recs + [synthetic]).stats()
+    st = feed([*recs, synthetic]).stats()
     assert st.tokens == base.tokens and len(st.ledger.calls()) == len(base.ledger.calls())
     assert st.error_messages == base.error_messages + 1
 

@@ -5,26 +5,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli
+from tests.support.paths import REAL
 from transcript_tools.cli import common
 
-BIG = (
-    Path(__file__).resolve().parents[2]
-    / "fixtures"
-    / "real"
-    / "v2.1.237-attachments-chained-parallel-tools.jsonl"
-)
+BIG = REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"
 
 
-def tt(*args: str, **kw: object) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", *args], env=env, stdin=subprocess.DEVNULL, **kw
-    )  # type: ignore[call-overload]
+tt = partial(cli.tt_popen, width=None)
 
 
 def test_a_reader_that_goes_away_is_not_an_error() -> None:
@@ -60,7 +53,7 @@ def test_the_exit_code_is_mains(tmp_path: Path) -> None:
     ]
     for args, want in cases:
         with tt(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
-            out, err = p.communicate(timeout=120)
+            _out, err = p.communicate(timeout=120)
         assert p.returncode == want, (args, err)
         assert b"Traceback" not in err
 

@@ -4,23 +4,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli
 
-def tt(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+tt = partial(cli.tt, width=None)
 
 
 @pytest.fixture(params=["empty", "random", "other-json"])

@@ -5,27 +5,25 @@ Claude Code CLI resuming what tt compacted."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support import cli
 from tests.support.claude_cli import ClaudeCLI
 from tests.support.oracle import conversation_blocks, resume_request, resume_with_cli
+from tests.support.paths import CONFIG_332, REAL, ROOT
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
-from tests.support.trees import digest, writable_copy
+from tests.support.trees import digest, stage
 from transcript_tools.edge.tokenizer import MARGIN, TokenCounter
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
-CONFIG_332 = REAL / "claude-config-2.1.332"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 PROJECT = "-home-dev-demo-app"
 #: The fixture's conversation is small: any summary makes its request grow, which tt does
@@ -33,18 +31,13 @@ PROJECT = "-home-dev-demo-app"
 LARGER = "--even-if-larger"
 
 
-def tt(*args: str, config: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    e.update({"NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)})
-    e.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=300
-    )
+# No real credentials reach tt: the API runs only against the stand-in.
+tt = partial(cli.tt, drop=("ANTHROPIC_",), timeout=300)
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return writable_copy(CONFIG_332, tmp_path / "claude-config")
+    return stage(CONFIG_332, tmp_path / "claude-config")
 
 
 def transcript(config: Path) -> Path:

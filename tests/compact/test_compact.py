@@ -204,7 +204,7 @@ def test_orphan_results_do_not_block_the_cut() -> None:
 
 
 def test_prune_tool_output_lets_more_recent_messages_fit() -> None:
-    infos = turns(3) + [user(), call("mx", "X"), result("X", 3000), text("nx"), user(), text("last")]
+    infos = [*turns(3), user(), call("mx", "X"), result("X", 3000), text("nx"), user(), text("last")]
     plain = Conv(infos).plan(200)
     pruned = Conv(infos).plan(200, prune=frozenset({"tool-output"}))
     assert len(pruned.kept) > len(plain.kept)
@@ -227,7 +227,7 @@ def test_small_outputs_are_not_pruned_but_thinking_always_is() -> None:
     p = Conv(infos).plan(10_000, prune=frozenset({"tool-output", "thinking"}))
     # nothing to summarise: everything fits
     assert p.nothing_to_do
-    infos = [user(), text("z", 1000)] + infos
+    infos = [user(), text("z", 1000), *infos]
     p = Conv(infos).plan(300, prune=frozenset({"tool-output", "thinking"}))
     kinds = {(x.kind, x.node) for x in p.prunes}
     assert kinds == {("thinking", 3)}
@@ -359,7 +359,7 @@ def test_tiny_budgets_keep_the_last_response(budget: int) -> None:
 
 
 def test_without_a_group_function_responses_are_read() -> None:
-    infos = turns(2) + [user(), call("m", "A"), result("A"), call("m", "B"), result("B"), text("z")]
+    infos = [*turns(2), user(), call("m", "A"), result("A"), call("m", "B"), result("B"), text("z")]
     with_group = Conv(infos).plan(45)
     without = plan(list(range(len(infos))), infos.__getitem__, nodes=len(infos), options=PlanOptions(45))
     assert without.kept == with_group.kept == [13]

@@ -104,15 +104,15 @@ def kept() -> list[dict[str, Any]]:
 
 
 def build(records: list[dict[str, Any]], **kw: Any) -> Any:
-    args: dict[str, Any] = dict(
-        session_id="new-session",
-        new_id=ids(),
-        now=NOW,
-        envelope=ENV,
-        logical_parent="leaf-uuid",
-        pre_tokens=1000,
-        post_tokens=100,
-    )
+    args: dict[str, Any] = {
+        "session_id": "new-session",
+        "new_id": ids(),
+        "now": NOW,
+        "envelope": ENV,
+        "logical_parent": "leaf-uuid",
+        "pre_tokens": 1000,
+        "post_tokens": 100,
+    }
     args.update(kw)
     return compaction_records(records, "SUMMARY", **args)
 

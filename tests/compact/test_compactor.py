@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.damage import KINDS
+from tests.support.paths import REAL, ROOT
 from transcript_tools.compact.files import Target, compact_file, exact_after
 from transcript_tools.compact.plan import PlanOptions
 from transcript_tools.compact.skeleton import Skeleton
@@ -33,8 +34,6 @@ from transcript_tools.model.lines import Entry
 from transcript_tools.model.session import Session
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 CLEAN_332 = REAL / "claude-config-2.1.332" / "projects" / "-home-dev-demo-app" / f"{SID}.jsonl"
 PARALLEL = REAL / "v2.1.237-attachments-chained-parallel-tools.jsonl"

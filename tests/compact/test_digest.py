@@ -10,6 +10,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.compact.digest import (
     MAX_COMMANDS,
     MAX_ERRORS,
@@ -20,8 +21,6 @@ from transcript_tools.compact.digest import (
     unwrap_summary,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 CLEAN_332 = (
     REAL
     / "claude-config-2.1.332"

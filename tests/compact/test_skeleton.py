@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.damage import KINDS
+from tests.support.paths import REAL
 from transcript_tools.compact.skeleton import ANSWERS, CALLS, PROGRESS, Skeleton, message_hash
 from transcript_tools.edge.reader import iter_lines, load
 from transcript_tools.model.session import Session
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 CLEAN_332 = (
     REAL
     / "claude-config-2.1.332"
@@ -140,15 +139,19 @@ def test_parallel_results_hung_off_progress_lines_are_recovered_as_in_memory(tmp
     def line(uuid: str, parent: str | None, **rec: object) -> dict[str, object]:
         return {"uuid": uuid, "parentUuid": parent, "sessionId": "s", **rec}
 
-    call = lambda tid: {
-        "role": "assistant",
-        "id": "msg_1",
-        "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}],
-    }  # noqa: E731
-    res = lambda tid: {
-        "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
-    }  # noqa: E731
+    def call(tid: str) -> dict[str, object]:
+        return {
+            "role": "assistant",
+            "id": "msg_1",
+            "content": [{"type": "tool_use", "id": tid, "name": "Bash", "input": {}}],
+        }
+
+    def res(tid: str) -> dict[str, object]:
+        return {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+        }
+
     records = [
         line("u0", None, type="user", message={"role": "user", "content": "go"}),
         line("a1", "u0", type="assistant", message=call("X")),

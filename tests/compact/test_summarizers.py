@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.support.paths import REAL
 from tests.support.standin import ApiError as ScriptedError
 from tests.support.standin import StandIn, Text
 from transcript_tools.compact.digest import Digest
@@ -27,8 +28,6 @@ from transcript_tools.compact.summarizers import (
 from transcript_tools.edge.client import AnthropicClient, Credentials
 from transcript_tools.model.errors import ApiError, CredentialsError
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 CLEAN_332 = (
     REAL
     / "claude-config-2.1.332"

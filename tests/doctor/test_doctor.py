@@ -5,32 +5,17 @@ tests/doctor/test_doctor_claude.py."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli import tt
+from tests.support.paths import CONFIG_332
+from tests.support.trees import stage
 from transcript_tools.doctor.core import Scan, diagnose, scan_records
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "claude-config-2.1.332"
-PROJECT = REAL / "projects" / "-home-dev-demo-app"
+PROJECT = CONFIG_332 / "projects" / "-home-dev-demo-app"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 NUL_SID = "00000000-0000-4000-8000-000000000000"
-
-
-def tt(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200"}
-    if config is not None:
-        env["CLAUDE_CONFIG_DIR"] = str(config)
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def test_a_healthy_real_session_exits_0() -> None:
@@ -41,7 +26,7 @@ def test_a_healthy_real_session_exits_0() -> None:
 
 def test_a_project_folder_names_the_broken_file_and_exits_1(tmp_path: Path) -> None:
     config = tmp_path / "config"
-    shutil.copytree(REAL, config)
+    stage(CONFIG_332, config)
     project = config / "projects" / PROJECT.name
     (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 4096)
     r = tt("doctor", "--json", str(project))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import CONFIG_332, REAL
+from tests.support.trees import stage
 from transcript_tools.edge import claude_dir as store
 from transcript_tools.model.errors import AmbiguousSession, NotFound, UsageError
-
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_project_dir_name_matches_the_agent_sdk() -> None:
 @pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cfg = tmp_path / "cfg"
-    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     shutil.copytree(
         REAL / "claude-config-2.1.197/projects/-home-dev-demo-app",
         cfg / "projects/-home-dev-demo-app",

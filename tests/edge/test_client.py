@@ -91,7 +91,7 @@ def test_tool_use_input_is_joined_from_json_deltas(standin: StandIn) -> None:
         {"type": "tool_use", "id": "toolu_fixed", "name": "Read", "input": tool_input},
     ]
     assert r.message["stop_reason"] == "tool_use"
-    assert [e["type"] for e in events][0] == "message_start" and events[-1]["type"] == "message_stop"
+    assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
     assert sum(1 for e in events if e.get("delta", {}).get("type") == "input_json_delta") > 2
 
 

@@ -9,14 +9,13 @@ real fixture, and on sessions the real CLIs write here, main file and subagents 
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import tt
+from tests.support.paths import REAL
 from tests.validate.test_validate import CLEAN as VALIDATE_CLEAN
 from transcript_tools.edge.loader import load_session
 from transcript_tools.edge.siblings import session_files
@@ -25,7 +24,6 @@ from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.files import repair_file
 from transcript_tools.validate.files import validate_path
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 ACOMPACT_PROJECT = (
     REAL / "handwritten-2.1.39-acompact-subagent" / "-home-USER-projects-spotter-worktrees-spotter-dov"
 )
@@ -38,17 +36,6 @@ MAIN_PARENTS = [
     "e9fefb1c-927a-42d2-80a7-61bb6cc646d2",
     "ce1910a6-d099-47d6-b88c-2f2f8abc0cc2",
 ]
-
-
-def tt(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def _dangling(path: Path) -> list[str]:

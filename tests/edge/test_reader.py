@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import (
     MAX_TRANSCRIPT_READ_BYTES,
     find_last_boundary_offset,
@@ -21,9 +22,8 @@ from transcript_tools.edge.reader import (
 )
 from transcript_tools.model.errors import NotFound, TranscriptTooLarge, Unreadable
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SESSION_332 = (
-    FIXTURES / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 )
 
 
@@ -31,7 +31,7 @@ def test_cap_is_50_mib() -> None:
     assert MAX_TRANSCRIPT_READ_BYTES == 50 * 1024 * 1024
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.jsonl")), ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", sorted(REAL.rglob("*.jsonl")), ids=lambda p: p.name[:40])
 def test_every_real_fixture_round_trips_byte_for_byte(path: Path) -> None:
     data = path.read_bytes()
     out = b"".join(ln.data + ln.terminator for ln in iter_lines(path))

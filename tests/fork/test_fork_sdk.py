@@ -12,18 +12,16 @@ up_to_message_id=None, title=None) -> ForkSessionResult``; it finds the session 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import claude_agent_sdk as sdk
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
+from tests.support.cli import tt
+from tests.support.paths import REAL, ROOT
+from tests.support.trees import stage
+
 CONFIG = REAL / "claude-config-2.1.332"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 PROJECT = "-home-dev-demo-app"
@@ -56,15 +54,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _tt_fork(config: Path, *args: str) -> str:
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "NO_COLOR": "1"}
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "fork", SID, "--json", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=ROOT,
-    )
+    r = tt("fork", SID, "--json", *args, config=config, width=None, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     return str(doc["session_id"])
@@ -75,7 +65,7 @@ def test_tt_fork_writes_what_the_sdks_public_fork_session_writes(
     title: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / "config"
-    shutil.copytree(CONFIG, config)
+    stage(CONFIG, config)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     project = config / "projects" / PROJECT
     original = (project / f"{SID}.jsonl").read_bytes()

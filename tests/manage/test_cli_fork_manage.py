@@ -6,49 +6,30 @@ fork)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.claude_cli import ClaudeCLI
+from tests.support.cli import tt
 from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
+from tests.support.paths import CONFIG_197, CONFIG_332, ROOT
 from tests.support.policy import claude_code_policy, is_main_turn, last_user, prompt_text
 from tests.support.sessions import GeneratedSession, stage_config
 from tests.support.standin import Text
-from tests.support.trees import digest, writable_copy
+from tests.support.trees import digest, stage
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 DAMAGED = ROOT / "fixtures" / "damaged"
-CONFIG_332 = REAL / "claude-config-2.1.332"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 PROJECT = "-home-dev-demo-app"
 RECORDED_CWD = "/home/dev/demo-app"
 
 
-def tt(
-    *args: str, config: Path, stdin: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        input=stdin,
-        cwd=cwd,
-    )
-
-
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    return writable_copy(CONFIG_332, tmp_path / "claude-config")
+    return stage(CONFIG_332, tmp_path / "claude-config")
 
 
 @pytest.fixture
@@ -234,7 +215,7 @@ def test_delete_dry_run_then_refuses_without_yes_then_deletes(config: Path) -> N
     assert {t["kind"] for t in plan["targets"]} == {"transcript", "session-folder", "file-history"}
     assert plan["deleted"] is False and plan["files"] == 1 + 2 + 3
     assert history.is_dir()
-    r = tt("delete", SID, config=config, stdin="")
+    r = tt("delete", SID, config=config, input="")
     assert r.returncode == 2 and "--yes" in r.stderr
     r = tt("delete", SID, "--yes", config=config)
     assert r.returncode == 0, r.stderr
@@ -333,7 +314,7 @@ def test_real_cli_2_1_197_resumes_a_fork_with_the_same_conversation(
     claude_197: ClaudeCLI, tmp_path: Path
 ) -> None:
     config = tmp_path / "claude-config"
-    shutil.copytree(REAL / "claude-config-2.1.197", config)
+    stage(CONFIG_197, config)
     sid = "8c2f9135-4610-4218-97b1-bc3e03643255"
     r = tt("fork", sid, "--json", config=config)
     assert r.returncode == 0, r.stderr

@@ -18,14 +18,15 @@ import orjson
 import pytest
 
 from tests.damage import API_KINDS, check_accounting, decoded, repair_bytes, validate_bytes
+from tests.support.cli import TT
 from tests.support.oracle import conversation_blocks
+from tests.support.paths import ROOT
 from tests.support.strict import refusal
 from transcript_tools.model import api_rules
 from transcript_tools.model.conversation import build
 from transcript_tools.model.session import Session
 from transcript_tools.resume.files import load_for_resume
 
-ROOT = Path(__file__).resolve().parents[2]
 REAL = next((ROOT / "fixtures/real/claude-config-2.1.332/projects").glob("*/*.jsonl"))
 TOOL_HEAVY = ROOT / "fixtures/real/v2.1.38-tool-heavy.jsonl"
 
@@ -45,9 +46,7 @@ def test_each_shape_is_named_refused_repaired_and_resumed(kind: str, tmp_path: P
     d = API_KINDS[kind](src)
     # tt validate names it, as an error.
     report = validate_bytes(d.data)
-    assert {c for c in d.codes} <= {x.code for x in report.diagnostics}, [
-        x.to_dict() for x in report.diagnostics
-    ]
+    assert set(d.codes) <= {x.code for x in report.diagnostics}, [x.to_dict() for x in report.diagnostics]
     assert report.errors > 0
     # The records as they are break the strict rules (what a client sending them gets).
     damaged = tmp_path / "damaged.jsonl"
@@ -396,7 +395,6 @@ def tt_resume_strict(data: bytes, scratch: Path) -> tuple[list[str], int, str]:
     stand-in, at a pinned clock: (the 400 messages it got, exit code, stdout)."""
     import os
     import subprocess
-    import sys
 
     from tests.support.standin import ApiError, StandIn
 
@@ -422,9 +420,7 @@ def tt_resume_strict(data: bytes, scratch: Path) -> tuple[list[str], int, str]:
         }
         r = subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "transcript_tools",
+                *TT,
                 "resume",
                 str(p),
                 "-p",

@@ -78,9 +78,9 @@ def test_parallel_calls_with_results_between_their_lines() -> None:
     # 2.1.2xx: call a, result a, call b, result b, all one response (docs/format.md §3.2.1).
     b = Builder()
     b.user("go")
-    (a,) = b.assistant(tool_use("t_a"), mid="msg_p")
+    (_a,) = b.assistant(tool_use("t_a"), mid="msg_p")
     b.result("t_a", "A")
-    (c,) = b.assistant(tool_use("t_b", "Glob", pattern="*"), mid="msg_p")
+    (_c,) = b.assistant(tool_use("t_b", "Glob", pattern="*"), mid="msg_p")
     b.result("t_b", "B")
     b.assistant(text("done"), mid="msg_q")
     m = msgs(b)
@@ -298,9 +298,7 @@ STEP = st.one_of(
 def _session(steps: list[tuple[str, Any]]) -> Builder:
     b = Builder()
     open_calls: list[str] = []
-    n = 0
-    for kind, arg in steps:
-        n += 1
+    for n, (kind, arg) in enumerate(steps, 1):
         if kind == "user":
             b.user(arg)
         elif kind == "answer":
@@ -582,13 +580,14 @@ def test_first_request_carries_the_same_blocks_as_claude_code_2_1_332(
         conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_332, clock
     )
     assert request.model == built.model
-    plain = built.messages + [{"role": "user", "content": probe}]
+    plain = [*built.messages, {"role": "user", "content": probe}]
     assert compare_histories(plain, theirs, labels=("tt", "claude")) == ""
     # What tt sends after its in-memory repair: the same, or more where repair relinked a
     # broken parentUuid and so recovered history Claude Code silently cut off.
     got = load_for_resume(path)
-    mine = _as_sent(got.conversation, lifecycle.CLAUDE_CODE_2_1_332, clock).messages + [
-        {"role": "user", "content": probe}
+    mine = [
+        *_as_sent(got.conversation, lifecycle.CLAUDE_CODE_2_1_332, clock).messages,
+        {"role": "user", "content": probe},
     ]
     if any(a.fix == "relink-parent" for a in got.actions) and got.start == 0:
         ours, cc = conversation_blocks(mine), conversation_blocks(theirs)
@@ -614,7 +613,7 @@ def test_first_request_carries_the_same_blocks_as_claude_code_2_1_197(
         conversation.build(Session.from_entries(load(path).entries)), lifecycle.CLAUDE_CODE_2_1_197, clock
     )
     assert request.model == built.model
-    plain = built.messages + [{"role": "user", "content": probe}]
+    plain = [*built.messages, {"role": "user", "content": probe}]
     assert compare_histories(plain, request.messages, labels=("tt", "claude")) == ""
 
 
@@ -693,5 +692,5 @@ def test_edge_cases_match_claude_code_2_1_332(
     request = _oracle_request(claude_332, path, "probe", CLOCKS[when])
     built = _as_sent(build(b), lifecycle.CLAUDE_CODE_2_1_332, CLOCKS[when])
     assert request.model == built.model
-    mine = built.messages + [{"role": "user", "content": "probe"}]
+    mine = [*built.messages, {"role": "user", "content": "probe"}]
     assert compare_histories(mine, request.messages, labels=("tt", "claude")) == ""

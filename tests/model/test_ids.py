@@ -58,7 +58,7 @@ def test_a_file_stem_must_be_the_whole_name_before_jsonl() -> None:
 
 
 def test_a_bundle_manifest_takes_either_case_and_nothing_else() -> None:
-    paths = {k: "x" for k in ("project_dir_name", "project_dir", "config_dir", "tt_version", "created")}
+    paths = dict.fromkeys(("project_dir_name", "project_dir", "config_dir", "tt_version", "created"), "x")
 
     def manifest(sid: str) -> bytes:
         return json.dumps(

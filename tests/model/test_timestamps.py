@@ -10,32 +10,20 @@ real fixtures; no assertion depends on today's date.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.support.trees import writable_copy
+from tests.support import cli
+from tests.support.paths import REAL
+from tests.support.trees import stage
 from transcript_tools.model.conversation import INTERRUPTED_TOOL_RESULT
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 
 
-def tt(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400"}
-    if config is not None:
-        env["CLAUDE_CONFIG_DIR"] = str(config)
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    return r
+tt = partial(cli.tt, width=400)
 
 
 def stats(path: Path, config: Path | None = None) -> dict:  # type: ignore[type-arg]
@@ -79,7 +67,7 @@ def test_repair_adds_the_interrupted_result_at_the_calls_time(name: str, tmp_pat
 
 
 def test_fork_at_a_message_keeps_its_time_and_the_conversations_span(tmp_path: Path) -> None:
-    config = writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
+    config = stage(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
     main = config / "projects" / "-home-dev-demo-app" / f"{SID}.jsonl"
     original = {rec["uuid"]: rec for rec in map(json.loads, main.read_bytes().splitlines()) if "uuid" in rec}
     r = tt("fork", SID, "--at", "3", "--json", config=config)
@@ -101,7 +89,7 @@ def test_fork_at_a_message_keeps_its_time_and_the_conversations_span(tmp_path: P
 
 
 def test_a_rename_or_tag_does_not_stretch_the_duration(tmp_path: Path) -> None:
-    config = writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
+    config = stage(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
     main = config / "projects" / "-home-dev-demo-app" / f"{SID}.jsonl"
     before = span(stats(main, config))
     assert tt("rename", SID, "Renamed later", config=config).returncode == 0

@@ -9,20 +9,20 @@ import json
 import re
 import shutil
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.redact.core import SKIPPED_KEYS, redact_line, redact_lines, redact_record
 from transcript_tools.redact.files import scan_file
 from transcript_tools.redact.rules import KINDS, find_secrets, redact_text, secret_key, shannon_entropy
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 
 # Made-up secrets in each provider's format (none is a live credential).
@@ -142,16 +142,14 @@ def test_high_entropy_strings_conservatively() -> None:
 def test_spans_are_sorted_disjoint_and_never_leak_the_value() -> None:
     text = " ".join(PLANTED.values()) + "\n" + DOTENV + PEM
     spans = find_secrets(text)
-    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert all(a.end <= b.start for a, b in pairwise(spans))
     assert {s.kind for s in spans} <= KINDS
     assert all(set(s.__slots__) == {"start", "end", "kind"} for s in spans)  # offsets and kinds only
 
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(
-        st.one_of(st.sampled_from(list(PLANTED.values()) + [PEM, DOTENV]), st.text(max_size=40)), max_size=8
-    )
+    st.lists(st.one_of(st.sampled_from([*PLANTED.values(), PEM, DOTENV]), st.text(max_size=40)), max_size=8)
 )
 def test_redaction_is_idempotent_and_removes_every_planted_secret(parts: list[str]) -> None:
     text = " ".join(parts)

@@ -24,14 +24,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.redact.test_redact import DOTENV, DOTENV_SECRETS, PLANTED, S332, _plant
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.redact.core import collect, redact_lines, redact_record
 from transcript_tools.redact.files import redact_to, scan_file
 from transcript_tools.redact.rules import ANTHROPIC_ID, Known, _high_entropy, find_secrets
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 #: A progress record's toolUseID of the shape 2.1.x writes, random enough that the
 #: entropy rule alone flags it (about 1 in 5 random ``agent_msg_01…`` ids is: the

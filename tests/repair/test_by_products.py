@@ -13,34 +13,24 @@ names (``<id>.jsonl.bak`` is not ``<uuid>.jsonl``, the only main-file name any l
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.support.trees import writable_copy
+from tests.support import cli
+from tests.support.paths import REAL
+from tests.support.trees import stage
 from transcript_tools.edge.writer import backup_path, by_product, is_by_product
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 AGENT_ID = "a57f9afd470043d69"
 AGENT = f"agent-{AGENT_ID}"
 TORN = b'{"parentUuid":"x","isSidechain":true,"type":"us'
 
 
-def tt(*args: str, config: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "400", "CLAUDE_CONFIG_DIR": str(config)}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=cwd,
-    )
+tt = partial(cli.tt, width=400)
 
 
 def test_names() -> None:
@@ -70,7 +60,7 @@ def test_second_backup_of_a_subagent_gets_a_timestamp_and_keeps_the_dot(tmp_path
 def repaired(tmp_path: Path) -> Path:
     """A copy of the real 2.1.332 config whose session (main file and subagent) was torn
     mid-write and then repaired in place: backups and quarantines beside both."""
-    config = writable_copy(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
+    config = stage(REAL / "claude-config-2.1.332", tmp_path / "claude-config")
     project = config / "projects" / "-home-dev-demo-app"
     for p in (project / f"{SID}.jsonl", project / SID / "subagents" / f"{AGENT}.jsonl"):
         with open(p, "ab") as f:

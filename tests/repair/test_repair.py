@@ -25,12 +25,12 @@ from tests.damage import (
     repair_bytes,
     validate_bytes,
 )
+from tests.support.paths import REAL
 from transcript_tools.edge.loader import load_session
 from transcript_tools.model.conversation import INTERRUPTED_TOOL_RESULT
 from transcript_tools.model.diagnostics import CODES
 from transcript_tools.repair.core import RepairOptions, original_bytes, repaired_entries
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 S2028 = REAL / "v2.0.28-project/-Users-zawakin-agent-sample/7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
@@ -201,7 +201,7 @@ def test_bad_text_becomes_replacement_characters_in_claude_code_form(kind: str) 
     assert changed == orjson.dumps(rec)  # compact, as JSON.stringify writes it
     # Only that line changed; the rest is byte for byte.
     assert len(r.data.splitlines()) == len(src.splitlines())
-    assert sum(a != b for a, b in zip(r.data.splitlines(), src.splitlines())) == 1
+    assert sum(a != b for a, b in zip(r.data.splitlines(), src.splitlines(), strict=True)) == 1
     if kind == "invalid-utf8":
         assert base64.b64decode(q["base64"]) == d.data.splitlines(keepends=True)[q["line"] - 1]
 

@@ -42,6 +42,7 @@ from tests.support.claude_cli import (
     run_claude,
 )
 from tests.support.oracle import Block, OracleError, conversation_blocks, resume_with_cli
+from tests.support.paths import ROOT
 from tests.support.policy import claude_code_policy, is_main_turn
 from tests.support.sessions import GeneratedSession
 from tests.support.standin import RecordedRequest, Reply, StandIn, Text
@@ -51,7 +52,7 @@ from transcript_tools.repair.files import repair_file
 #: Damage kinds measured on the generated session; split-message needs responses of
 #: several lines, which a session answered with thinking + text has.
 ON_SESSION = [k for k in KINDS if k != "split-message-noncontiguous"]
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = ROOT / "README.md"
 THINKING_PROMPTS = ("First question about the design", "Second question, after the answer", "Third question")
 
 

@@ -5,11 +5,8 @@ quarantine file, sessions with subagents, --json and exit codes."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -20,24 +17,18 @@ from hypothesis import strategies as st
 
 from tests import damage
 from tests.damage import check_accounting, id_source, repair_bytes, validate_bytes
+from tests.support.cli import tt
+from tests.support.paths import REAL, ROOT
+from tests.support.trees import stage
 from transcript_tools.model.errors import FileChanged, Unreadable
 from transcript_tools.repair.apply import original_bytes
 from transcript_tools.repair.core import RepairOptions
 from transcript_tools.repair.files import repair_file
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 CONFIG = REAL / "claude-config-2.1.332"
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 S332 = CONFIG / f"projects/-home-dev-demo-app/{SID}.jsonl"
 NOW = damage.NOW
-
-
-def tt(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args], capture_output=True, text=True, env=e, timeout=120
-    )
 
 
 @pytest.fixture
@@ -187,7 +178,7 @@ def test_output_refuses_when_the_input_changed_meanwhile_unless_forced(tmp_path:
 
 def _staged(tmp_path: Path) -> tuple[Path, Path, Path]:
     config = tmp_path / "config"
-    shutil.copytree(CONFIG, config)
+    stage(CONFIG, config)
     for p in [config, *config.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)
     main = config / f"projects/-home-dev-demo-app/{SID}.jsonl"
@@ -337,7 +328,7 @@ def test_in_place_without_a_backup(damaged: Path) -> None:
 
 def test_batch_repair_of_a_folder_into_a_folder_with_one_table(tmp_path: Path) -> None:
     src = tmp_path / "sessions"
-    shutil.copytree(ROOT / "fixtures" / "damaged", src)
+    stage(ROOT / "fixtures" / "damaged", src)
     before = {p.name: p.read_bytes() for p in src.iterdir()}
     dry = tt("repair", str(src), "--dry-run")
     assert dry.returncode == 0, dry.stderr

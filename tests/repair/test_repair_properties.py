@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.damage import KINDS, check_accounting, repair_bytes, validate_bytes
+from tests.support.paths import REAL
 from transcript_tools.model.diagnostics import CODES
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 ALL_REAL = sorted(REAL.rglob("*.jsonl"))
 SMALL = [p for p in ALL_REAL if p.stat().st_size < 400_000]
 _BYTES = {p: p.read_bytes() for p in SMALL}

@@ -23,12 +23,12 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
+from tests.support.cli import TT
+from tests.support.paths import ROOT
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from transcript_tools.resume import turns
 from transcript_tools.resume.files import load_for_resume
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Pane:
@@ -161,7 +161,7 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         release.set()
         pane.send("/exit", "Enter")
         pane.wait_for("CHAT-EXITED-0")
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)
     tail = path.read_text().splitlines()
     import json
@@ -174,7 +174,7 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
     env.pop("ANTHROPIC_API_KEY", None)
     r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8], "--json", "--cwd", work_dir(config)],
+        [*TT, "chat", SID332[:8], "--json", "--cwd", work_dir(config)],
         env=env,
         capture_output=True,
         text=True,
@@ -189,7 +189,7 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
         load_for_resume(transcript(config)).conversation.for_model("claude-opus-5-5").messages
     )
     r2 = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "chat", SID332[:8]],
+        [*TT, "chat", SID332[:8]],
         env=env,
         capture_output=True,
         text=True,
@@ -469,5 +469,5 @@ def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compa
     chat.handle("go on")
     sent = standin.message_requests[-1].messages
     assert sent[:-1] == chat.engine.messages[: len(sent) - 1] and sent[-1]["content"] == "go on"
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +19,13 @@ from typing import Any
 import pytest
 
 from tests.resume_helpers import REAL, SESSION, Builder, check_api_shape, read_records, text, tool_use
+from tests.support.cli import TT
+from tests.support.paths import CONFIG_332
 from tests.support.sessions import project_folder_name
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse, closed_port
+from tests.support.trees import stage
 from transcript_tools.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 SID332 = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 
 
@@ -71,7 +72,7 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     (work / "app.py").write_text("print('hello world')\n")
     cfg = tmp_path / "config"
-    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     for p in [cfg, *cfg.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)
     (cfg / "projects" / "-home-dev-demo-app").rename(cfg / "projects" / project_folder_name(work.resolve()))
@@ -498,9 +499,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
         p = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "transcript_tools",
+                *TT,
                 "resume",
                 SID332,
                 "-p",
@@ -516,7 +515,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
         try:
             assert arrived.wait(60), "the request never arrived"
             p.send_signal(signal.SIGINT)
-            out, err = p.communicate(timeout=30)
+            _out, err = p.communicate(timeout=30)
         finally:
             release.set()
             if p.poll() is None:
@@ -533,7 +532,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
     check_api_shape(
         json.loads(
             subprocess.run(
-                [sys.executable, "-m", "transcript_tools", "resume", SID332, "--dry-run", "--json"],
+                [*TT, "resume", SID332, "--dry-run", "--json"],
                 env={**os.environ, "CLAUDE_CONFIG_DIR": str(config)},
                 capture_output=True,
                 timeout=60,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -271,7 +271,7 @@ def test_an_api_error_is_a_result_then_raised(standin: StandIn, tmp_path: Path) 
 class _Interrupting:
     name = "Slow"
     description = "interrupted"
-    input_schema = {"type": "object", "properties": {}, "required": []}
+    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": []}
 
     def subject(self, tool_input: Mapping[str, Any], ctx: ToolContext) -> str | None:
         return None

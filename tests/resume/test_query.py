@@ -20,6 +20,7 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, read_records, text
+from tests.support.paths import ROOT
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse
 from transcript_tools.model.errors import UsageError
 from transcript_tools.resume import turns
@@ -36,7 +37,6 @@ from transcript_tools.resume.files_query import (
     query,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The date real-CLI runs are pinned to (a test gives the same verdict on any day).
 CLOCK = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

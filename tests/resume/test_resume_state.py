@@ -16,6 +16,8 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import SESSION, Builder, read_records, text, tool_use
+from tests.support.cli import tt
+from tests.support.paths import REAL
 from tests.support.standin import StandIn, Text
 from transcript_tools.model import lifecycle
 from transcript_tools.model.pricing import Tokens, cost_usd
@@ -170,7 +172,7 @@ def test_files_changed_since_the_session_saw_them_are_named_in_one_line(tmp_path
 
 
 def test_the_permission_mode_is_restored_and_said(tmp_path: Path, standin: StandIn) -> None:
-    b, work = _session(tmp_path)
+    b, _work = _session(tmp_path)
     b.meta({"type": "permission-mode", "permissionMode": "acceptEdits", "sessionId": SESSION})
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     standin.script(Text("ok"))
@@ -211,7 +213,7 @@ def test_a_gone_cwd_offers_cwd(tmp_path: Path) -> None:
 
 def test_expected_content_reads_the_shapes_both_clis_write() -> None:
     """Each shape as it is in fixtures/real (2.1.197 and 2.1.332 alike)."""
-    root = Path(__file__).resolve().parents[2] / "fixtures" / "real"
+    root = REAL
     kinds: dict[str, int] = {}
     for p in [
         *root.glob("claude-config-2.1.332/projects/*/*.jsonl"),
@@ -269,32 +271,10 @@ def test_claude_code_continues_the_cost_tt_wrote(
 
 
 def test_a_readable_dry_run_still_says_the_load_checks(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
     b, work = _session(tmp_path, version="2.1.999")
     path = b.write(tmp_path / f"{SESSION}.jsonl")
     (work / "a.py").write_text("changed\n")
-    root = Path(__file__).resolve().parents[2]
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "transcript_tools",
-            "resume",
-            str(path),
-            "--dry-run",
-            "-p",
-            "x",
-            "--model",
-            PRICED,
-        ],
-        env={**os.environ, "PYTHONPATH": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = tt("resume", str(path), "--dry-run", "-p", "x", "--model", PRICED, width=None, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert any("changed since" in ln and str(work / "a.py") in ln for ln in lines)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
+from tests.support.cli import TT
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text
 from transcript_tools.resume import turns
@@ -59,9 +59,7 @@ def run_tt(
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
     p = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "transcript_tools",
+            *TT,
             "resume",
             SID332,
             "--input-format",
@@ -185,7 +183,7 @@ def test_malformed_lines_get_an_error_event_each_and_the_loop_goes_on(config: Pa
         )
         send(user([{"type": "text", "text": "hello"}]))
 
-    code, events, err = run_tt(config, standin, script)
+    code, events, _err = run_tt(config, standin, script)
     errors = [(e["line"], e["error"].split(":")[0]) for e in events if e.get("subtype") == "input_error"]
     assert [n for n, _ in errors] == [1, 2, 3, 4]
     assert errors[0][1] == "not JSON" and "unexpected message type 'assistant'" in next(
@@ -201,7 +199,7 @@ def test_stream_json_input_needs_stream_json_output(config: Path, standin: Stand
     from tests.resume.test_cli_resume import Run  # noqa: F401
 
     r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "resume", SID332, "--input-format", "stream-json"],
+        [*TT, "resume", SID332, "--input-format", "stream-json"],
         env={**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(standin)},
         capture_output=True,
         text=True,
@@ -294,9 +292,7 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
         p = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "transcript_tools",
+                *TT,
                 "resume",
                 SID332,
                 "--input-format",
@@ -319,7 +315,7 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
             p.send_signal(signal.SIGINT)
             time.sleep(0.3)
             gate.release.set()
-            out, err = p.communicate(timeout=60)
+            _out, err = p.communicate(timeout=60)
         finally:
             gate.release.set()
             if p.poll() is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REAL
 from transcript_tools.edge.loader import load_session
 from transcript_tools.model.errors import UsageError
 from transcript_tools.rewind.core import (
@@ -31,9 +32,6 @@ from transcript_tools.rewind.core import (
     unified_diff,
 )
 from transcript_tools.rewind.files import FileReader, apply_plan
-
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 
 HELLO = b"print('hello')\n"
 HELLO_WORLD = b"print('hello world')\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests import damage
+from tests.support.paths import REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.model.active import conversation_nodes
 from transcript_tools.model.prompts import is_prompt
@@ -21,8 +22,6 @@ from transcript_tools.show.files import load_for_show
 from transcript_tools.show.text import fold, to_json, to_markdown
 from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 REWIND = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))
@@ -189,8 +188,8 @@ def test_tree_groups_cover_every_kept_node_once() -> None:
 
         def visit(b) -> None:  # type: ignore[no-untyped-def]
             for g in b.groups:
-                seen.extend(g.nodes)
-                describe(forest, g)
+                seen.extend(g.nodes)  # noqa: B023 (visit runs within this iteration)
+                describe(forest, g)  # noqa: B023
             for f in b.forks:
                 visit(f)
 

@@ -3,39 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import tt_popen
+from tests.support.paths import REAL
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import AsOf, find_session, session_bytes
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 SID = str(uuid.UUID(int=7))
 
 
-def _env(cfg: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg)}
-    env.pop("TT_STORE", None)
-    return env
-
-
 def tt(cfg: Path, *args: str, **kw: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", *args],
-        env=_env(cfg),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kw,  # type: ignore[call-overload]
-    )
+    # TT_STORE unset: each test names its store
+    return tt_popen(*args, config=cfg, width=None, drop=("TT_STORE",), **kw)
 
 
 def run(cfg: Path, *args: str) -> tuple[int, str, str]:
@@ -109,7 +96,7 @@ def test_push_log_pull_and_their_exit_codes(tmp_path: Path) -> None:
 def test_a_corrupt_sqlite_file_is_exit_4_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite3"
     bad.write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
-    code, out, err = run(tmp_path, "store", "ls", "--store", f"sqlite:///{bad}")
+    code, _out, err = run(tmp_path, "store", "ls", "--store", f"sqlite:///{bad}")
     assert code == 4 and "Traceback" not in err and err.startswith("tt: ")
 
 
@@ -214,7 +201,7 @@ def test_tt_ls_with_store_lists_the_stored_sessions(tmp_path: Path) -> None:
     code, out, err = run(cfg, "ls", "--store", url, "--json")
     assert code == 0, err
     (row,) = json.loads(out)["sessions"]
-    code2, out2, _ = run(cfg, "ls", "-a", "--json")
+    _code2, out2, _ = run(cfg, "ls", "-a", "--json")
     (file_row,) = json.loads(out2)["sessions"]
     assert {k: v for k, v in row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")} == {
         k: v for k, v in file_row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")

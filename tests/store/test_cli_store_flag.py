@@ -5,11 +5,7 @@ store's exit codes; ``resume`` lands its turn in the store."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,12 +13,14 @@ from typing import Any
 import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, tt, work_dir  # noqa: F401  (the fixtures)
+from tests.support import cli
+from tests.support.paths import REAL
 from tests.support.standin import StandIn, Text, ToolUse
+from tests.support.trees import stage
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.model.errors import WriteFailed
 from transcript_tools.store.files import AsOf, find_session, session_bytes
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 CONFIG = REAL / "claude-config-2.1.197"  # a real session with subagents and file-history
 SID = "8c2f9135-4610-4218-97b1-bc3e03643255"
 PK = "-home-dev-demo-app"
@@ -44,28 +42,11 @@ COMMANDS = [
 ]
 
 
-def _env(cfg: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "NO_COLOR": "1",
-        "CLAUDE_CONFIG_DIR": str(cfg),
-        "TT_WIDTH": "200",
-        "TT_NOW": "2026-11-29T12:00:00Z",
-    }
-    env.pop("TT_STORE", None)
-    return env
-
-
 def run(cfg: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    p = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        env={**_env(cfg), **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+    # TT_STORE unset: each test names its store
+    env = {"TT_NOW": "2026-11-29T12:00:00Z", **(env or {})}
+    r = cli.tt(*args, config=cfg, env=env, drop=("TT_STORE",), timeout=300)
+    return r.returncode, r.stdout, r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +54,7 @@ def pushed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A config dir with the real session and a damaged one, both pushed to an SQLite store."""
     root = tmp_path_factory.mktemp("storeflag")
     cfg = root / "cfg"
-    shutil.copytree(CONFIG, cfg)
+    stage(CONFIG, cfg)
     (cfg / "projects" / PK / f"{DAMAGED_SID}.jsonl").write_bytes(
         (REAL / "handwritten-edge-cases-not-object-lines.jsonl").read_bytes()
     )
@@ -180,7 +161,7 @@ def _stored(db: Path, sid: str) -> bytes:
 
 def test_resume_with_store_appends_the_turn_to_the_store_not_the_file(
     tt: Any, config: Path, standin: StandIn, tmp_path: Path
-) -> None:  # noqa: F811
+) -> None:
     path = transcript(config)
     before = path.read_bytes()
     db = tmp_path / "s.db"
@@ -232,7 +213,7 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
     config: Path,
     standin: StandIn,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import tempfile
 
@@ -262,7 +243,7 @@ def test_a_resume_whose_push_fails_keeps_the_turn_and_says_where(
 
 def test_resume_fork_with_store_pushes_the_new_session_and_leaves_the_old(
     tt: Any, config: Path, standin: StandIn, tmp_path: Path
-) -> None:  # noqa: F811
+) -> None:
     db = tmp_path / "s.db"
     url = f"sqlite:///{db}"
     assert tt("store", "push", SID332, "--store", url).code == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-import shutil
 import uuid
 from pathlib import Path
 
@@ -13,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.paths import CONFIG_332, REAL
+from tests.support.trees import stage
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store import layers, records
 from transcript_tools.store.engine import StreamKey
@@ -25,7 +26,6 @@ from transcript_tools.store.files import (
     session_bytes,
 )
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 REAL_FILES = sorted(REAL.rglob("*.jsonl"))
 
 
@@ -120,7 +120,7 @@ _line = st.one_of(
     st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")),
     st.builds(
         lambda t, n: (
-            '{"type":"user","uuid":"%s","message":{"content":"%s"}}' % (t, "x\\u0000é" * n)
+            '{"type":"user","uuid":"' + t + '","message":{"content":"' + "x\\u0000é" * n + '"}}'
         ).encode(),
         st.uuids().map(str),
         st.integers(0, 600),
@@ -213,7 +213,7 @@ def test_large_outputs_are_stored_once_across_sessions(tmp_path: Path) -> None:
 def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_path: Path) -> None:
     src = REAL / "claude-config-2.1.332"
     cfg = tmp_path / "cfg"
-    shutil.copytree(src, cfg)
+    stage(src, cfg)
     main = next(
         p
         for p in (cfg / "projects").rglob("*.jsonl")
@@ -278,7 +278,7 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
     from transcript_tools.store.find import search_store
 
     cfg = tmp_path / "cfg"
-    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     s = _store(tmp_path)
     for p in (cfg / "projects").rglob("*.jsonl"):
         if "subagents" not in p.parts:
@@ -291,7 +291,7 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
     # The index finds whole words (as FTS5's unicode61 cuts them): `compact` inside
     # `compacted` is found by tt search in the files only. Every other hit must be the same.
     files = []
-    for sh in search_files([d for d in (cfg / "projects").iterdir()], m, per_session=1000):
+    for sh in search_files(list((cfg / "projects").iterdir()), m, per_session=1000):
         keep = whole_word_lines(sh.hits)
         hits = [(a, h.line, h.kind, h.spans) for a, h in sh.hits if h.line in keep]
         if hits:

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,10 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.support import postgres as pg
+from tests.support.cli import tt_popen
+from tests.support.paths import CONFIG_197, REAL
+from tests.support.trees import stage
 
 pytestmark = pytest.mark.postgres
 
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
+
 SID = str(uuid.UUID(int=9))
 _n = itertools.count()
 
@@ -137,14 +139,7 @@ def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) ->
 
 
 def _tt(cfg: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    e = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg), **(env or {})}
-    return subprocess.Popen(
-        [sys.executable, "-m", "transcript_tools", *args],
-        env=e,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    return tt_popen(*args, config=cfg, env=env, width=None)
 
 
 def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
@@ -201,11 +196,10 @@ def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(
 def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for_the_file(
     tmp_path: Path, db: str
 ) -> None:
-    import shutil
 
     sid, pk = "8c2f9135-4610-4218-97b1-bc3e03643255", "-home-dev-demo-app"
     cfg = tmp_path / "cfg"
-    shutil.copytree(REAL / "claude-config-2.1.197", cfg)  # a real session with subagents
+    stage(CONFIG_197, cfg)  # a real session with subagents
     path = cfg / "projects" / pk / f"{sid}.jsonl"
 
     def tt(*args: str) -> tuple[int, str, str]:

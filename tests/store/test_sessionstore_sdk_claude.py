@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 
 from tests.support.claude_cli import Sandbox, bundled_cli, clock_env
+from tests.support.cli import tt
+from tests.support.paths import CONFIG_332
 from tests.support.standin import StandIn
+from tests.support.trees import stage
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.edge.store_url import now_ms
 from transcript_tools.store.sdk import TTSessionStore
@@ -97,27 +100,19 @@ def test_a_pulled_session_resumes_in_claude_code_on_another_machine(
 ) -> None:
     """Push from one config dir, pull into another under a different cwd (`--cwd`), and
     `claude -p --resume` there sends the earlier conversation."""
-    import subprocess
-    import sys
 
     from tests.support.claude_cli import run_claude
 
-    src = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "claude-config-2.1.332"
+    src = CONFIG_332
     sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
     here = tmp_path / "here"
-    shutil.copytree(src, here)
+    stage(src, here)
     db = tmp_path / "store.sqlite3"
     sandbox = Sandbox.create(tmp_path / "there")
     work = tmp_path / "there" / "app"
     work.mkdir()
     for cfg, args in ((here, ["push", sid]), (sandbox.config_dir, ["pull", sid, "--cwd", str(work)])):
-        r = subprocess.run(
-            [sys.executable, "-m", "transcript_tools", "store", *args, "--store", f"sqlite:///{db}"],
-            env={**os.environ, "CLAUDE_CONFIG_DIR": str(cfg)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        r = tt("store", *args, "--store", f"sqlite:///{db}", config=cfg, width=None)
         assert r.returncode == 0, r.stderr
     records = [
         json.loads(x)

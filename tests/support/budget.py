@@ -35,12 +35,13 @@ from typing import Any
 import orjson
 
 from tests.support.claude_cli import ClaudeCLI
+from tests.support.cli import TT
 from tests.support.oracle import resume_request
+from tests.support.paths import ROOT
 from tests.support.sessions import generate_session, project_folder_name
 from transcript_tools.edge.tokenizer import TokenCounter
 from transcript_tools.model.costs import MESSAGE_OVERHEAD
 
-ROOT = Path(__file__).resolve().parents[2]
 #: Tool outputs from ~300 to ~2,500 tokens, so the cut can land near any budget.
 #: {cwd} is the session's cwd. No /compact: the grown file is one conversation.
 BUDGET_SCRIPT = (
@@ -121,9 +122,7 @@ def tt_compact(path: Path, budget: int, out: Path) -> dict[str, Any]:
     """``tt compact PATH --keep-tokens N -o OUT --json``, as a user runs it."""
     r = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "transcript_tools",
+            *TT,
             "compact",
             str(path),
             "--keep-tokens",

@@ -40,11 +40,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.support.paths import ROOT
+
 BUNDLED_VERSION = "2.1.332"
 NPM_VERSION = "2.1.197"
 ALLOWED_TOOLS = "Bash,Read,Write,Edit,Glob,Grep,Agent"
 DEFAULT_TIMEOUT = 90.0
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = ROOT
 
 # Host variables a CLI run may see; everything else (ANTHROPIC_*, CLAUDE*, AWS_*,
 # *_PROXY, OTEL_*, ...) is left out on purpose.

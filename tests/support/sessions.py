@@ -17,7 +17,6 @@ never returned.
 from __future__ import annotations
 
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from tests.support.claude_cli import ClaudeCLI, ClaudeRunError, Sandbox, run_claude
 from tests.support.standin import RecordedRequest, StandIn
+from tests.support.trees import stage
 
 # {cwd} is replaced by the session's working directory.
 SCRIPT: tuple[str, ...] = (
@@ -89,19 +89,11 @@ def stage_config(src: Path, dest: Path, *, recorded_cwd: str | None = None, cwd:
     recorded in ``/home/dev/demo-app`` is resumed from a temp dir (checked with 2.1.197 and
     2.1.332: they look the session up by the folder of the current cwd and do not mind
     the ``cwd`` fields inside)."""
-    shutil.copytree(src, dest, symlinks=True)
-    make_writable(dest)
+    stage(src, dest)
     if recorded_cwd is not None and cwd is not None:
         projects = dest / "projects"
         (projects / project_folder_name(recorded_cwd)).rename(projects / project_folder_name(cwd))
     return dest
-
-
-def make_writable(root: Path) -> None:
-    # Shared fixtures are read-only; Claude Code appends to the transcript it resumes.
-    for path in [root, *root.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(path.stat().st_mode | 0o200)
 
 
 def generate_session(

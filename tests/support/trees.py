@@ -1,8 +1,10 @@
-"""Folder helpers shared by the CLI tests: copy a fixture config dir, fingerprint a tree.
+"""Folder helpers shared by the tests: stage a fixture, fingerprint a tree.
 
-`digest` is how tests prove that a command left its input untouched (every file's
-sha256, by relative path); `writable_copy` copies a read-only shared fixture so a test
-may write into the copy.
+`stage` is the one way a test gets a fixture it may write into (a config dir such as
+`paths.CONFIG_332`, a project folder): a copy under the test's ``tmp_path``, writable, since
+shared fixtures may be read-only and Claude Code and tt append to the transcripts they resume.
+`digest` is how tests prove that a command left its input untouched (every file's sha256, by
+relative path).
 """
 
 from __future__ import annotations
@@ -20,8 +22,14 @@ def digest(root: Path) -> dict[str, str]:
     }
 
 
-def writable_copy(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest)
-    for p in [dest, *dest.rglob("*")]:
-        p.chmod(p.stat().st_mode | 0o200)
+def stage(src: Path, dest: Path) -> Path:
+    """A writable copy of the folder ``src`` at ``dest`` (which must not exist); ``dest``."""
+    shutil.copytree(src, dest, symlinks=True)
+    make_writable(dest)
     return dest
+
+
+def make_writable(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | 0o200)

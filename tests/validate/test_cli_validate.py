@@ -5,30 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "fixtures" / "real"
+from tests.support.cli import tt
+from tests.support.paths import CONFIG_332, REAL, ROOT
+from tests.support.trees import stage
+
 DAMAGED = ROOT / "fixtures" / "damaged"
 S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
-
-
-def tt(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    e = {**os.environ, "NO_COLOR": "1", "TT_WIDTH": "200", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "transcript_tools", *args],
-        capture_output=True,
-        text=True,
-        env=e,
-        cwd=cwd,
-        timeout=120,
-    )
 
 
 def test_clean_session_exits_0() -> None:
@@ -102,7 +88,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, setup: str, code: int, need
 
 def test_session_id_validates_main_and_subagents_and_all(tmp_path: Path) -> None:
     cfg = tmp_path / "cfg"
-    shutil.copytree(REAL / "claude-config-2.1.332", cfg)
+    stage(CONFIG_332, cfg)
     r = tt("validate", "--json", "4cd0c8e6", env={"CLAUDE_CONFIG_DIR": str(cfg)})
     assert r.returncode == 0, r.stderr
     names = [Path(f["path"]).name for f in json.loads(r.stdout)["files"]]
@@ -202,7 +188,7 @@ def test_damaged_fixtures_by_code(tmp_path: Path) -> None:
 
 def test_project_and_all_scope_like_ls(tmp_path: Path) -> None:
     config = tmp_path / "config"
-    shutil.copytree(REAL / "claude-config-2.1.332", config)
+    stage(CONFIG_332, config)
     env = {"CLAUDE_CONFIG_DIR": str(config)}
     by_all = json.loads(tt("validate", "-a", "--json", env=env).stdout)
     by_project = json.loads(tt("validate", "-p", "-home-dev-demo-app", "--json", env=env).stdout)

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
 
+from tests.support.paths import ROOT
 from transcript_tools.validate import files_schema as schema_module
 from transcript_tools.validate.files_schema import default_checker, load_schema_documents
 from transcript_tools.validate.schema import (
@@ -43,12 +44,10 @@ from transcript_tools.validate.schema import (
     json_path,
 )
 
-HERE = Path(__file__).resolve()
-REPO = HERE.parents[2]
-SCHEMA_DIR = REPO / "schemas"
+SCHEMA_DIR = ROOT / "schemas"
 
 
-FIXTURES = REPO / "fixtures" / "real"
+FIXTURES = ROOT / "fixtures" / "real"
 
 
 # The two hand-written files, known by content (fixtures/README.md names their origin).
@@ -200,7 +199,7 @@ def test_known_types_are_the_entry_schema_files() -> None:
 
 def test_the_wheel_ships_the_schemas_inside_the_package() -> None:
     # files_schema.load_schema_documents looks in transcript_tools/schemas first: the wheel must put them there.
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     force_include = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert force_include["schemas"] == "transcript_tools/schemas"
 

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import FIXTURES, REAL, ROOT
 from transcript_tools.model.active import NodeFacts
 from transcript_tools.model.api_checks import api_findings
 from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
 from transcript_tools.model.diagnostics import CODES
 from transcript_tools.validate.files import validate_path
 
-ROOT = Path(__file__).resolve().parents[2] / "fixtures"
-REAL = ROOT / "real"
-DAMAGED = ROOT / "damaged"
+DAMAGED = FIXTURES / "damaged"
 
 # Checked by hand once (fixtures/README.md says why each is true), then pinned:
 # (code, line) of every line/chain/api diagnostic.
@@ -117,7 +116,7 @@ def test_damaged_fixture_gets_one_diagnostic_per_damage(name: str, expected: set
 
 
 def test_every_diagnostic_code_is_documented_in_the_readme() -> None:
-    readme = (ROOT.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     for code in CODES:
         assert f"`{code}`" in readme, code
 

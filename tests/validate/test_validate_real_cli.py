@@ -8,12 +8,10 @@ and no warning, main file and subagent files alike, through the library and the 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
+from tests.support.cli import tt
 from transcript_tools.edge import claude_dir as store
 from transcript_tools.edge.reader import load
 from transcript_tools.model.session import Session
@@ -48,14 +46,7 @@ def test_generated_session_chain_has_the_compaction_and_the_turns_after_it(gener
 
 def test_cli_validates_the_session_by_id(generated_session) -> None:  # type: ignore[no-untyped-def]
     s = generated_session
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(s.config_dir), "NO_COLOR": "1"}
-    r = subprocess.run(
-        [sys.executable, "-m", "transcript_tools", "validate", "--json", s.session_id],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = tt("validate", "--json", s.session_id, config=s.config_dir, width=None)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert doc["errors"] == 0 and doc["warnings"] == 0

@@ -260,7 +260,7 @@ class Relocation:
                 (self.text(k) if "/" in k else k, x if opaque and k == "data" else self.value(x))
                 for k, x in v.items()
             ]
-            if all(nk == k and nx is x for (nk, nx), (k, x) in zip(items, v.items())):
+            if all(nk == k and nx is x for (nk, nx), (k, x) in zip(items, v.items(), strict=True)):
                 return v
             return dict(items)
         if isinstance(v, list):
@@ -294,7 +294,7 @@ class Relocation:
         if isinstance(msg, dict) and isinstance(msg.get("content"), list):
             blocks = msg["content"]
             new_blocks = [self._block(b) for b in blocks]
-            if any(n is not b for n, b in zip(new_blocks, blocks)):
+            if any(n is not b for n, b in zip(new_blocks, blocks, strict=True)):
                 put("message", {**msg, "content": new_blocks})
         return rec if out is None else out
 

@@ -208,7 +208,7 @@ def export_session(
     facts = _Facts()
     members: list[Member] = []
     try:
-        f = open(out, "xb")
+        f = open(out, "xb")  # noqa: SIM115 (a `with` follows; opened apart for its own error message)
     except FileExistsError as e:
         raise WriteFailed(f"{out}: already exists; tt never overwrites", hint="choose another -o path") from e
     except OSError as e:

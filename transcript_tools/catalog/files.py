@@ -174,7 +174,7 @@ def read_row(
     return Row(str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, counts, **report_row)
 
 
-def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:  # type: ignore[type-arg]
+def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
     """One streaming pass: the validator (line, chain and API families; schemas are
     `tt validate`'s job) and exact counts."""
     v = Validator(

@@ -235,7 +235,7 @@ _SIDECHAIN, _SUMMARY, _ROOT = (
     _pat("parentUuid", "null"),
 )
 _MARKS = (_USER[0], _ASSISTANT[0], _BOUNDARY[0])
-_MARKS_SPACED = _MARKS + (_USER[1], _ASSISTANT[1], _BOUNDARY[1])
+_MARKS_SPACED = (*_MARKS, _USER[1], _ASSISTANT[1], _BOUNDARY[1])
 
 
 def _scan(

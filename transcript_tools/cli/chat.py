@@ -158,7 +158,7 @@ def chat_command(
     engine = prep.engine(client, registry, add_dirs=add_dirs)
 
     def path() -> Path:  # the file of the engine in use (a /fork changes it)
-        return chat.engine.transcript.path  # type: ignore[no-any-return]
+        return chat.engine.transcript.path
 
     def reload(m: str) -> list[dict[str, object]]:
         return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
@@ -166,15 +166,15 @@ def chat_command(
     def fork(current: object) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
 
-        cur = current  # a QueryEngine
+        cur: Any = current  # a QueryEngine
         p = prepare(
             SessionRef(path(), cur.session_id),
             clock=clock,
             env=os.environ,
-            model=cur.model,  # type: ignore[attr-defined]
+            model=cur.model,
             fork=True,
             cwd=cur.cwd,
-            max_bytes=max_bytes,  # type: ignore[attr-defined]
+            max_bytes=max_bytes,
         )
         return p.engine(client, registry, add_dirs=add_dirs), p.notices
 
@@ -182,8 +182,8 @@ def chat_command(
         from ..edge.claude_dir import SessionRef
         from ..resume.files_setup import fork_at
 
-        cur = current  # a QueryEngine
-        out, line = fork_at(path(), cur.session_id, at, max_bytes)  # type: ignore[attr-defined]
+        cur: Any = current  # a QueryEngine
+        out, line = fork_at(path(), cur.session_id, at, max_bytes)
         p = prepare(
             SessionRef(out, out.stem),
             clock=clock,
@@ -191,7 +191,7 @@ def chat_command(
             model=cur.model,
             cwd=cur.cwd,
             max_bytes=max_bytes,
-        )  # type: ignore[attr-defined]
+        )
         return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:

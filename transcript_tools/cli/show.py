@@ -161,7 +161,7 @@ def _show(
     return 0
 
 
-def _labeller(forest: Any):  # type: ignore[no-untyped-def]
+def _labeller(forest: Any):
     from rich.markup import escape
 
     from ..views.show import Clock
@@ -178,7 +178,7 @@ def _labeller(forest: Any):  # type: ignore[no-untyped-def]
         lines = (
             f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
         )
-        return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join(extra + [lines])})[/]"
+        return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join([*extra, lines])})[/]"
 
     return label
 

@@ -55,7 +55,7 @@ def stats_command(
     if as_json:
         emit_json(
             {
-                "sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)],
+                "sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths, strict=True)],
                 "total": total.to_dict(),
             }
         )

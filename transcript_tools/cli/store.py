@@ -69,7 +69,7 @@ def push(
     """Send sessions to the store: only what was appended since the last push."""
     from ..store.files import push_many
 
-    if sum(x is not None and x is not False for x in (session, project, all_ or None)) != 1:
+    if sum(x is not None for x in (session, project, all_ or None)) != 1:
         raise UsageError("name a SESSION, or give --all or --project DIR")
     if all_:
         paths = sorted(cfg.all_session_files())
@@ -84,7 +84,7 @@ def push(
 
     st = _open(store_url)  # the schema made here, before any worker opens the store
     url = resolve_url(store_url, cfg.config_dir())
-    out = []
+    out: list[dict[str, Any]] = []
     for r in push_many(st, url, paths, config=cfg.config_dir(), validate=not no_validate):
         out.append(
             {
@@ -305,6 +305,6 @@ def _iso(ms: int) -> str:
 
 
 def _shown(url: str) -> str:
-    from ..edge.store_url import redacted
+    from ..store.model import redacted
 
     return redacted(url)

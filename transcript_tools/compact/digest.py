@@ -123,7 +123,7 @@ def unwrap_summary(text: str) -> str:
     """The summary inside an ``isCompactSummary`` message, without Claude Code's wrapper."""
     text = _REMINDER.sub("", text).strip()
     if text.startswith(_WRAPPER_START):
-        first, _, rest = text.partition("\n\n")
+        _, _, rest = text.partition("\n\n")
         text = rest if rest else ""
     cut = min((k for k in (text.find(m) for m in _WRAPPER_ENDS) if k >= 0), default=-1)
     if cut >= 0:

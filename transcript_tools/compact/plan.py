@@ -225,7 +225,7 @@ def plan(
             key_full -= f
     kept_pos = sorted({p for a, b in spans for p in range(a, b + 1)} | set(range(start, len(conv))))
     kept_set = set(kept_pos)
-    kept = [k for k in off_conversation] + [conv[p] for p in kept_pos if not read(conv[p]).progress]
+    kept = list(off_conversation) + [conv[p] for p in kept_pos if not read(conv[p]).progress]
     summarised = bytearray(nodes)
     count = 0
     for p, n in enumerate(conv):

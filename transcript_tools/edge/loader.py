@@ -22,7 +22,7 @@ from .reader import MAX_TRANSCRIPT_READ_BYTES, load
 class Loaded:
     session: Session
     #: What the in-memory repair did (`repair.model.Action` values); empty for a clean file.
-    actions: list = field(default_factory=list)  # type: ignore[type-arg]
+    actions: list = field(default_factory=list)
     #: Byte offset reading started at (non-zero: only the part after the last boundary).
     start: int = 0
     size: int = 0

@@ -55,7 +55,7 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def _open(path: Path):  # type: ignore[no-untyped-def]
+def _open(path: Path):
     try:
         return open(path, "rb", buffering=_BUFFER)
     except FileNotFoundError as e:
@@ -137,6 +137,7 @@ def load(
     boundary on when that part fits (what a resume needs); otherwise it is refused.
     """
     size = file_size(path)
+    start: int | None  # None: no boundary to read from (then refused)
     start = 0
     if size > max_bytes:
         if not from_last_boundary:
@@ -234,7 +235,7 @@ def mapped(path: Path) -> Iterator[mmap.mmap | None]:
     """
     file_size(path)  # a missing file or a directory: its own clear error
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 (a `with` follows; opened apart for its own error message)
     except OSError as e:
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
     with f:

@@ -47,6 +47,7 @@ def session_files(path: Path) -> list[Path]:
     subdir = _subagents_dir(path)
     if subdir is not None:
         session_dir = subdir.parent
+        main: Path | None  # None below: an agent file naming no session
         main = session_dir.with_name(session_dir.name + ".jsonl")
         others = [main] if main.is_file() else []
         return others + [p for p in store.subagent_files(main) if p != path]

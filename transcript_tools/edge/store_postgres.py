@@ -47,7 +47,7 @@ class PostgresDialect:
     script = POSTGRES
 
     def __init__(self, password: str | None) -> None:
-        self.db_errors = (_psycopg().Error,)
+        self.db_errors: tuple[type[BaseException], ...] = (_psycopg().Error,)
         self._password = password
 
     def translate(self, e: BaseException, url: str) -> Exception:

@@ -30,7 +30,7 @@ class SQLiteDialect:
     name = "sqlite"
 
     script = SQLITE
-    db_errors = (sqlite3.DatabaseError,)
+    db_errors: tuple[type[BaseException], ...] = (sqlite3.DatabaseError,)
 
     def translate(self, e: BaseException, url: str) -> Exception:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):

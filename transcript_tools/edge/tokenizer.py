@@ -268,6 +268,7 @@ def sent_blocks(
     content = msg.get("content") if isinstance(msg, Mapping) else None
     where: dict[int, int] = {}  # id of a block (or of a text string) -> content index
     calls: dict[str, int] = {}
+    j: int | None  # a block's place in the last message; None below for one not in it
     if isinstance(content, str):
         where[id(content)] = STRING_CONTENT
     elif isinstance(content, list):
@@ -290,7 +291,7 @@ def sent_blocks(
             else:
                 j = where.get(id(b))
                 if j is None and b.get("type") == "tool_use":
-                    j = calls.get(b.get("id"))  # type: ignore[arg-type]
+                    j = calls.get(b.get("id"))
                 if j is None and isinstance(b.get("text"), str):
                     j = where.get(id(b["text"]))
             if j is not None:

@@ -22,7 +22,7 @@ line when both are present. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +50,7 @@ class NodeFacts:
     bad: int = 0  # `api_rules` bits: block-level rules of the API the content breaks
 
 
-def _fast_constructor() -> Any:
+def _fast_constructor() -> Callable[..., NodeFacts]:
     """`NodeFacts(...)` with every field given positionally, at a third of the cost.
 
     The frozen dataclass's ``__init__`` goes through ``object.__setattr__`` by name for
@@ -70,7 +70,7 @@ def _fast_constructor() -> Any:
         "size",
         "bad",
     )
-    assert tuple(f for f in cls.__dataclass_fields__) == names  # type: ignore[attr-defined]
+    assert tuple(f for f in cls.__dataclass_fields__) == names
     s_mid, s_uses, s_results, s_pres, s_empty, s_plain, s_big, s_size, s_bad = (
         cls.__dict__[n].__set__ for n in names
     )
@@ -228,6 +228,7 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
     # it on load unless preserved. Copies written after a boundary (tt compact --in-place
     # keeps their message.id and tool ids) must not pull the originals back in.
     floor = nodes[0] if nodes and index.flags[nodes[0]] & BOUNDARY else 0
+    f: NodeFacts | None  # the loops below look facts up, and may find none
     for i, f in facts.items():
         if i < floor and i not in on:
             continue

@@ -87,7 +87,7 @@ def api_findings(
                         f"lines of message {mid} are split apart by other messages",
                     )
                 cur_mid, broken, cur_uses = mid, False, set()
-            elif broken and mid not in reported:
+            elif broken and mid is not None and mid not in reported:  # (same: mid is not None)
                 reported.add(mid)
                 yield (
                     "split-message-noncontiguous",

@@ -277,7 +277,7 @@ class ChainIndex:
 
     def root_of(self, i: int) -> int:
         last = i
-        for last in self.walk_up(i):
+        for last in self.walk_up(i):  # noqa: B007 (the walk's last node is the root)
             pass
         return last
 

@@ -310,7 +310,7 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
     seen: set[str] = set()  # every tool_use id sent so far
     renames: dict[str, str] = {}  # a duplicate call's new id, for its result in the next message
     as_text: set[str] = set()  # calls kept as text: their results become text too
-    for m, p in zip(msgs, probs):
+    for m, p in zip(msgs, probs, strict=True):
         bits = p & RULE_MASK & ~WIDE_IMAGE | (p & wide)
         if m.string is not None:
             if "\x00" in m.string:

@@ -219,7 +219,7 @@ def sends_thinking(request_model: str, message_model: object) -> bool:
     """Rule 3: may a thinking block of a message written by ``message_model`` be sent?"""
     if not isinstance(message_model, str):
         return False
-    if message_model == SYNTHETIC_MODEL or message_model == request_model:
+    if message_model in (SYNTHETIC_MODEL, request_model):
         return True
     return canonical(message_model) == canonical(request_model)
 

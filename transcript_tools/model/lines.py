@@ -228,6 +228,7 @@ def _salvage(out: DecodedLine, *, is_last: bool) -> None:
                 i = end
                 continue
         j = _next_start(text, i + 1)
+        code: str | None  # None, in `named` below, for a whole record
         if ch == "{":
             code = "truncated-record"
         else:

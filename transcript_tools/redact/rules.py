@@ -59,6 +59,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 ENTROPY_MIN_LEN = 32
 ENTROPY_MAX_LEN = 256
@@ -351,12 +352,13 @@ def secret_key(key: str) -> bool:
         return False
     if any(w in _SECRET_WORDS for w in words):
         return True
-    return any(p in _SECRET_PAIRS for p in zip(words, words[1:]))
+    return any(p in _SECRET_PAIRS for p in pairwise(words))
 
 
 # --- 3. high entropy ----------------------------------------------------------------
 _CANDIDATE_RE = re.compile(
-    r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{%d,%d}(?![A-Za-z0-9+/=_\-])"
+    # %-formatting: the regex's own braces stay single (an f-string would double them)
+    r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{%d,%d}(?![A-Za-z0-9+/=_\-])"  # noqa: UP031
     % (ENTROPY_MIN_LEN, ENTROPY_MAX_LEN)
 )
 _HEX = re.compile(r"^[0-9a-fA-F\-]+$")

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from ..model.active import NodeFacts, conversation_nodes
 from ..model.api_checks import api_findings
@@ -93,7 +94,7 @@ def chain_findings(v: View) -> ChainFindings:
     if leaf is not None:
         active = list(ix.walk_up(leaf))
         if not ix.flags[leaf] & SIDECHAIN:
-            for child, i in zip(active, active[1:]):
+            for child, i in pairwise(active):
                 if ix.flags[i] & SIDECHAIN:
                     side = (child, i)
                     break

@@ -313,11 +313,11 @@ class Model:
     def _put(
         self,
         ix: ChainIndex,
-        refs: array,
+        refs: array[int],
         facts: dict[int, NodeFacts],
         ref: int,
         keys: list[bytes],
-        pending: dict[int, bytes],  # type: ignore[type-arg]
+        pending: dict[int, bytes],
     ) -> None:
         n = self.n
 

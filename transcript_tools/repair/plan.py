@@ -387,7 +387,7 @@ def remaining(v: View, chain: ChainFindings, found: list[Finding]) -> list[Diagn
             )
         )
     if chain.sidechain is not None:
-        child, side = chain.sidechain
+        _, side = chain.sidechain
         out.append(
             Diagnostic(
                 "sidechain-in-main",

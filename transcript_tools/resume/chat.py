@@ -91,7 +91,7 @@ class Chat:
         view: View,
         *,
         reload: Callable[[str], list[dict[str, Any]]],
-        append_record: Callable[[bytes], None],
+        append_record: Callable[[bytes], object],  # what it returns is not used
         cost_notice_usd: float | None = DEFAULT_COST_NOTICE_USD,
         fork: Callable[[Any], tuple[Any, list[str]]] | None = None,
         choose_model: Callable[[str], tuple[str, str | None]] | None = None,

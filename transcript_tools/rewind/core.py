@@ -118,6 +118,7 @@ def snapshots_along(session: Session, chain: list[int]) -> list[Snapshot]:
     reaches that message; a delta likewise, by its ``messageId``."""
     records: dict[str, dict[str, Any]] = {}
     deltas: dict[str, list[dict[str, Any]]] = {}
+    rec: dict[str, Any] | None  # a line's record below, then the snapshot record found, if any
     for e in session.entries:
         rec = e.record
         t = rec.get("type")

@@ -209,9 +209,9 @@ def _user(rec: Mapping[str, Any], e: Entry, depth: int, calls: dict[str, Block],
     if not blocks:
         return out
     text = blocks[0].text.strip() if len(blocks) == 1 and blocks[0].kind == "text" else ""
-    if text.startswith("<command-name>") or text.startswith("<command-message>"):
+    if text.startswith(("<command-name>", "<command-message>")):
         return [Marker("command", _command(text), ts, e.line, depth)]
-    if text.startswith("<local-command-stdout>") or text.startswith("<local-command-stderr>"):
+    if text.startswith(("<local-command-stdout>", "<local-command-stderr>")):
         return [Marker("command-output", _strip_tags(text), ts, e.line, depth)]
     if text.startswith("<local-command-caveat>") and not verbose:
         return []

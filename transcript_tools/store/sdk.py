@@ -30,7 +30,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .engine import Store, StreamKey
+from .engine import Store
+from .model import StreamKey
 
 
 def _key(key: Any) -> StreamKey:
@@ -95,7 +96,7 @@ class TTSessionStore:
             last = st.last_line(cur, s.id, version)
             v = st.version(cur, s.id, version)
             assert v is not None
-            seq, end = st.append_lines(
+            _, end = st.append_lines(
                 cur, s.id, version, lines, seq=last[0] + 1 if last else 0, offset=v.nbytes
             )
             st.set_version_state(

@@ -26,7 +26,7 @@ from ..model.session import session_id_from_name
 from .core import Report, Validator
 
 
-def _schema_check() -> Callable[[dict], list]:  # type: ignore[type-arg]
+def _schema_check() -> Callable[[dict], list]:
     from .files_schema import default_checker
 
     return default_checker().check

@@ -17,7 +17,7 @@ STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: 
 FOLD = 10
 
 
-def by_code(reports: list[Report]) -> dict[str, dict[str, int]]:
+def by_code(reports: list[Report]) -> dict[str, dict[str, Any]]:
     """Per diagnostic code: its severity, how many findings, in how many files."""
     out: dict[str, dict[str, Any]] = {}
     for r in reports:

@@ -346,7 +346,7 @@ from tests.support.standin import StandIn, Text, ToolUse  # noqa: E402
 
 def test_resume_denies_outside_exits_0_and_records_the_denial_and_add_dir_widens(
     tt, config: Path, tmp_path: Path, standin: StandIn
-) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
     proj, out = tmp_path / "p", tmp_path / "o"
     proj.mkdir()
     out.mkdir()

@@ -206,7 +206,7 @@ def test_each_probe_is_decided_as_claude_code_decides_it_and_nothing_outside_lea
     tt: Any,
     config: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cli = require_cli(version)
     root = tmp_path / "bench"

@@ -24,7 +24,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .base import MAX_BASH_TIMEOUT, ToolContext, ToolOutcome, cap, schema
+from ..outcome import ToolOutcome
+from .base import MAX_BASH_TIMEOUT, ToolContext, cap, schema
 
 #: Never handed to Bash: the credentials tt (and Claude Code) call the API with.
 WITHHELD_ENV = frozenset(

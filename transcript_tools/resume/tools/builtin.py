@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .base import Tool, ToolContext, ToolOutcome, cap, mtime, schema
+from ..outcome import ToolOutcome
+from .base import Tool, ToolContext, cap, mtime, schema
 from .bash import Bash
 from .search import Glob, Grep
 

@@ -119,10 +119,7 @@ WRITERS = frozenset({"Write", "Edit"})
 
 def inside(path: str, dirs: Iterable[str]) -> bool:
     """``path`` equals one of ``dirs`` or lies below it (all absolute and normalised)."""
-    for d in dirs:
-        if path == d or path.startswith(d.rstrip("/") + "/"):
-            return True
-    return False
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
 def is_sensitive(path: str) -> bool:

@@ -49,11 +49,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.errors import UsageError
+from ..outcome import ToolOutcome as ToolOutcome
 
 # Re-exported (``X as X``): a caller of the registry (engine) takes the ToolContext a call
 # needs and the ToolOutcome it gives from this one module; the types live in tools.base
 # so that the tools below can use them without importing this.
-from .base import Tool, ToolContext, ToolOutcome
+from .base import Tool
+from .base import ToolContext as ToolContext
 from .builtin import builtin
 from .permissions import bash_outside_paths, bash_prefix_safe, decide_path, path_matches
 

@@ -26,7 +26,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from .base import SKIP_DIRS, ToolContext, ToolOutcome, cap, mtime, schema, shown
+from ..outcome import ToolOutcome
+from .base import SKIP_DIRS, ToolContext, cap, mtime, schema, shown
 
 GLOB_LIMIT = 100
 #: Grep does not read a file larger than this (ripgrep streams; tt reads whole files).
