@@ -486,6 +486,33 @@ def thinking_unsigned(data: bytes) -> Damaged:
     )
 
 
+def _after_last_boundary(t: _Transcript, candidates: list[int]) -> list[int]:
+    """The candidates a resume sends for sure: those after the last compact boundary."""
+    cut = max(
+        (i for i, r in enumerate(t.records) if r and r.get("subtype") == "compact_boundary"), default=-1
+    )
+    return [i for i in candidates if i > cut] or candidates
+
+
+def empty_content(data: bytes) -> Damaged:
+    """A response whose content is an empty list (a stream cut before its first block;
+    anthropics/claude-code#2196, #4416)."""
+    t = _Transcript(data)
+    texts = [
+        i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and t.kinds(i) == {"text"}
+    ]
+    i = t.middle(_after_last_boundary(t, texts))
+    rec = _copy(t, i)
+    rec["message"]["content"] = []
+    return Damaged(
+        "empty-content",
+        t.join(_edit(t, i, rec)),
+        ("empty-content",),
+        (t.uuid(i),),
+        f"empty content on line {i + 1}",
+    )
+
+
 def nul_in_content(data: bytes) -> Damaged:
     """A tool result holding NUL characters (a binary read as text, #94055)."""
     t = _Transcript(data)
@@ -669,6 +696,7 @@ API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "many-images-past-2000px": many_images_past_2000px,
     "image-too-large": image_too_large,
     "empty-text-block": empty_text_block,
+    "empty-content": empty_content,
     "thinking-unsigned": thinking_unsigned,
     "nul-in-content": nul_in_content,
     "tool-name-too-long": tool_name_too_long,

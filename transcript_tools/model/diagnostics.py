@@ -133,7 +133,13 @@ CODES: dict[str, Code] = {
             "regroup-split-message",
             "lines of one message.id are split apart by other messages",
         ),
-        _c("empty-content", "api", E, None, "a message with empty content (the API rejects it)"),
+        _c(
+            "empty-content",
+            "api",
+            E,
+            "drop-empty-message",
+            "a message with empty content (the API rejects it)",
+        ),
         _c(
             "empty-text-block",
             "api",
