@@ -513,6 +513,30 @@ def empty_content(data: bytes) -> Damaged:
     )
 
 
+#: A real signature (fixtures/real, Claude Code 2.1.x), cut to 24 characters as the ones
+#: anthropics/claude-code#21726 found.
+_CUT_SIGNATURE = "EogDCkYIBRgCKkAbFspga3DT"
+
+
+def thinking_signature_truncated(data: bytes) -> Damaged:
+    """A response whose thinking block's signature was cut short (#21726)."""
+    t = _Transcript(data)
+    i = t.middle(
+        [i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)]
+    )
+    rec = _copy(t, i)
+    rec["message"]["content"] = [
+        {"type": "thinking", "thinking": "Considering the request.", "signature": _CUT_SIGNATURE}
+    ] + rec["message"]["content"]
+    return Damaged(
+        "thinking-signature-truncated",
+        t.join(_edit(t, i, rec)),
+        ("thinking-signature-truncated",),
+        (t.uuid(i),),
+        f"a thinking block with a 24-character signature on line {i + 1}",
+    )
+
+
 def nul_in_content(data: bytes) -> Damaged:
     """A tool result holding NUL characters (a binary read as text, #94055)."""
     t = _Transcript(data)
@@ -698,6 +722,7 @@ API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "empty-text-block": empty_text_block,
     "empty-content": empty_content,
     "thinking-unsigned": thinking_unsigned,
+    "thinking-signature-truncated": thinking_signature_truncated,
     "nul-in-content": nul_in_content,
     "tool-name-too-long": tool_name_too_long,
     "tool-use-id-duplicate": tool_use_id_duplicate,

@@ -12,6 +12,7 @@ way) are skipped when pairing calls with results.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from tests.support.wire import ApiError
@@ -73,7 +74,8 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
         sig = b.get("signature")
         if sig is None:
             return _e(f"messages.{i}.content.{j}.thinking.signature: Field required")
-        if not isinstance(sig, str) or not sig:
+        if not isinstance(sig, str) or not sig or _cut(sig):
+            # A cut one as well (anthropics/claude-code#21726: 24-character signatures).
             return _e(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
     elif t == "tool_use":
         name = b.get("name")
@@ -99,6 +101,43 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
     elif t == "image":
         return _image(f"messages.{i}.content.{j}", b)
     return None
+
+
+def _cut(sig: str) -> bool:
+    """The API verifies a signature with its key; the stand-in cannot, so it takes its own
+    (``c3RhbmRpbg==``) and any whole base64 protobuf message (the shape of every signature
+    the API issues) and refuses the rest: not base64, or a protobuf that ends mid-field."""
+    if sig == "c3RhbmRpbg==":
+        return False
+    try:
+        d = base64.b64decode(sig, validate=True)
+    except ValueError:
+        return True
+    i, n = 0, len(d)
+    while i < n:
+        tag, i = _varint(d, i)
+        wire = tag & 7
+        if wire == 0:
+            _, i = _varint(d, i)
+        elif wire == 2:
+            size, i = _varint(d, i)
+            i += size
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            return True
+    return i != n or n == 0
+
+
+def _varint(d: bytes, i: int) -> tuple[int, int]:
+    v = shift = 0
+    while i < len(d):
+        v |= (d[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if d[i - 1] < 0x80:
+            return v, i
+    return 0, len(d) + 1
 
 
 def _image(where: str, b: dict[str, Any]) -> ApiError | None:

@@ -18,8 +18,17 @@ ones users report; the README's catalogue names the public threads.
   `thinking` block``. Fix: drop the block. The API cannot verify it, so no request may
   carry it; the model never sees earlier turns' thinking anyway (only the last
   assistant turn's is used), so the conversation loses nothing the model would read.
-  A signature that is present but cut short cannot be told from a valid one offline
-  (only the API holds the key): it is not flagged.
+- ``CUT_SIGNATURE`` (``thinking-signature-truncated``): a ``thinking`` block whose
+  signature is cut short (a stream or a persister stopped mid-signature; claude-code#21726
+  found 24-character ones, openclaw/openclaw#92201 and #108443 elided ones). API:
+  ``messages.N.content.M: Invalid `signature` in `thinking` block``. Only the API holds
+  the key, but every signature the API has issued (all 263 distinct ones in fixtures/,
+  Claude Code 2.0 to 2.1.332) is standard base64 of one whole protobuf message (first
+  byte 0x08 or 0x12, every field complete); a cut one is either not base64 or ends
+  inside a field (of every prefix of those 263, 99.97 % are caught; the rest end exactly
+  on a field boundary). A signature that is not base64 at all is flagged too (the API
+  cannot verify it either); one that is base64 of something else (another issuer's
+  shape) is not judged. Fix: drop the block, as for ``UNSIGNED_THINKING``.
 - ``NUL_CHAR`` (``nul-in-content``): U+0000 in a text block or in a tool result's text
   (a Bash tool reading a binary). Claude Code sends a body cut at the NUL and the API
   answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
@@ -76,10 +85,12 @@ BIG_IMAGE = 32
 #: request holds more than 20 images).
 HUGE_IMAGE = 64
 WIDE_IMAGE = 128
-#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
-RULE_MASK = 0xFF
 #: Every block would go (after the fixes the message holds nothing): set with the others.
 ALL_GONE = 1 << 8
+#: A thinking block whose signature is cut short (`signature_cut`).
+CUT_SIGNATURE = 1 << 9
+#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
+RULE_MASK = 0xFF | CUT_SIGNATURE
 #: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
 IMAGES_SHIFT = 16
 #: The API's image dimension limits (Messages API docs, "Vision"): 8000 px a side, and
@@ -98,6 +109,7 @@ MAX_TOOL_REFERENCE = 64
 CODE_OF_BIT: dict[int, tuple[str, str]] = {
     BLANK_TEXT: ("empty-text-block", "an empty or whitespace-only text block (the API rejects it)"),
     UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
+    CUT_SIGNATURE: ("thinking-signature-truncated", "a thinking block whose signature is cut short"),
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: (
@@ -116,6 +128,7 @@ RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content
 FIX_OF_BIT = {
     BLANK_TEXT: "drop-empty-blocks",
     UNSIGNED_THINKING: "drop-unsigned-thinking",
+    CUT_SIGNATURE: "drop-truncated-thinking",
     NUL_CHAR: "replace-nul",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
@@ -203,10 +216,12 @@ def content_problems(content: Any, assistant: bool = False) -> int:
                 bad |= BLANK_TEXT
         elif bt == "thinking":
             sig = b.get("signature")
-            if type(sig) is str and sig:
-                kept += 1
-            else:
+            if type(sig) is not str or not sig:
                 bad |= UNSIGNED_THINKING
+            elif signature_cut(sig):
+                bad |= CUT_SIGNATURE
+            else:
+                kept += 1
         elif bt == "image":
             bad |= _image_bad(b)
             images += 1
@@ -216,6 +231,65 @@ def content_problems(content: Any, assistant: bool = False) -> int:
     if bad and not kept:
         bad |= ALL_GONE
     return bad | min(images, 255) << IMAGES_SHIFT if images else bad
+
+
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def signature_cut(sig: str) -> bool:
+    """Is this (non-empty) thinking signature cut short? True when it is not standard
+    base64, or is base64 of a protobuf message (first byte 0x08 or 0x12, as every
+    signature the API issued) that ends inside a field. Module docstring: why."""
+    raw = sig.encode("ascii", "replace")
+    if len(raw) % 4 or not _B64.issuperset(raw):
+        return True
+    try:
+        d = base64.b64decode(raw, validate=True)
+    except ValueError:
+        return True
+    if not d or d[0] not in (0x08, 0x12):
+        return False  # another issuer's shape (a proxy's, a stand-in's): not judged
+    return not _whole_protobuf(d)
+
+
+def _whole_protobuf(d: bytes) -> bool:
+    n = len(d)
+    i = 0
+    while i < n:
+        tag, i = _varint(d, i)
+        if tag < 8:
+            return False
+        wire = tag & 7
+        if wire == 0:
+            _, i = _varint(d, i)
+        elif wire == 2:
+            size, i = _varint(d, i)
+            if size < 0:
+                return False
+            i += size
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            return False
+        if i < 0 or i > n:
+            return False
+    return True
+
+
+def _varint(d: bytes, i: int) -> tuple[int, int]:
+    """(value, next index); (-1, -1) when the bytes end inside it."""
+    v = shift = 0
+    n = len(d)
+    while i < n:
+        c = d[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7
+    return -1, -1
 
 
 def _image_bad(block: dict[str, Any]) -> int:
@@ -305,9 +379,13 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
                 out.append({**b, "text": t.replace("\x00", NUL_SUBSTITUTE)})
                 changed = True
                 continue
-        elif bt == "thinking" and bits & UNSIGNED_THINKING:
+        elif bt == "thinking" and bits & (UNSIGNED_THINKING | CUT_SIGNATURE):
             s = b.get("signature")
             if not isinstance(s, str) or not s:
+                if bits & UNSIGNED_THINKING:
+                    changed = True
+                    continue
+            elif bits & CUT_SIGNATURE and signature_cut(s):
                 changed = True
                 continue
         elif bt == "tool_use" and bits & LONG_TOOL_NAME:

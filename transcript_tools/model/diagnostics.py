@@ -154,6 +154,13 @@ CODES: dict[str, Code] = {
             "drop-unsigned-thinking",
             "a thinking block whose signature is empty or missing",
         ),
+        _c(
+            "thinking-signature-truncated",
+            "api",
+            E,
+            "drop-truncated-thinking",
+            "a thinking block whose signature is cut short (not whole base64 or protobuf)",
+        ),
         _c("nul-in-content", "api", E, "replace-nul", "a NUL character (U+0000) in text or tool output"),
         _c(
             "tool-name-too-long",

@@ -57,6 +57,7 @@ from ..model.api_rules import (
     BIG_IMAGE,
     BLANK_TEXT,
     CODE_OF_BIT,
+    CUT_SIGNATURE,
     FIX_OF_BIT,
     HUGE_IMAGE,
     LONG_TOOL_NAME,
@@ -379,6 +380,7 @@ def rule_fixes(
 _RULE_DETAIL = {
     BLANK_TEXT: "dropped empty or whitespace-only text blocks",
     UNSIGNED_THINKING: "dropped thinking blocks with no signature (the API cannot verify them)",
+    CUT_SIGNATURE: "dropped thinking blocks whose signature is cut short (the API cannot verify them)",
     NUL_CHAR: "NUL characters replaced with U+2400",
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
