@@ -25,6 +25,7 @@ CORE = [
     "model/lines",
     "model/pricing",
     "model/session",
+    "model/boundary_meta",
     "validate/core",
     "model/api_checks",
     "repair/core",

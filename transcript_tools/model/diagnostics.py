@@ -115,6 +115,13 @@ CODES: dict[str, Code] = {
             "the active main chain passes through a sidechain entry",
         ),
         _c("no-conversation", "chain", W, None, "no user or assistant entry outside sidechains"),
+        _c(
+            "compact-metadata-missing",
+            "chain",
+            W,
+            "restore-compact-metadata",
+            "a compact boundary without compactMetadata (Claude Code 2.1.197's next /compact fails)",
+        ),
         # api family: judged on the conversation a resume would send
         _c(
             "tool-use-unpaired", "api", E, "add-interrupted-result", "a tool_use with no tool_result after it"

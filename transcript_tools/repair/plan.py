@@ -65,6 +65,7 @@ class EntryEdit:
     strip_thinking: bool = False
     max_image_bytes: int | None = None
     api_bits: int = 0  # `api_rules` bits to fix in the content
+    metadata: dict[str, Any] | None = None  # a compact boundary's restored compactMetadata
     uses: dict[str, str] = field(default_factory=dict)  # tool_use id renames (old -> new)
     results: dict[str, str] = field(default_factory=dict)  # tool_result id renames
 
@@ -145,10 +146,26 @@ def make_plan(s: Survey, opts: RepairOptions, *, new_id: Callable[[], str]) -> P
             break
         plan.actions.extend(acts)
     _translate(m, plan, opts)
+    _restore_metadata(s, plan)
     for line in (*plan.reasons, *plan.inserts):
         if line not in plan.offsets:
             plan.offsets[line] = s.line_offsets[line]
     return plan
+
+
+def _restore_metadata(s: Survey, plan: Plan) -> None:
+    """``compact-metadata-missing``: the metadata the file supports (`boundary_meta`)."""
+    for key, (uuid, offset) in s.bare_boundaries.items():
+        if key in plan.drop:
+            continue
+        md = s.boundary_meta.found[key]
+        plan.edits.setdefault(key, EntryEdit()).metadata = md
+        plan.offsets[key[0]] = offset
+        detail = "compactMetadata restored: " + ", ".join(f"{k}={v}" for k, v in md.items())
+        plan.reasons.setdefault(key[0], []).append(reason("compact-metadata-missing", detail=detail))
+        plan.actions.append(
+            Action("restore-compact-metadata", "compact-metadata-missing", key[0], uuid, detail)
+        )
 
 
 def _line_actions(s: Survey, plan: Plan) -> None:

@@ -34,6 +34,7 @@ import orjson
 
 from ..model.active import NodeFacts, conversation_nodes, facts_of
 from ..model.api_checks import MAX_REQUEST_BYTES, api_findings
+from ..model.boundary_meta import lacks_metadata
 from ..model.chain import (
     ASSISTANT,
     BOUNDARY,
@@ -138,6 +139,7 @@ class Validator:
         self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
         self._boundary_offsets: list[int] = []
         self._boundary_lines: list[int] = []
+        self._bare_boundaries: list[tuple[int, int, str]] = []  # (line, offset, uuid): no compactMetadata
         self._d = self.report.diagnostics
         self._line_diags: list[Diagnostic] = []
         self._schema_diags: list[Diagnostic] = []
@@ -245,6 +247,8 @@ class Validator:
         if flags & BOUNDARY:
             self._boundary_offsets.append(offset)
             self._boundary_lines.append(number)
+            if lacks_metadata(rec):
+                self._bare_boundaries.append((number, offset, uuid))
         # Only messages and boundaries matter to the API checks; progress, attachment
         # and other system lines (a third of some files) need no facts.
         if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
@@ -391,6 +395,18 @@ class Validator:
                     ix.line[i],
                     None,
                     ix.uuid(i),
+                )
+            )
+        for line, offset, uuid in self._bare_boundaries:
+            d.append(
+                Diagnostic(
+                    "compact-metadata-missing",
+                    "compact boundary without compactMetadata: Claude Code 2.1.197's next /compact "
+                    "(and auto-compaction) fails on it (\"Cannot destructure property 'cumulativeDroppedTokens'\")",
+                    path,
+                    line,
+                    offset,
+                    uuid,
                 )
             )
         for leaf, line in self._leaf_refs.items():
