@@ -715,6 +715,77 @@ def many_images_past_2000px(data: bytes) -> Damaged:
     )
 
 
+def prompt_too_long(data: bytes) -> Damaged:
+    """A session grown past the context window by one huge tool result (a 1 MB build log),
+    whose last turn Claude Code saved as its "Prompt is too long" error: the record as
+    2.1.332 writes it when the API refuses the request (seen against the stand-in; the
+    body is the one anthropics/claude-code#7866 reports)."""
+    t = _Transcript(data)
+    i = t.middle(_after_last_boundary(t, [i for i in t.messages() if "tool_result" in t.kinds(i)]))
+    rec = _copy(t, i)
+    log = "".join(
+        f"test_case_{n:06d} ... FAILED (see build log above for the traceback)\n" for n in range(14_000)
+    )
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = log
+            break
+    lines = _edit(t, i, rec)
+    last = t.messages()[-1]
+    env = {
+        k: v
+        for k, v in (t.records[last] or {}).items()
+        if k in ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
+    }
+    when = (t.records[last] or {}).get("timestamp")
+    prompt_uuid, error_uuid = "7e57c0de-0000-4000-8000-00000000a001", "7e57c0de-0000-4000-8000-00000000a002"
+    prompt = {
+        "parentUuid": t.uuid(last),
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": "Now summarise every failure in that log."},
+        "uuid": prompt_uuid,
+        "timestamp": when,
+        **env,
+    }
+    said = "prompt is too long: 262511 tokens > 200000 maximum"
+    error = {
+        "parentUuid": prompt_uuid,
+        "isSidechain": False,
+        "type": "assistant",
+        "uuid": error_uuid,
+        "timestamp": when,
+        "message": {
+            "id": "3f1c1b8e-2a57-4b7e-9a8e-5c0f1d2e3a4b",
+            "container": None,
+            "model": "<synthetic>",
+            "role": "assistant",
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "type": "message",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "content": [{"type": "text", "text": "Prompt is too long"}],
+        },
+        "error": "invalid_request",
+        "errorDetails": '400 {"type":"error","error":{"type":"invalid_request_error","message":"'
+        + said
+        + '"},"request_id":"req_0"}',
+        "isApiErrorMessage": True,
+        "apiErrorStatus": 400,
+        "apiErrorType": "invalid_request_error",
+        "resendCannotCure": True,
+        **env,
+    }
+    extra = [orjson.dumps(prompt) + b"\n", orjson.dumps(error) + b"\n"]
+    return Damaged(
+        "prompt-too-long",
+        b"".join(lines) + b"".join(extra),
+        ("prompt-too-long",),
+        (t.uuid(i),),
+        f"a 1 MB tool result on line {i + 1} and Claude Code's persisted error after it",
+    )
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "image-past-8000px": image_past_8000px,
     "many-images-past-2000px": many_images_past_2000px,

@@ -1,7 +1,7 @@
 """The Messages API's request rules, as the strict stand-in enforces them.
 
 `refusal(body, raw)` is the 400 the real API gives a ``/v1/messages`` request that
-breaks one of the rules of tt's catalogue (README "Requests the API refuses"), with the
+breaks one of the rules of tt's catalogue (a request past the context window included) (README "Requests the API refuses"), with the
 status and error message users report in the public threads named there, or None. Only
 the first broken rule is reported, as the API does.
 
@@ -18,6 +18,10 @@ from typing import Any
 from tests.support.wire import ApiError
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The context window the strict stand-in enforces (200k, the window of the models the
+#: pinned CLIs' sessions name), in its own estimate: four characters a token over the
+#: body, base64 image data left out (the API counts images by their pixels).
+CONTEXT_TOKENS = 200_000
 
 
 def _e(message: str) -> ApiError:
@@ -57,7 +61,7 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
             got = _block(i, j, b, seen)
             if got is not None:
                 return got
-    return _dimensions(msgs) or _pairing(msgs)
+    return _dimensions(msgs) or _pairing(msgs) or _window(msgs, raw)
 
 
 def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None:
@@ -186,6 +190,27 @@ def _dimensions(msgs: list[Any]) -> ApiError | None:
                     f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
                 )
     return None
+
+
+def _window(msgs: list[Any], raw: bytes) -> ApiError | None:
+    """The request past the context window: the body users report (anthropics/claude-code#7866)."""
+    size = len(raw)
+    if size // 4 <= CONTEXT_TOKENS:
+        return None
+    for m in msgs:
+        content = m.get("content") if isinstance(m, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            for x in [b, *(inner if isinstance(inner, list) else [])]:
+                src = x.get("source") if isinstance(x, dict) and x.get("type") == "image" else None
+                if isinstance(src, dict) and isinstance(src.get("data"), str):
+                    size -= len(src["data"])
+    tokens = size // 4
+    if tokens <= CONTEXT_TOKENS:
+        return None
+    return _e(f"prompt is too long: {tokens} tokens > {CONTEXT_TOKENS} maximum")
 
 
 def _pairing(msgs: list[Any]) -> ApiError | None:

@@ -551,3 +551,45 @@ def rename_ids(content: list[Any], uses: dict[str, str], results: dict[str, str]
                 changed = True
         out.append(b)
     return out if changed else content
+
+
+#: The text of Claude Code's persisted error for a request past the context window
+#: (2.1.197 and 2.1.332 write it as an ``isApiErrorMessage`` assistant record, model
+#: ``<synthetic>``, with the API's body in ``errorDetails``; 2.1.332 adds
+#: ``resendCannotCure: true``).
+PROMPT_TOO_LONG = "Prompt is too long"
+
+
+def prompt_too_long(record: dict[str, Any]) -> str | None:
+    """For Claude Code's persisted "Prompt is too long" error record: what the API said
+    (``prompt is too long: N tokens > M maximum`` when the record keeps it), else None.
+
+    Neither pinned CLI sends this record again; what blocks every retry is the history
+    before it, which the API refused as past the context window and which every resume
+    sends again, plus the new prompt (``prompt-too-long``; README "Requests the API
+    refuses"). Only the last response of a conversation is judged (by the callers), and
+    only an error written after the conversation's last compact boundary (`refused_since`):
+    a compaction's kept copy of it keeps its old timestamp."""
+    if record.get("isApiErrorMessage") is not True:
+        return None
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].startswith(PROMPT_TOO_LONG)
+        for b in content
+    ):
+        return None
+    details = record.get("errorDetails")
+    if isinstance(details, str):
+        k = details.find("prompt is too long")
+        if k >= 0:
+            return details[k:].split('"', 1)[0]
+    return PROMPT_TOO_LONG
+
+
+def refused_since(record: dict[str, Any], boundary_ts: Any) -> bool:
+    """Was this error written after the compact boundary of time ``boundary_ts`` (None:
+    no boundary)? A compaction (Claude Code's or tt's) may copy the error into its kept
+    tail; the copy keeps the original's timestamp, older than the boundary."""
+    ts = record.get("timestamp")
+    return not isinstance(boundary_ts, str) or not isinstance(ts, str) or ts > boundary_ts

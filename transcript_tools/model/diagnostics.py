@@ -198,6 +198,13 @@ CODES: dict[str, Code] = {
             "image-to-text",
             "an image past 8000 px a side, or past 2000 px in a request of over 20 images",
         ),
+        _c(
+            "prompt-too-long",
+            "api",
+            E,
+            "compact-history",
+            'the session ends in Claude Code\'s persisted "Prompt is too long" error: its history is past the context window',
+        ),
         _c("request-too-large", "api", E, None, "the rebuilt request is over the API's 32 MB limit"),
         _c("past-cap", "api", W, None, "the file is past the 50 MiB cap for in-memory loads"),
     )

@@ -89,6 +89,8 @@ class Plan:
     reasons: dict[int, list[Reason]] = field(default_factory=dict)  # input line -> why rewritten
     remaining: list[Diagnostic] = field(default_factory=list)
     api_checked: bool = True
+    #: ``prompt-too-long``: the file side appends an offline compaction after the write.
+    compact: bool = False
     #: Byte offset of every touched line and of every line an insert follows.
     offsets: dict[int, int] = field(default_factory=dict)
 
@@ -147,6 +149,19 @@ def make_plan(s: Survey, opts: RepairOptions, *, new_id: Callable[[], str]) -> P
         plan.actions.extend(acts)
     _translate(m, plan, opts)
     _restore_metadata(s, plan)
+    if s.too_long is not None:
+        line, uuid, said = s.too_long
+        plan.compact = True
+        plan.actions.append(
+            Action(
+                "compact-history",
+                "prompt-too-long",
+                line,
+                uuid,
+                f"the history was refused as past the context window ({said}): an offline compaction "
+                "(tt compact's) is appended; the history stays in the file",
+            )
+        )
     for line in (*plan.reasons, *plan.inserts):
         if line not in plan.offsets:
             plan.offsets[line] = s.line_offsets[line]

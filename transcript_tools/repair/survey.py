@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.active import MAX_IMAGE_BYTES, NodeFacts, facts_of
-from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls
+from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls, prompt_too_long, refused_since
 from ..model.boundary_meta import BoundaryMeta, lacks_metadata
 from ..model.chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
 from ..model.diagnostics import CODES
@@ -111,6 +111,10 @@ class Survey:
     #: and the metadata the file supports (`boundary_meta`).
     bare_boundaries: dict[Key, tuple[str, int]] = field(default_factory=dict)
     boundary_meta: BoundaryMeta = field(default_factory=BoundaryMeta)
+    #: Claude Code's persisted "Prompt is too long" error while it is the main chain's
+    #: last response: (line, uuid, what the API said) (``prompt-too-long``).
+    too_long: tuple[int, str, str] | None = None
+    _boundary_ts: Any = None
     collect: bool = True
     facts_pass_done: bool = False
     _hashes: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
@@ -189,12 +193,20 @@ class Survey:
                     self.key_node[(ln.line, k)] = i
                 if flags & BOUNDARY:
                     self.boundary_offsets.append((ln.offset, ln.line))
+                    self.too_long = None  # compacted since
+                    self._boundary_ts = rec.get("timestamp")
                     if lacks_metadata(rec):
                         self.bare_boundaries[(ln.line, k)] = (uuid, ln.offset)
                         meta.boundary((ln.line, k))
                 elif not flags & SIDECHAIN:
                     if flags & ASSISTANT:
                         meta.response(rec)
+                        if rec.get("isApiErrorMessage") is True:
+                            said = prompt_too_long(rec)
+                            if said is not None and refused_since(rec, self._boundary_ts):
+                                self.too_long = (ln.line, uuid, said)
+                        elif self.too_long is not None:
+                            self.too_long = None
                     elif meta._open is not None and flags & USER:
                         meta.prompt(rec)
                 # Only messages and compact boundaries have facts that matter to the

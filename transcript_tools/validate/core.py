@@ -34,6 +34,7 @@ import orjson
 
 from ..model.active import NodeFacts, conversation_nodes, facts_of
 from ..model.api_checks import MAX_REQUEST_BYTES, api_findings
+from ..model.api_rules import prompt_too_long, refused_since
 from ..model.boundary_meta import lacks_metadata
 from ..model.chain import (
     ASSISTANT,
@@ -139,6 +140,10 @@ class Validator:
         self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
         self._boundary_offsets: list[int] = []
         self._boundary_lines: list[int] = []
+        #: Claude Code's persisted "Prompt is too long" error, while it is the last
+        #: response of the main chain: (line, offset, uuid, what the API said).
+        self._too_long: tuple[int, int, str, str] | None = None
+        self._boundary_ts: Any = None  # the timestamp of the last compact boundary
         self._bare_boundaries: list[tuple[int, int, str]] = []  # (line, offset, uuid): no compactMetadata
         self._d = self.report.diagnostics
         self._line_diags: list[Diagnostic] = []
@@ -247,8 +252,17 @@ class Validator:
         if flags & BOUNDARY:
             self._boundary_offsets.append(offset)
             self._boundary_lines.append(number)
+            self._too_long = None  # compacted since
+            self._boundary_ts = rec.get("timestamp")
             if lacks_metadata(rec):
                 self._bare_boundaries.append((number, offset, uuid))
+        elif flags & ASSISTANT and not flags & SIDECHAIN:
+            if rec.get("isApiErrorMessage") is True:
+                said = prompt_too_long(rec)
+                if said is not None and refused_since(rec, self._boundary_ts):
+                    self._too_long = (number, offset, uuid, said)
+            elif self._too_long is not None:
+                self._too_long = None  # a response came after it
         # Only messages and boundaries matter to the API checks; progress, attachment
         # and other system lines (a third of some files) need no facts.
         if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
@@ -441,6 +455,19 @@ class Validator:
         else:
             r.api_checked = False
             self._request_size(d)
+        if self._too_long is not None:
+            line, offset, uuid, said = self._too_long
+            d.append(
+                Diagnostic(
+                    "prompt-too-long",
+                    f"Claude Code's last request was refused as past the context window ({said}): "
+                    "every resume sends that history again (tt repair compacts it)",
+                    path,
+                    line,
+                    offset,
+                    uuid,
+                )
+            )
         if r.past_cap:
             d.append(
                 Diagnostic(
