@@ -786,6 +786,26 @@ def prompt_too_long(data: bytes) -> Damaged:
     )
 
 
+def tool_error_result_empty(data: bytes) -> Damaged:
+    """A tool result flagged as an error with no content (a tool that failed without a
+    message; jlevy/markform#153)."""
+    t = _Transcript(data)
+    i = t.middle(_after_last_boundary(t, [i for i in t.messages() if "tool_result" in t.kinds(i)]))
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = ""
+            b["is_error"] = True
+            break
+    return Damaged(
+        "tool-error-result-empty",
+        t.join(_edit(t, i, rec)),
+        ("tool-error-result-empty",),
+        (t.uuid(i),),
+        f"an empty error result on line {i + 1}",
+    )
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "image-past-8000px": image_past_8000px,
     "many-images-past-2000px": many_images_past_2000px,
@@ -798,6 +818,7 @@ API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "tool-name-too-long": tool_name_too_long,
     "tool-use-id-duplicate": tool_use_id_duplicate,
     "tool-reference-too-long": tool_reference_too_long,
+    "tool-error-result-empty": tool_error_result_empty,
 }
 
 

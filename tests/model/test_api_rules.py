@@ -182,6 +182,17 @@ def test_strict_refusals_have_the_bodies_users_report() -> None:
     body, raw = _request(
         [
             {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [{**res, "content": "", "is_error": True}]},
+        ]
+    )
+    assert (
+        refusal(body, raw).message
+        == "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+    )
+    body, raw = _request(
+        [
+            {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{**use, "name": "x" * 201}]},
             {"role": "user", "content": [res]},
         ]

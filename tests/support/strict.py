@@ -90,6 +90,9 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
             return _e(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
         if isinstance(tid, str):
             seen.add(tid)
+    elif t == "tool_result" and b.get("is_error") is True and not b.get("content"):
+        # jlevy/markform#153
+        return _e(f"messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true")
     elif t == "tool_result" and isinstance(b.get("content"), list):
         for k, x in enumerate(b["content"]):
             if isinstance(x, dict) and x.get("type") == "tool_reference":

@@ -29,6 +29,14 @@ ones users report; the README's catalogue names the public threads.
   on a field boundary). A signature that is not base64 at all is flagged too (the API
   cannot verify it either); one that is base64 of something else (another issuer's
   shape) is not judged. Fix: drop the block, as for ``UNSIGNED_THINKING``.
+- ``EMPTY_ERROR_RESULT`` (``tool-error-result-empty``): a ``tool_result`` with
+  ``is_error: true`` and no content (``""``, ``[]`` or none: a tool that failed without a
+  message). API: ``messages.N.content.M.tool_result: content cannot be empty if
+  `is_error` is true`` (jlevy/markform#153; the same rule on Bedrock,
+  aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15). Fix: the content
+  becomes a text saying the tool failed without a message: there was nothing to lose, the
+  call stays answered (dropping the result would leave the call unpaired) and the error
+  flag stays.
 - ``NUL_CHAR`` (``nul-in-content``): U+0000 in a text block or in a tool result's text
   (a Bash tool reading a binary). Claude Code sends a body cut at the NUL and the API
   answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
@@ -89,8 +97,12 @@ WIDE_IMAGE = 128
 ALL_GONE = 1 << 8
 #: A thinking block whose signature is cut short (`signature_cut`).
 CUT_SIGNATURE = 1 << 9
+#: A tool_result with is_error true and no content.
+EMPTY_ERROR_RESULT = 1 << 10
 #: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
-RULE_MASK = 0xFF | CUT_SIGNATURE
+RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT
+#: The text an empty error result gets (`EMPTY_ERROR_RESULT`).
+EMPTY_ERROR_TEXT = "[tt: the tool reported an error without a message]"
 #: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
 IMAGES_SHIFT = 16
 #: The API's image dimension limits (Messages API docs, "Vision"): 8000 px a side, and
@@ -110,6 +122,7 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
     BLANK_TEXT: ("empty-text-block", "an empty or whitespace-only text block (the API rejects it)"),
     UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
     CUT_SIGNATURE: ("thinking-signature-truncated", "a thinking block whose signature is cut short"),
+    EMPTY_ERROR_RESULT: ("tool-error-result-empty", "a tool_result with is_error true and no content"),
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: (
@@ -129,6 +142,7 @@ FIX_OF_BIT = {
     BLANK_TEXT: "drop-empty-blocks",
     UNSIGNED_THINKING: "drop-unsigned-thinking",
     CUT_SIGNATURE: "drop-truncated-thinking",
+    EMPTY_ERROR_RESULT: "fill-error-result",
     NUL_CHAR: "replace-nul",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
@@ -198,7 +212,9 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             kept += 1
         elif bt == "tool_result":
             inner = b.get("content")
-            if type(inner) is str:
+            if not inner and b.get("is_error") is True:
+                bad |= EMPTY_ERROR_RESULT
+            elif type(inner) is str:
                 if "\x00" in inner:
                     bad |= NUL_CHAR
             else:
@@ -419,6 +435,8 @@ def fix_string(content: str) -> str:
 
 def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
     inner = b.get("content")
+    if bits & EMPTY_ERROR_RESULT and not inner and b.get("is_error") is True:
+        return {**b, "content": EMPTY_ERROR_TEXT}
     if isinstance(inner, str):
         if bits & NUL_CHAR and "\x00" in inner:
             return {**b, "content": fix_string(inner)}

@@ -168,6 +168,13 @@ CODES: dict[str, Code] = {
             "drop-truncated-thinking",
             "a thinking block whose signature is cut short (not whole base64 or protobuf)",
         ),
+        _c(
+            "tool-error-result-empty",
+            "api",
+            E,
+            "fill-error-result",
+            "a tool_result with is_error true and no content",
+        ),
         _c("nul-in-content", "api", E, "replace-nul", "a NUL character (U+0000) in text or tool output"),
         _c(
             "tool-name-too-long",
