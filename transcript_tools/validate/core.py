@@ -8,12 +8,15 @@ Four families (see `diagnostics.CODES`):
 - *schema*: records that do not fit `schemas/` (unknown types are a warning: new ones
   appear every few Claude Code releases);
 - *chain*: the uuid graph (duplicates, dangling parents, cycles, several roots, a
-  sessionId that is not the session's, a sidechain on the main chain);
+  sessionId that is not the session's, a sidechain on the main chain), and a compact
+  boundary without its ``compactMetadata`` (`boundary_meta`);
 - *api*: what the Messages API would reject when the session is resumed, judged on the
   conversation a resume sends (`active.conversation_nodes`): unpaired tool calls and
   results, split messages torn apart, empty content, images over 5 MB or past the pixel
-  limits, a request over 32 MB, a tool_use id used twice, and the block-level rules of
-  `api_rules` (empty text blocks, unsigned thinking, NULs, over-long tool names).
+  limits, a request over 32 MB, a tool_use id used twice, the block-level rules of
+  `api_rules` (empty text blocks, unsigned or cut thinking signatures, NULs, over-long
+  tool names, empty error results), and a session ending in Claude Code's persisted
+  "Prompt is too long" error (judged in the streaming pass, past the cap too).
 
 Invariants:
 - Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
