@@ -26,9 +26,9 @@ ones users report; the README's catalogue names the public threads.
   Claude Code 2.0 to 2.1.332) is standard base64 of one whole protobuf message (first
   byte 0x08 or 0x12, every field complete); a cut one is either not base64 or ends
   inside a field (of every prefix of those 263, 99.97 % are caught; the rest end exactly
-  on a field boundary). A signature that is not base64 at all is flagged too (the API
-  cannot verify it either); one that is base64 of something else (another issuer's
-  shape) is not judged. Fix: drop the block, as for ``UNSIGNED_THINKING``.
+  on a field boundary). Only a signature that begins as the API's do is judged: one of
+  another shape (a proxy's, a stand-in's, a placeholder) is left alone. Fix: drop the
+  block, as for ``UNSIGNED_THINKING``.
 - ``EMPTY_ERROR_RESULT`` (``tool-error-result-empty``): a ``tool_result`` with
   ``is_error: true`` and no content (``""``, ``[]`` or none: a tool that failed without a
   message). API: ``messages.N.content.M.tool_result: content cannot be empty if
@@ -253,10 +253,18 @@ _B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 
 def signature_cut(sig: str) -> bool:
-    """Is this (non-empty) thinking signature cut short? True when it is not standard
-    base64, or is base64 of a protobuf message (first byte 0x08 or 0x12, as every
-    signature the API issued) that ends inside a field. Module docstring: why."""
+    """Is this (non-empty) thinking signature cut short? Judged only for a signature that
+    begins as every one the API issued does (base64 of a protobuf message that starts
+    with field 2, "E…", or with field 1 = 2 then field 2, "CAIS…"): True when it is shorter
+    than one base64 quantum, not whole base64, or the message ends inside a field. Another issuer's shape (a proxy's, a stand-in's) is not judged. Module
+    docstring: why."""
     raw = sig.encode("ascii", "replace")
+    if raw[:1] not in (b"C", b"E") or not _B64.issuperset(raw[:4]):
+        return False  # 0x08 / 0x12 are "C" / "E" in base64: another shape, not judged
+    if len(raw) < 4:
+        return True
+    if raw[:4] not in (b"CAIS",) and raw[:1] == b"C":
+        return False  # 0x08 then not the API's second field: not judged
     if len(raw) % 4 or not _B64.issuperset(raw):
         return True
     try:
@@ -264,7 +272,7 @@ def signature_cut(sig: str) -> bool:
     except ValueError:
         return True
     if not d or d[0] not in (0x08, 0x12):
-        return False  # another issuer's shape (a proxy's, a stand-in's): not judged
+        return False
     return not _whole_protobuf(d)
 
 
