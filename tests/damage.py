@@ -486,6 +486,57 @@ def thinking_unsigned(data: bytes) -> Damaged:
     )
 
 
+def _after_last_boundary(t: _Transcript, candidates: list[int]) -> list[int]:
+    """The candidates a resume sends for sure: those after the last compact boundary."""
+    cut = max(
+        (i for i, r in enumerate(t.records) if r and r.get("subtype") == "compact_boundary"), default=-1
+    )
+    return [i for i in candidates if i > cut] or candidates
+
+
+def empty_content(data: bytes) -> Damaged:
+    """A response whose content is an empty list (a stream cut before its first block;
+    anthropics/claude-code#2196, #4416)."""
+    t = _Transcript(data)
+    texts = [
+        i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and t.kinds(i) == {"text"}
+    ]
+    i = t.middle(_after_last_boundary(t, texts))
+    rec = _copy(t, i)
+    rec["message"]["content"] = []
+    return Damaged(
+        "empty-content",
+        t.join(_edit(t, i, rec)),
+        ("empty-content",),
+        (t.uuid(i),),
+        f"empty content on line {i + 1}",
+    )
+
+
+#: A real signature (fixtures/real, Claude Code 2.1.x), cut to 24 characters as the ones
+#: anthropics/claude-code#21726 found.
+_CUT_SIGNATURE = "EogDCkYIBRgCKkAbFspga3DT"
+
+
+def thinking_signature_truncated(data: bytes) -> Damaged:
+    """A response whose thinking block's signature was cut short (#21726)."""
+    t = _Transcript(data)
+    i = t.middle(
+        [i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)]
+    )
+    rec = _copy(t, i)
+    rec["message"]["content"] = [
+        {"type": "thinking", "thinking": "Considering the request.", "signature": _CUT_SIGNATURE}
+    ] + rec["message"]["content"]
+    return Damaged(
+        "thinking-signature-truncated",
+        t.join(_edit(t, i, rec)),
+        ("thinking-signature-truncated",),
+        (t.uuid(i),),
+        f"a thinking block with a 24-character signature on line {i + 1}",
+    )
+
+
 def nul_in_content(data: bytes) -> Damaged:
     """A tool result holding NUL characters (a binary read as text, #94055)."""
     t = _Transcript(data)
@@ -664,16 +715,110 @@ def many_images_past_2000px(data: bytes) -> Damaged:
     )
 
 
+def prompt_too_long(data: bytes) -> Damaged:
+    """A session grown past the context window by one huge tool result (a 1 MB build log),
+    whose last turn Claude Code saved as its "Prompt is too long" error: the record as
+    2.1.332 writes it when the API refuses the request (seen against the stand-in; the
+    body is the one anthropics/claude-code#7866 reports)."""
+    t = _Transcript(data)
+    i = t.middle(_after_last_boundary(t, [i for i in t.messages() if "tool_result" in t.kinds(i)]))
+    rec = _copy(t, i)
+    log = "".join(
+        f"test_case_{n:06d} ... FAILED (see build log above for the traceback)\n" for n in range(14_000)
+    )
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = log
+            break
+    lines = _edit(t, i, rec)
+    last = t.messages()[-1]
+    env = {
+        k: v
+        for k, v in (t.records[last] or {}).items()
+        if k in ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch")
+    }
+    when = (t.records[last] or {}).get("timestamp")
+    prompt_uuid, error_uuid = "7e57c0de-0000-4000-8000-00000000a001", "7e57c0de-0000-4000-8000-00000000a002"
+    prompt = {
+        "parentUuid": t.uuid(last),
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": "Now summarise every failure in that log."},
+        "uuid": prompt_uuid,
+        "timestamp": when,
+        **env,
+    }
+    said = "prompt is too long: 262511 tokens > 200000 maximum"
+    error = {
+        "parentUuid": prompt_uuid,
+        "isSidechain": False,
+        "type": "assistant",
+        "uuid": error_uuid,
+        "timestamp": when,
+        "message": {
+            "id": "3f1c1b8e-2a57-4b7e-9a8e-5c0f1d2e3a4b",
+            "container": None,
+            "model": "<synthetic>",
+            "role": "assistant",
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "type": "message",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "content": [{"type": "text", "text": "Prompt is too long"}],
+        },
+        "error": "invalid_request",
+        "errorDetails": '400 {"type":"error","error":{"type":"invalid_request_error","message":"'
+        + said
+        + '"},"request_id":"req_0"}',
+        "isApiErrorMessage": True,
+        "apiErrorStatus": 400,
+        "apiErrorType": "invalid_request_error",
+        "resendCannotCure": True,
+        **env,
+    }
+    extra = [orjson.dumps(prompt) + b"\n", orjson.dumps(error) + b"\n"]
+    return Damaged(
+        "prompt-too-long",
+        b"".join(lines) + b"".join(extra),
+        ("prompt-too-long",),
+        (t.uuid(i),),
+        f"a 1 MB tool result on line {i + 1} and Claude Code's persisted error after it",
+    )
+
+
+def tool_error_result_empty(data: bytes) -> Damaged:
+    """A tool result flagged as an error with no content (a tool that failed without a
+    message; jlevy/markform#153)."""
+    t = _Transcript(data)
+    i = t.middle(_after_last_boundary(t, [i for i in t.messages() if "tool_result" in t.kinds(i)]))
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = ""
+            b["is_error"] = True
+            break
+    return Damaged(
+        "tool-error-result-empty",
+        t.join(_edit(t, i, rec)),
+        ("tool-error-result-empty",),
+        (t.uuid(i),),
+        f"an empty error result on line {i + 1}",
+    )
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "image-past-8000px": image_past_8000px,
     "many-images-past-2000px": many_images_past_2000px,
     "image-too-large": image_too_large,
     "empty-text-block": empty_text_block,
+    "empty-content": empty_content,
     "thinking-unsigned": thinking_unsigned,
+    "thinking-signature-truncated": thinking_signature_truncated,
     "nul-in-content": nul_in_content,
     "tool-name-too-long": tool_name_too_long,
     "tool-use-id-duplicate": tool_use_id_duplicate,
     "tool-reference-too-long": tool_reference_too_long,
+    "tool-error-result-empty": tool_error_result_empty,
 }
 
 

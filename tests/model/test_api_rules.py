@@ -12,6 +12,7 @@ tests/model/test_api_rules_claude.py.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import orjson
@@ -161,6 +162,10 @@ def test_strict_refusals_have_the_bodies_users_report() -> None:
         ]
     )
     assert refusal(body, raw).message == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    body["messages"][1]["content"][0]["signature"] = "EogDCkYIBRgCKkAbFspga3DT"  # cut short (#21726)
+    assert refusal(body, json.dumps(body).encode()).message == (
+        "messages.1.content.0: Invalid `signature` in `thinking` block"
+    )
     use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
     res = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
     body, raw = _request(
@@ -176,6 +181,17 @@ def test_strict_refusals_have_the_bodies_users_report() -> None:
     body, raw = _request(
         [
             {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [{**res, "content": "", "is_error": True}]},
+        ]
+    )
+    assert (
+        refusal(body, raw).message
+        == "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+    )
+    body, raw = _request(
+        [
+            {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{**use, "name": "x" * 201}]},
             {"role": "user", "content": [res]},
         ]
@@ -184,6 +200,34 @@ def test_strict_refusals_have_the_bodies_users_report() -> None:
         refusal(body, raw).message
         == "messages.1.content.0.tool_use.name: String should have at most 200 characters"
     )
+
+
+def test_real_signatures_are_whole_and_their_cut_prefixes_are_not() -> None:
+    """Every signature the API issued in fixtures/real (Claude Code 2.0 to 2.1.332) passes;
+    each cut to 24 characters (#21726) or to half its length is caught, and the strict
+    stand-in refuses it."""
+    sigs = {
+        m.group(1).decode()
+        for p in (ROOT / "fixtures/real").rglob("*.jsonl")
+        for m in re.finditer(rb'"signature":"([A-Za-z0-9+/=]{40,})"', p.read_bytes())
+    }
+    assert len(sigs) > 200
+    for sig in sigs:
+        assert not api_rules.signature_cut(sig), sig
+        for cut in (sig[:24], sig[: len(sig) // 2]):
+            assert api_rules.signature_cut(cut), cut
+            body, raw = _request(
+                [{"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": cut}]}]
+            )
+            assert refusal(body, raw) is not None
+    # Of every prefix, all but those ending exactly on a field boundary are caught.
+    prefixes = [sig[:k] for sig in sigs for k in range(1, len(sig))]
+    missed = sum(1 for p in prefixes if not api_rules.signature_cut(p))
+    assert missed / len(prefixes) < 0.001, (missed, len(prefixes))
+    # Signatures of another shape than the API's are not judged: the stand-in's own, a
+    # fixture's placeholder.
+    assert not api_rules.signature_cut("c3RhbmRpbg==")
+    assert not api_rules.signature_cut("[trimmed for fixture]")
 
 
 def test_resume_conversation_renames_a_duplicate_id_with_its_result() -> None:

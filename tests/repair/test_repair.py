@@ -406,15 +406,50 @@ def test_real_files_with_errors_come_out_clean(name: str) -> None:
 
 
 def test_what_repair_cannot_fix_is_reported_as_remaining() -> None:
+    # A conversation over the API's 32 MB: repair has no fix for it (tt compact has).
     src = S332.read_bytes()
     lines = src.splitlines(keepends=True)
-    i = max(k for k, ln in enumerate(lines) if b'"type":"assistant"' in ln)
+    i = max(k for k, ln in enumerate(lines) if b'"type":"user"' in ln and b'"tool_result"' not in ln)
+    rec = orjson.loads(lines[i])
+    rec["message"]["content"] = "x" * 33_000_000
+    lines[i] = orjson.dumps(rec) + b"\n"
+    r = repair_bytes(b"".join(lines))
+    assert [d.code for d in r.plan.remaining] == ["request-too-large"]
+    assert r.plan.remaining_errors == 1
+
+
+def test_an_empty_message_is_dropped_and_its_child_relinked() -> None:
+    src = S332.read_bytes()
+    lines = src.splitlines(keepends=True)
+    parents = {orjson.loads(ln).get("parentUuid") for ln in lines}
+    i = max(
+        k
+        for k, ln in enumerate(lines)
+        if b'"type":"assistant"' in ln and b'"tool_use"' not in ln and orjson.loads(ln)["uuid"] in parents
+    )
     rec = orjson.loads(lines[i])
     rec["message"]["content"] = []
     lines[i] = orjson.dumps(rec) + b"\n"
-    r = repair_bytes(b"".join(lines))
-    assert [(d.code, d.line) for d in r.plan.remaining] == [("empty-content", i + 1)]
-    assert r.plan.remaining_errors == 1
+    damaged = b"".join(lines)
+    r = repair_bytes(damaged)
+    assert r.plan.remaining == []
+    first = r.plan.actions[0]
+    assert (first.fix, first.code, first.line) == (
+        "drop-empty-message",
+        "empty-content",
+        i + 1,
+    )
+    # The message's line and the old line of each child relinked go to the quarantine.
+    codes = [q["reasons"][0]["code"] for q in r.quarantine]
+    assert set(codes) == {"empty-content"} and len(codes) >= 2
+    check_accounting(damaged, r)
+    out = [orjson.loads(x) for x in r.data.splitlines()]
+    assert [x for x in out if x.get("uuid") == rec["uuid"]] == []
+    # Its children now name its parent.
+    was = [orjson.loads(x).get("uuid") for x in lines if orjson.loads(x).get("parentUuid") == rec["uuid"]]
+    assert was and [x.get("parentUuid") for x in out if x.get("uuid") in was] == [rec["parentUuid"]] * len(
+        was
+    )
 
 
 def test_a_load_from_the_last_boundary_is_not_damage() -> None:

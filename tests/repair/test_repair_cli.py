@@ -133,15 +133,16 @@ def test_json_report(damaged: Path, tmp_path: Path) -> None:
 
 
 def test_damage_repair_cannot_fix_exits_1(tmp_path: Path) -> None:
+    # A conversation over the API's 32 MB (tt compact's to shrink, not repair's) and NULs.
     lines = S332.read_bytes().splitlines(keepends=True)
-    i = max(k for k, ln in enumerate(lines) if b'"type":"assistant"' in ln)
+    i = max(k for k, ln in enumerate(lines) if b'"type":"user"' in ln and b'"tool_result"' not in ln)
     rec = orjson.loads(lines[i])
-    rec["message"]["content"] = []
-    p = tmp_path / "empty.jsonl"
+    rec["message"]["content"] = "x" * 33_000_000
+    p = tmp_path / "big.jsonl"
     p.write_bytes(b"".join([*lines[:i], orjson.dumps(rec) + b"\n", *lines[i + 1 :], b"\x00\x00\n"]))
     r = tt("repair", str(p), "-o", str(tmp_path / "o.jsonl"))
     assert r.returncode == 1
-    assert "empty-content" in r.stdout and "not repaired" in r.stdout
+    assert "request-too-large" in r.stdout and "not repaired" in r.stdout
     assert b"\x00" not in (tmp_path / "o.jsonl").read_bytes()  # what could be fixed was
 
 

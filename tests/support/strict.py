@@ -1,7 +1,7 @@
 """The Messages API's request rules, as the strict stand-in enforces them.
 
 `refusal(body, raw)` is the 400 the real API gives a ``/v1/messages`` request that
-breaks one of the rules of tt's catalogue (README "Requests the API refuses"), with the
+breaks one of the rules of tt's catalogue (a request past the context window included) (README "Requests the API refuses"), with the
 status and error message users report in the public threads named there, or None. Only
 the first broken rule is reported, as the API does.
 
@@ -12,11 +12,16 @@ way) are skipped when pairing calls with results.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from tests.support.wire import ApiError
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The context window the strict stand-in enforces (200k, the window of the models the
+#: pinned CLIs' sessions name), in its own estimate: four characters a token over the
+#: body, base64 image data left out (the API counts images by their pixels).
+CONTEXT_TOKENS = 200_000
 
 
 def _e(message: str) -> ApiError:
@@ -56,7 +61,7 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
             got = _block(i, j, b, seen)
             if got is not None:
                 return got
-    return _dimensions(msgs) or _pairing(msgs)
+    return _dimensions(msgs) or _pairing(msgs) or _window(msgs, raw)
 
 
 def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None:
@@ -73,7 +78,8 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
         sig = b.get("signature")
         if sig is None:
             return _e(f"messages.{i}.content.{j}.thinking.signature: Field required")
-        if not isinstance(sig, str) or not sig:
+        if not isinstance(sig, str) or not sig or _cut(sig):
+            # A cut one as well (anthropics/claude-code#21726: 24-character signatures).
             return _e(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
     elif t == "tool_use":
         name = b.get("name")
@@ -84,6 +90,9 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
             return _e(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
         if isinstance(tid, str):
             seen.add(tid)
+    elif t == "tool_result" and b.get("is_error") is True and not b.get("content"):
+        # jlevy/markform#153
+        return _e(f"messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true")
     elif t == "tool_result" and isinstance(b.get("content"), list):
         for k, x in enumerate(b["content"]):
             if isinstance(x, dict) and x.get("type") == "tool_reference":
@@ -99,6 +108,43 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
     elif t == "image":
         return _image(f"messages.{i}.content.{j}", b)
     return None
+
+
+def _cut(sig: str) -> bool:
+    """The API verifies a signature with its key; the stand-in cannot, so it takes its own
+    (``c3RhbmRpbg==``) and any whole base64 protobuf message (the shape of every signature
+    the API issues) and refuses the rest: not base64, or a protobuf that ends mid-field."""
+    if sig == "c3RhbmRpbg==":
+        return False
+    try:
+        d = base64.b64decode(sig, validate=True)
+    except ValueError:
+        return True
+    i, n = 0, len(d)
+    while i < n:
+        tag, i = _varint(d, i)
+        wire = tag & 7
+        if wire == 0:
+            _, i = _varint(d, i)
+        elif wire == 2:
+            size, i = _varint(d, i)
+            i += size
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            return True
+    return i != n or n == 0
+
+
+def _varint(d: bytes, i: int) -> tuple[int, int]:
+    v = shift = 0
+    while i < len(d):
+        v |= (d[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if d[i - 1] < 0x80:
+            return v, i
+    return 0, len(d) + 1
 
 
 def _image(where: str, b: dict[str, Any]) -> ApiError | None:
@@ -147,6 +193,27 @@ def _dimensions(msgs: list[Any]) -> ApiError | None:
                     f"{where}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"
                 )
     return None
+
+
+def _window(msgs: list[Any], raw: bytes) -> ApiError | None:
+    """The request past the context window: the body users report (anthropics/claude-code#7866)."""
+    size = len(raw)
+    if size // 4 <= CONTEXT_TOKENS:
+        return None
+    for m in msgs:
+        content = m.get("content") if isinstance(m, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            for x in [b, *(inner if isinstance(inner, list) else [])]:
+                src = x.get("source") if isinstance(x, dict) and x.get("type") == "image" else None
+                if isinstance(src, dict) and isinstance(src.get("data"), str):
+                    size -= len(src["data"])
+    tokens = size // 4
+    if tokens <= CONTEXT_TOKENS:
+        return None
+    return _e(f"prompt is too long: {tokens} tokens > {CONTEXT_TOKENS} maximum")
 
 
 def _pairing(msgs: list[Any]) -> ApiError | None:

@@ -5,8 +5,9 @@ assistant only) with their `active.NodeFacts` and yields ``(code, node, message)
 tool calls left unanswered, results with no call before them, one response's lines split
 apart by other messages, empty content, images over 5 MB, a request over 32 MB, one
 ``tool_use`` id used twice, and the block-level rules of `api_rules` (empty text blocks,
-unsigned thinking, NULs, tool names past the API's limits), one finding per rule and
-message.
+unsigned or cut thinking signatures, NULs, tool names past the API's limits, empty error
+results), one finding per rule and message. (A persisted "Prompt is too long" is judged by
+the streaming validator itself: it needs no facts.)
 
 Invariants: pure (no I/O); the facts are all it reads, so the streaming validator and the
 in-memory repair judge alike.

@@ -18,8 +18,25 @@ ones users report; the README's catalogue names the public threads.
   `thinking` block``. Fix: drop the block. The API cannot verify it, so no request may
   carry it; the model never sees earlier turns' thinking anyway (only the last
   assistant turn's is used), so the conversation loses nothing the model would read.
-  A signature that is present but cut short cannot be told from a valid one offline
-  (only the API holds the key): it is not flagged.
+- ``CUT_SIGNATURE`` (``thinking-signature-truncated``): a ``thinking`` block whose
+  signature is cut short (a stream or a persister stopped mid-signature; claude-code#21726
+  found 24-character ones, openclaw/openclaw#92201 and #108443 elided ones). API:
+  ``messages.N.content.M: Invalid `signature` in `thinking` block``. Only the API holds
+  the key, but every signature the API has issued (all 263 distinct ones in fixtures/,
+  Claude Code 2.0 to 2.1.332) is standard base64 of one whole protobuf message (first
+  byte 0x08 or 0x12, every field complete); a cut one is either not base64 or ends
+  inside a field (of every prefix of those 263, 99.97 % are caught; the rest end exactly
+  on a field boundary). Only a signature that begins as the API's do is judged: one of
+  another shape (a proxy's, a stand-in's, a placeholder) is left alone. Fix: drop the
+  block, as for ``UNSIGNED_THINKING``.
+- ``EMPTY_ERROR_RESULT`` (``tool-error-result-empty``): a ``tool_result`` with
+  ``is_error: true`` and no content (``""``, ``[]`` or none: a tool that failed without a
+  message). API: ``messages.N.content.M.tool_result: content cannot be empty if
+  `is_error` is true`` (jlevy/markform#153; the same rule on Bedrock,
+  aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15). Fix: the content
+  becomes a text saying the tool failed without a message: there was nothing to lose, the
+  call stays answered (dropping the result would leave the call unpaired) and the error
+  flag stays.
 - ``NUL_CHAR`` (``nul-in-content``): U+0000 in a text block or in a tool result's text
   (a Bash tool reading a binary). Claude Code sends a body cut at the NUL and the API
   answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
@@ -76,10 +93,16 @@ BIG_IMAGE = 32
 #: request holds more than 20 images).
 HUGE_IMAGE = 64
 WIDE_IMAGE = 128
-#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
-RULE_MASK = 0xFF
 #: Every block would go (after the fixes the message holds nothing): set with the others.
 ALL_GONE = 1 << 8
+#: A thinking block whose signature is cut short (`signature_cut`).
+CUT_SIGNATURE = 1 << 9
+#: A tool_result with is_error true and no content.
+EMPTY_ERROR_RESULT = 1 << 10
+#: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
+RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT
+#: The text an empty error result gets (`EMPTY_ERROR_RESULT`).
+EMPTY_ERROR_TEXT = "[tt: the tool reported an error without a message]"
 #: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
 IMAGES_SHIFT = 16
 #: The API's image dimension limits (Messages API docs, "Vision"): 8000 px a side, and
@@ -98,6 +121,8 @@ MAX_TOOL_REFERENCE = 64
 CODE_OF_BIT: dict[int, tuple[str, str]] = {
     BLANK_TEXT: ("empty-text-block", "an empty or whitespace-only text block (the API rejects it)"),
     UNSIGNED_THINKING: ("thinking-unsigned", "a thinking block with an empty or missing signature"),
+    CUT_SIGNATURE: ("thinking-signature-truncated", "a thinking block whose signature is cut short"),
+    EMPTY_ERROR_RESULT: ("tool-error-result-empty", "a tool_result with is_error true and no content"),
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: (
@@ -116,6 +141,8 @@ RULE_BITS = tuple(b for b in CODE_OF_BIT if b != BIG_IMAGE)  # the bits `content
 FIX_OF_BIT = {
     BLANK_TEXT: "drop-empty-blocks",
     UNSIGNED_THINKING: "drop-unsigned-thinking",
+    CUT_SIGNATURE: "drop-truncated-thinking",
+    EMPTY_ERROR_RESULT: "fill-error-result",
     NUL_CHAR: "replace-nul",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
@@ -185,7 +212,9 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             kept += 1
         elif bt == "tool_result":
             inner = b.get("content")
-            if type(inner) is str:
+            if not inner and b.get("is_error") is True:
+                bad |= EMPTY_ERROR_RESULT
+            elif type(inner) is str:
                 if "\x00" in inner:
                     bad |= NUL_CHAR
             else:
@@ -203,10 +232,12 @@ def content_problems(content: Any, assistant: bool = False) -> int:
                 bad |= BLANK_TEXT
         elif bt == "thinking":
             sig = b.get("signature")
-            if type(sig) is str and sig:
-                kept += 1
-            else:
+            if type(sig) is not str or not sig:
                 bad |= UNSIGNED_THINKING
+            elif signature_cut(sig):
+                bad |= CUT_SIGNATURE
+            else:
+                kept += 1
         elif bt == "image":
             bad |= _image_bad(b)
             images += 1
@@ -216,6 +247,73 @@ def content_problems(content: Any, assistant: bool = False) -> int:
     if bad and not kept:
         bad |= ALL_GONE
     return bad | min(images, 255) << IMAGES_SHIFT if images else bad
+
+
+_B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def signature_cut(sig: str) -> bool:
+    """Is this (non-empty) thinking signature cut short? Judged only for a signature that
+    begins as every one the API issued does (base64 of a protobuf message that starts
+    with field 2, "E…", or with field 1 = 2 then field 2, "CAIS…"): True when it is shorter
+    than one base64 quantum, not whole base64, or the message ends inside a field. Another issuer's shape (a proxy's, a stand-in's) is not judged. Module
+    docstring: why."""
+    raw = sig.encode("ascii", "replace")
+    if raw[:1] not in (b"C", b"E") or not _B64.issuperset(raw[:4]):
+        return False  # 0x08 / 0x12 are "C" / "E" in base64: another shape, not judged
+    if len(raw) < 4:
+        return True
+    if raw[:4] not in (b"CAIS",) and raw[:1] == b"C":
+        return False  # 0x08 then not the API's second field: not judged
+    if len(raw) % 4 or not _B64.issuperset(raw):
+        return True
+    try:
+        d = base64.b64decode(raw, validate=True)
+    except ValueError:
+        return True
+    if not d or d[0] not in (0x08, 0x12):
+        return False
+    return not _whole_protobuf(d)
+
+
+def _whole_protobuf(d: bytes) -> bool:
+    n = len(d)
+    i = 0
+    while i < n:
+        tag, i = _varint(d, i)
+        if tag < 8:
+            return False
+        wire = tag & 7
+        if wire == 0:
+            _, i = _varint(d, i)
+        elif wire == 2:
+            size, i = _varint(d, i)
+            if size < 0:
+                return False
+            i += size
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            return False
+        if i < 0 or i > n:
+            return False
+    return True
+
+
+def _varint(d: bytes, i: int) -> tuple[int, int]:
+    """(value, next index); (-1, -1) when the bytes end inside it."""
+    v = shift = 0
+    n = len(d)
+    while i < n:
+        c = d[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7
+    return -1, -1
 
 
 def _image_bad(block: dict[str, Any]) -> int:
@@ -305,9 +403,13 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
                 out.append({**b, "text": t.replace("\x00", NUL_SUBSTITUTE)})
                 changed = True
                 continue
-        elif bt == "thinking" and bits & UNSIGNED_THINKING:
+        elif bt == "thinking" and bits & (UNSIGNED_THINKING | CUT_SIGNATURE):
             s = b.get("signature")
             if not isinstance(s, str) or not s:
+                if bits & UNSIGNED_THINKING:
+                    changed = True
+                    continue
+            elif bits & CUT_SIGNATURE and signature_cut(s):
                 changed = True
                 continue
         elif bt == "tool_use" and bits & LONG_TOOL_NAME:
@@ -341,6 +443,8 @@ def fix_string(content: str) -> str:
 
 def _fix_result(b: dict[str, Any], bits: int) -> dict[str, Any]:
     inner = b.get("content")
+    if bits & EMPTY_ERROR_RESULT and not inner and b.get("is_error") is True:
+        return {**b, "content": EMPTY_ERROR_TEXT}
     if isinstance(inner, str):
         if bits & NUL_CHAR and "\x00" in inner:
             return {**b, "content": fix_string(inner)}
@@ -473,3 +577,45 @@ def rename_ids(content: list[Any], uses: dict[str, str], results: dict[str, str]
                 changed = True
         out.append(b)
     return out if changed else content
+
+
+#: The text of Claude Code's persisted error for a request past the context window
+#: (2.1.197 and 2.1.332 write it as an ``isApiErrorMessage`` assistant record, model
+#: ``<synthetic>``, with the API's body in ``errorDetails``; 2.1.332 adds
+#: ``resendCannotCure: true``).
+PROMPT_TOO_LONG = "Prompt is too long"
+
+
+def prompt_too_long(record: dict[str, Any]) -> str | None:
+    """For Claude Code's persisted "Prompt is too long" error record: what the API said
+    (``prompt is too long: N tokens > M maximum`` when the record keeps it), else None.
+
+    Neither pinned CLI sends this record again; what blocks every retry is the history
+    before it, which the API refused as past the context window and which every resume
+    sends again, plus the new prompt (``prompt-too-long``; README "Requests the API
+    refuses"). Only the last response of a conversation is judged (by the callers), and
+    only an error written after the conversation's last compact boundary (`refused_since`):
+    a compaction's kept copy of it keeps its old timestamp."""
+    if record.get("isApiErrorMessage") is not True:
+        return None
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].startswith(PROMPT_TOO_LONG)
+        for b in content
+    ):
+        return None
+    details = record.get("errorDetails")
+    if isinstance(details, str):
+        k = details.find("prompt is too long")
+        if k >= 0:
+            return details[k:].split('"', 1)[0]
+    return PROMPT_TOO_LONG
+
+
+def refused_since(record: dict[str, Any], boundary_ts: Any) -> bool:
+    """Was this error written after the compact boundary of time ``boundary_ts`` (None:
+    no boundary)? A compaction (Claude Code's or tt's) may copy the error into its kept
+    tail; the copy keeps the original's timestamp, older than the boundary."""
+    ts = record.get("timestamp")
+    return not isinstance(boundary_ts, str) or not isinstance(ts, str) or ts > boundary_ts

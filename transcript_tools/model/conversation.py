@@ -83,6 +83,8 @@ from .api_rules import (
     fix_content,
     fix_string,
     long_named_calls,
+    prompt_too_long,
+    refused_since,
     rename_ids,
     renamed_id,
 )
@@ -121,7 +123,8 @@ class Note:
 
     #: synthetic-tool-result | orphan-tool-result | split-message | empty-message |
     #: orphan-thinking | no-response-sentinel | queued-command-dropped |
-    #: thinking-not-sent (detail: how many blocks of a message that is sent) | the
+    #: thinking-not-sent (detail: how many blocks of a message that is sent) |
+    #: prompt-too-long (detail: what the API said; `tt resume` refuses to send) | the
     #: `tt validate` code of a request rule fixed (rule 8: empty-text-block, ...)
     code: str
     uuid: str | None
@@ -379,6 +382,8 @@ def _group(entries: Iterable[Entry], notes: list[Note], model: str | None = None
     out: list[_Msg] = []
     queued: list[dict[str, Any]] = []  # queued_command reminders waiting for a user message
     mids: set[str] = set()
+    too_long: Note | None = None  # Claude Code's persisted "Prompt is too long", when last
+    boundary_ts: Any = None
     for e in entries:
         rec = e.record
         t = rec.get("type")
@@ -396,6 +401,9 @@ def _group(entries: Iterable[Entry], notes: list[Note], model: str | None = None
                     queued.append(reminder)
             continue
         if t == "system":
+            if rec.get("subtype") == "compact_boundary":
+                boundary_ts = rec.get("timestamp")
+                too_long = None
             content = rec.get("content")
             if rec.get("subtype") == "local_command" and isinstance(content, str) and content:
                 _add_user(out, [_text(content)], content, uuid)
@@ -406,7 +414,12 @@ def _group(entries: Iterable[Entry], notes: list[Note], model: str | None = None
         if not isinstance(msg, dict):
             continue
         if t == "assistant" and rec.get("isApiErrorMessage") is True:
+            said = prompt_too_long(rec)
+            if said is not None and refused_since(rec, boundary_ts):
+                too_long = Note("prompt-too-long", uuid, said)
             continue
+        if t == "assistant":
+            too_long = None  # a response after it: the history fitted again
         content = msg.get("content")
         dropped = 0
         if isinstance(content, str):
@@ -454,6 +467,8 @@ def _group(entries: Iterable[Entry], notes: list[Note], model: str | None = None
         out.append(_Msg("assistant", blocks, mid, uuid, string, dropped))
     if queued:
         notes.append(Note("queued-command-dropped", None, f"{len(queued)} after the last user message"))
+    if too_long is not None:
+        notes.append(too_long)
     return out
 
 

@@ -115,6 +115,13 @@ CODES: dict[str, Code] = {
             "the active main chain passes through a sidechain entry",
         ),
         _c("no-conversation", "chain", W, None, "no user or assistant entry outside sidechains"),
+        _c(
+            "compact-metadata-missing",
+            "chain",
+            W,
+            "restore-compact-metadata",
+            "a compact boundary without compactMetadata (Claude Code 2.1.197's next /compact fails)",
+        ),
         # api family: judged on the conversation a resume would send
         _c(
             "tool-use-unpaired", "api", E, "add-interrupted-result", "a tool_use with no tool_result after it"
@@ -133,7 +140,13 @@ CODES: dict[str, Code] = {
             "regroup-split-message",
             "lines of one message.id are split apart by other messages",
         ),
-        _c("empty-content", "api", E, None, "a message with empty content (the API rejects it)"),
+        _c(
+            "empty-content",
+            "api",
+            E,
+            "drop-empty-message",
+            "a message with empty content (the API rejects it)",
+        ),
         _c(
             "empty-text-block",
             "api",
@@ -147,6 +160,20 @@ CODES: dict[str, Code] = {
             E,
             "drop-unsigned-thinking",
             "a thinking block whose signature is empty or missing",
+        ),
+        _c(
+            "thinking-signature-truncated",
+            "api",
+            E,
+            "drop-truncated-thinking",
+            "a thinking block whose signature is cut short (not whole base64 or protobuf)",
+        ),
+        _c(
+            "tool-error-result-empty",
+            "api",
+            E,
+            "fill-error-result",
+            "a tool_result with is_error true and no content",
         ),
         _c("nul-in-content", "api", E, "replace-nul", "a NUL character (U+0000) in text or tool output"),
         _c(
@@ -177,6 +204,13 @@ CODES: dict[str, Code] = {
             E,
             "image-to-text",
             "an image past 8000 px a side, or past 2000 px in a request of over 20 images",
+        ),
+        _c(
+            "prompt-too-long",
+            "api",
+            E,
+            "compact-history",
+            'the session ends in Claude Code\'s persisted "Prompt is too long" error: its history is past the context window',
         ),
         _c("request-too-large", "api", E, None, "the rebuilt request is over the API's 32 MB limit"),
         _c("past-cap", "api", W, None, "the file is past the 50 MiB cap for in-memory loads"),

@@ -16,10 +16,13 @@ One fix per ``tt validate`` code (`diagnostics.CODES` names them): ``cut-torn-ta
 ``replace-lone-surrogate``, ``normalise-line-ends``, ``drop-blank-lines``,
 ``drop-duplicates``, ``relink-parent``, ``relink-logical-parent``, ``break-cycle``,
 ``add-interrupted-result``, ``orphan-result-to-text`` (or ``drop-orphan-result``),
-``regroup-split-message``, ``shrink-image``, and the request rules of `api_rules`
-(``drop-empty-blocks``, ``drop-unsigned-thinking``, ``replace-nul``, ``tool-call-to-text``,
-``tool-reference-to-text``, ``image-to-text``, ``rename-duplicate-tool-id``); opt-in
-``strip-thinking``.
+``regroup-split-message``, ``shrink-image``, ``drop-empty-message``,
+``restore-compact-metadata`` (`boundary_meta`), and the request rules of `api_rules`
+(``drop-empty-blocks``, ``drop-unsigned-thinking``, ``drop-truncated-thinking``,
+``fill-error-result``, ``replace-nul``, ``tool-call-to-text``, ``tool-reference-to-text``,
+``image-to-text``, ``rename-duplicate-tool-id``); opt-in ``strip-thinking``. The file side
+(`files`) adds ``compact-history`` for ``prompt-too-long``: an offline compaction appended
+after the write (nothing removed).
 
 Invariants:
 - Nothing is lost: output + quarantine hold every input byte.

@@ -150,10 +150,16 @@ def repair_file(
     r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
     r.actions, r.api_checked = plan.actions, plan.api_checked
     r.remaining = [replace(d, path=str(path)) for d in plan.remaining]
-    if dry_run or (in_place and plan.identity):
+    if dry_run or (in_place and plan.identity and not plan.compact):
         return r
     target = path if in_place else out
     assert target is not None
+    if in_place and plan.identity:
+        # Nothing to rewrite: the compaction alone, which keeps the original as the .bak.
+        r.changed = True
+        r.backup = _compact(path, r, now=now, new_id=new_id, backup=backup, force=force)
+        r.output, r.written = path, True
+        return r
     sink = _Quarantine(quarantine_path(target))
     chunks = _chunks(path, s, plan, now, sink, r)
     done = False
@@ -176,7 +182,39 @@ def repair_file(
             sink.discard()
     r.output, r.written = target, True
     r.quarantine = sink.path if sink.count else None
+    if plan.compact:
+        r.changed = True
+        # The original is the .bak already (in place) or untouched (-o).
+        _compact(target, r, now=now, new_id=new_id, backup=False, force=True)
     return r
+
+
+def _compact(
+    path: Path, r: FileReport, *, now: str, new_id: Callable[[], str], backup: bool, force: bool
+) -> Path | None:
+    """``prompt-too-long``: append an offline compaction (``tt compact --in-place`` with the
+    extractive summariser and its default budget) to the written file. Nothing is
+    removed: the history stays before the boundary, as after Claude Code's own /compact.
+    Returns the backup it made, if any."""
+    from ..compact.files import Target, compact_file
+    from ..compact.summarizers import Extractive
+
+    result = compact_file(
+        path,
+        Extractive(),
+        Target("in-place", force=force, backup=backup),
+        now=lambda: now,
+        new_id=new_id,
+    )
+    if result.grows or result.nothing_to_do:
+        r.remaining.append(
+            Diagnostic(
+                "prompt-too-long",
+                "an offline compaction would not shrink the request; run `tt compact` with a smaller --keep-tokens",
+                str(r.path),
+            )
+        )
+    return result.backup
 
 
 def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: FileReport) -> Iterator[bytes]:

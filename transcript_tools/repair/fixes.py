@@ -32,6 +32,10 @@ API fixes (on the conversation a resume sends, `active.conversation_nodes`):
   content is fixed as `api_rules` says (each fix's docstring there says why it loses
   least); a message left with no block is dropped and its children take its parent; a
   call kept as text leaves its result an orphan, which the next round keeps as text.
+- ``empty-content`` (content ``""``, ``[]``, null, or one empty text block): the message
+  is dropped (the line goes to the quarantine) and its children take its parent. It
+  holds nothing, so nothing is lost; both pinned CLIs leave such a message out of the
+  request themselves (tests/model/test_api_rules_claude.py, shape ``empty-content``).
 - ``tool-use-id-duplicate``: the later call and the first result after it that answers
   that id get a fresh id (``<id>_dup<k>``), so both calls and both results stay, paired.
 (``image-too-large`` with ``max_image_bytes`` and ``--strip-thinking`` are content changes
@@ -54,6 +58,8 @@ from ..model.api_rules import (
     BIG_IMAGE,
     BLANK_TEXT,
     CODE_OF_BIT,
+    CUT_SIGNATURE,
+    EMPTY_ERROR_RESULT,
     FIX_OF_BIT,
     HUGE_IMAGE,
     LONG_TOOL_NAME,
@@ -249,6 +255,7 @@ def rule_fixes(
     """The block-level API rules and duplicate tool ids (module docstring)."""
     acts: list[Action] = []
     emptied: set[int] = set()
+    hollow: set[int] = set()  # messages whose content is empty as written (empty-content)
     pos: dict[int, int] | None = None
     taken: set[str] | None = None
     many = {node for _, node, msg in findings if msg == MANY_IMAGE_MESSAGE}
@@ -292,6 +299,10 @@ def rule_fixes(
                     )
             if f.bad & ALL_GONE:
                 emptied.add(ref)
+        elif code == "empty-content":
+            if ("empty", str(ref)) not in attempted:
+                attempted.add(("empty", str(ref)))
+                hollow.add(ref)
         elif code == "tool-use-id-duplicate":
             u = _named(f.tool_uses, msg, "tool_use id {} is")
             if u is None or ("dup", f"{ref}:{u}") in attempted:
@@ -343,12 +354,36 @@ def rule_fixes(
                     f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent held nothing the API takes and was dropped)",
                 )
             )
+    if hollow:
+        for r in sorted(hollow):
+            if r not in emptied:
+                acts.append(
+                    Action(
+                        "drop-empty-message",
+                        "empty-content",
+                        m.line(r),
+                        m.uuid(r),
+                        "dropped a message whose content is empty (the API refuses it)",
+                    )
+                )
+        for child, p in m.drop(hollow - emptied, ("empty-content", "drop-empty-message")):
+            acts.append(
+                Action(
+                    "drop-empty-message",
+                    "empty-content",
+                    m.line(child),
+                    m.uuid(child),
+                    f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent's content was empty and it was dropped)",
+                )
+            )
     return acts
 
 
 _RULE_DETAIL = {
     BLANK_TEXT: "dropped empty or whitespace-only text blocks",
     UNSIGNED_THINKING: "dropped thinking blocks with no signature (the API cannot verify them)",
+    CUT_SIGNATURE: "dropped thinking blocks whose signature is cut short (the API cannot verify them)",
+    EMPTY_ERROR_RESULT: "an error tool_result with no content now says the tool failed without a message",
     NUL_CHAR: "NUL characters replaced with U+2400",
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",

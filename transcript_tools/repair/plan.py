@@ -65,6 +65,7 @@ class EntryEdit:
     strip_thinking: bool = False
     max_image_bytes: int | None = None
     api_bits: int = 0  # `api_rules` bits to fix in the content
+    metadata: dict[str, Any] | None = None  # a compact boundary's restored compactMetadata
     uses: dict[str, str] = field(default_factory=dict)  # tool_use id renames (old -> new)
     results: dict[str, str] = field(default_factory=dict)  # tool_result id renames
 
@@ -88,6 +89,8 @@ class Plan:
     reasons: dict[int, list[Reason]] = field(default_factory=dict)  # input line -> why rewritten
     remaining: list[Diagnostic] = field(default_factory=list)
     api_checked: bool = True
+    #: ``prompt-too-long``: the file side appends an offline compaction after the write.
+    compact: bool = False
     #: Byte offset of every touched line and of every line an insert follows.
     offsets: dict[int, int] = field(default_factory=dict)
 
@@ -145,10 +148,39 @@ def make_plan(s: Survey, opts: RepairOptions, *, new_id: Callable[[], str]) -> P
             break
         plan.actions.extend(acts)
     _translate(m, plan, opts)
+    _restore_metadata(s, plan)
+    if s.too_long is not None:
+        line, uuid, said = s.too_long
+        plan.compact = True
+        plan.actions.append(
+            Action(
+                "compact-history",
+                "prompt-too-long",
+                line,
+                uuid,
+                f"the history was refused as past the context window ({said}): an offline compaction "
+                "(tt compact's) is appended; the history stays in the file",
+            )
+        )
     for line in (*plan.reasons, *plan.inserts):
         if line not in plan.offsets:
             plan.offsets[line] = s.line_offsets[line]
     return plan
+
+
+def _restore_metadata(s: Survey, plan: Plan) -> None:
+    """``compact-metadata-missing``: the metadata the file supports (`boundary_meta`)."""
+    for key, (uuid, offset) in s.bare_boundaries.items():
+        if key in plan.drop:
+            continue
+        md = s.boundary_meta.found[key]
+        plan.edits.setdefault(key, EntryEdit()).metadata = md
+        plan.offsets[key[0]] = offset
+        detail = "compactMetadata restored: " + ", ".join(f"{k}={v}" for k, v in md.items())
+        plan.reasons.setdefault(key[0], []).append(reason("compact-metadata-missing", detail=detail))
+        plan.actions.append(
+            Action("restore-compact-metadata", "compact-metadata-missing", key[0], uuid, detail)
+        )
 
 
 def _line_actions(s: Survey, plan: Plan) -> None:

@@ -105,6 +105,8 @@ def edit_record(record: dict[str, Any], edit: EntryEdit) -> dict[str, Any]:
         rec["parentUuid"] = edit.parent
     if edit.logical is not UNSET:
         rec["logicalParentUuid"] = edit.logical
+    if edit.metadata is not None:
+        rec["compactMetadata"] = edit.metadata
     msg = rec.get("message")
     if isinstance(msg, dict) and isinstance(msg.get("content"), str) and edit.api_bits & NUL_CHAR:
         rec["message"] = {**msg, "content": fix_string(msg["content"])}

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.active import MAX_IMAGE_BYTES, NodeFacts, facts_of
-from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls
+from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls, prompt_too_long, refused_since
+from ..model.boundary_meta import BoundaryMeta, lacks_metadata
 from ..model.chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
 from ..model.diagnostics import CODES
 from ..model.lines import DecodedLine
@@ -106,6 +107,14 @@ class Survey:
     entries: int = 0
     last_terminator: bytes = b"\n"
     boundary_offsets: list[tuple[int, int]] = field(default_factory=list)  # (byte offset, line) of its line
+    #: Compact boundaries without compactMetadata: key -> (uuid, byte offset of its line),
+    #: and the metadata the file supports (`boundary_meta`).
+    bare_boundaries: dict[Key, tuple[str, int]] = field(default_factory=dict)
+    boundary_meta: BoundaryMeta = field(default_factory=BoundaryMeta)
+    #: Claude Code's persisted "Prompt is too long" error while it is the main chain's
+    #: last response: (line, uuid, what the API said) (``prompt-too-long``).
+    too_long: tuple[int, str, str] | None = None
+    _boundary_ts: Any = None
     collect: bool = True
     facts_pass_done: bool = False
     _hashes: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
@@ -133,6 +142,7 @@ class Survey:
         node_offset = self.node_offset
         chain_types = CHAIN_TYPES
         opt_in = self.strip_thinking or self.max_image_bytes is not None
+        meta = self.boundary_meta
         n_lines = n_entries = 0
         terminator = self.last_terminator
         for ln in lines:
@@ -183,6 +193,22 @@ class Survey:
                     self.key_node[(ln.line, k)] = i
                 if flags & BOUNDARY:
                     self.boundary_offsets.append((ln.offset, ln.line))
+                    self.too_long = None  # compacted since
+                    self._boundary_ts = rec.get("timestamp")
+                    if lacks_metadata(rec):
+                        self.bare_boundaries[(ln.line, k)] = (uuid, ln.offset)
+                        meta.boundary((ln.line, k))
+                elif not flags & SIDECHAIN:
+                    if flags & ASSISTANT:
+                        meta.response(rec)
+                        if rec.get("isApiErrorMessage") is True:
+                            said = prompt_too_long(rec)
+                            if said is not None and refused_since(rec, self._boundary_ts):
+                                self.too_long = (ln.line, uuid, said)
+                        elif self.too_long is not None:
+                            self.too_long = None
+                    elif meta._open is not None and flags & USER:
+                        meta.prompt(rec)
                 # Only messages and compact boundaries have facts that matter to the
                 # conversation checks (`active`, `validate.core.api_findings`); progress and
                 # attachment lines (half of some files) default to empty facts.

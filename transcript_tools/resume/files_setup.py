@@ -19,7 +19,8 @@ send the same messages, pick the same model and run tools in the same place:
 
 Nothing here prints: what a person should hear (a model not the session's own, a fork
 written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
-edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
+edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4; a session
+whose last request was refused as past the context window is 4 too: nothing is sent).
 """
 
 from __future__ import annotations
@@ -181,6 +182,15 @@ def prepare(
     if not got.conversation.messages:
         raise Unreadable(
             f"{path}: no conversation to resume (no user or assistant message on its main chain)"
+        )
+    too_long = next((n for n in got.conversation.notes if n.code == "prompt-too-long"), None)
+    if too_long is not None:
+        # The API refused this history as past the context window and would refuse it
+        # again, with the new prompt on top (README "Requests the API refuses").
+        raise Unreadable(
+            f"{path}: Claude Code's last request was refused as past the context window "
+            f"({too_long.detail}); resuming would send that history again",
+            hint="`tt repair` compacts it (the history stays in the file), or `tt compact --in-place`",
         )
     choice = choose_model(got.conversation.model, model, clock, env)
     if not choice.model:

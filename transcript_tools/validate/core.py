@@ -8,12 +8,15 @@ Four families (see `diagnostics.CODES`):
 - *schema*: records that do not fit `schemas/` (unknown types are a warning: new ones
   appear every few Claude Code releases);
 - *chain*: the uuid graph (duplicates, dangling parents, cycles, several roots, a
-  sessionId that is not the session's, a sidechain on the main chain);
+  sessionId that is not the session's, a sidechain on the main chain), and a compact
+  boundary without its ``compactMetadata`` (`boundary_meta`);
 - *api*: what the Messages API would reject when the session is resumed, judged on the
   conversation a resume sends (`active.conversation_nodes`): unpaired tool calls and
   results, split messages torn apart, empty content, images over 5 MB or past the pixel
-  limits, a request over 32 MB, a tool_use id used twice, and the block-level rules of
-  `api_rules` (empty text blocks, unsigned thinking, NULs, over-long tool names).
+  limits, a request over 32 MB, a tool_use id used twice, the block-level rules of
+  `api_rules` (empty text blocks, unsigned or cut thinking signatures, NULs, over-long
+  tool names, empty error results), and a session ending in Claude Code's persisted
+  "Prompt is too long" error (judged in the streaming pass, past the cap too).
 
 Invariants:
 - Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
@@ -34,6 +37,8 @@ import orjson
 
 from ..model.active import NodeFacts, conversation_nodes, facts_of
 from ..model.api_checks import MAX_REQUEST_BYTES, api_findings
+from ..model.api_rules import prompt_too_long, refused_since
+from ..model.boundary_meta import lacks_metadata
 from ..model.chain import (
     ASSISTANT,
     BOUNDARY,
@@ -138,6 +143,11 @@ class Validator:
         self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
         self._boundary_offsets: list[int] = []
         self._boundary_lines: list[int] = []
+        #: Claude Code's persisted "Prompt is too long" error, while it is the last
+        #: response of the main chain: (line, offset, uuid, what the API said).
+        self._too_long: tuple[int, int, str, str] | None = None
+        self._boundary_ts: Any = None  # the timestamp of the last compact boundary
+        self._bare_boundaries: list[tuple[int, int, str]] = []  # (line, offset, uuid): no compactMetadata
         self._d = self.report.diagnostics
         self._line_diags: list[Diagnostic] = []
         self._schema_diags: list[Diagnostic] = []
@@ -245,6 +255,17 @@ class Validator:
         if flags & BOUNDARY:
             self._boundary_offsets.append(offset)
             self._boundary_lines.append(number)
+            self._too_long = None  # compacted since
+            self._boundary_ts = rec.get("timestamp")
+            if lacks_metadata(rec):
+                self._bare_boundaries.append((number, offset, uuid))
+        elif flags & ASSISTANT and not flags & SIDECHAIN:
+            if rec.get("isApiErrorMessage") is True:
+                said = prompt_too_long(rec)
+                if said is not None and refused_since(rec, self._boundary_ts):
+                    self._too_long = (number, offset, uuid, said)
+            elif self._too_long is not None:
+                self._too_long = None  # a response came after it
         # Only messages and boundaries matter to the API checks; progress, attachment
         # and other system lines (a third of some files) need no facts.
         if self._collect and flags & (USER | ASSISTANT | BOUNDARY):
@@ -393,6 +414,18 @@ class Validator:
                     ix.uuid(i),
                 )
             )
+        for line, offset, uuid in self._bare_boundaries:
+            d.append(
+                Diagnostic(
+                    "compact-metadata-missing",
+                    "compact boundary without compactMetadata: Claude Code 2.1.197's next /compact "
+                    "(and auto-compaction) fails on it (\"Cannot destructure property 'cumulativeDroppedTokens'\")",
+                    path,
+                    line,
+                    offset,
+                    uuid,
+                )
+            )
         for leaf, line in self._leaf_refs.items():
             if leaf not in ix:
                 d.append(
@@ -425,6 +458,19 @@ class Validator:
         else:
             r.api_checked = False
             self._request_size(d)
+        if self._too_long is not None:
+            line, offset, uuid, said = self._too_long
+            d.append(
+                Diagnostic(
+                    "prompt-too-long",
+                    f"Claude Code's last request was refused as past the context window ({said}): "
+                    "every resume sends that history again (tt repair compacts it)",
+                    path,
+                    line,
+                    offset,
+                    uuid,
+                )
+            )
         if r.past_cap:
             d.append(
                 Diagnostic(

@@ -1,0 +1,78 @@
+"""``prompt-too-long``: a session whose last request Claude Code saved as its "Prompt is
+too long" error (the record as 2.1.332 writes it: tests/model/test_prompt_too_long_claude.py
+produces it with both pinned CLIs). ``tt validate`` names it, ``tt repair`` appends an
+offline compaction (nothing removed), and ``tt resume`` refuses to send the history the
+API refused (exit 4), where the strict stand-in would answer the API's 400."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.damage import prompt_too_long, validate_bytes
+from tests.model.test_api_rules import tt_resume_strict
+from tests.support.strict import refusal
+from transcript_tools.repair.files import repair_file
+from transcript_tools.resume.files import load_for_resume
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = {
+    v: next((ROOT / f"fixtures/real/claude-config-{v}/projects").glob("*/*.jsonl"))
+    for v in ("2.1.332", "2.1.197")
+}
+
+
+def _request(path: Path) -> tuple[dict, bytes]:
+    body = {"model": "claude-x", "messages": load_for_resume(path).conversation.messages}
+    return body, json.dumps(body).encode()
+
+
+@pytest.mark.parametrize("version", sorted(REAL))
+def test_named_compacted_by_repair_and_never_sent_by_resume(version: str, tmp_path: Path) -> None:
+    src = REAL[version].read_bytes()
+    d = prompt_too_long(src)
+    report = validate_bytes(d.data)
+    assert [x.code for x in report.diagnostics if x.severity.value == "error"] == ["prompt-too-long"]
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(d.data)
+    body, raw = _request(damaged)
+    got = refusal(body, raw)
+    assert got is not None and got.message.startswith("prompt is too long: ")
+    # tt resume sends nothing: exit 4, one message naming the fix.
+    (tmp_path / "resume").mkdir()
+    refused, code, _ = tt_resume_strict(d.data, tmp_path / "resume")
+    assert code == 4 and refused and refused[0].startswith("no request sent"), refused
+    assert "tt repair" in refused[0]
+    # tt repair: the file keeps every byte it had, plus a compaction after them.
+    fixed = tmp_path / "fixed.jsonl"
+    fixed.write_bytes(d.data)
+    r = repair_file(fixed, in_place=True, now="2026-12-01T12:00:00.000Z", new_id=lambda: str(uuid.uuid4()))
+    assert [a.code for a in r.actions] == ["prompt-too-long"] and not r.remaining
+    out = fixed.read_bytes()
+    assert out.startswith(d.data) and len(out) > len(d.data)
+    assert Path(str(fixed) + ".bak").read_bytes() == d.data
+    assert validate_bytes(out).errors == 0
+    body, raw = _request(fixed)
+    assert refusal(body, raw) is None
+    # The prompt the API refused is still there for the next turn to answer.
+    assert "Now summarise every failure in that log." in raw.decode()
+
+
+def test_a_refusal_after_a_compaction_counts_and_its_kept_copy_does_not(tmp_path: Path) -> None:
+    """After tt repair's compaction the kept copy of the error (older than the boundary)
+    is not a refusal; a new refusal written after the boundary is."""
+    d = prompt_too_long(REAL["2.1.332"].read_bytes())
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(d.data)
+    repair_file(p, in_place=True, now="2026-12-01T12:00:00.000Z", new_id=lambda: str(uuid.uuid4()))
+    assert not [x for x in validate_bytes(p.read_bytes()).diagnostics if x.code == "prompt-too-long"]
+    lines = p.read_bytes().splitlines()
+    err = json.loads(next(x for x in reversed(lines) if b'"isApiErrorMessage":true' in x))
+    err = {**err, "uuid": str(uuid.uuid4()), "timestamp": "2026-12-01T12:00:05.000Z"}
+    again = p.read_bytes() + json.dumps(err).encode() + b"\n"
+    assert [x.code for x in validate_bytes(again).diagnostics if x.code == "prompt-too-long"] == [
+        "prompt-too-long"
+    ]
