@@ -101,6 +101,37 @@ def tmux_chat(config: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
+def tt_stats_json(path: Path) -> dict[str, Any]:
+    import json
+
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "stats", "--json", str(path)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def tt_stats_text(path: Path) -> list[str]:
+    r = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "stats", str(path)],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "150"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def usd(x: float) -> str:
+    # the published way of writing dollars in tt stats (cents, or 4 places below a cent)
+    return f"${x:,.2f}" if x >= 0.01 else f"${x:.4f}"
+
+
 @pytest.mark.tmux
 def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
     tmux_chat: Callable[..., Pane], config: Path
@@ -153,7 +184,20 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         assert req.model == "claude-haiku-4-5"
         assert len(req.messages) == before + 2  # the whole history: the last answer and the new prompt added
         pane.send("/cost", "Enter")
-        pane.wait_for("cost so far $")
+        screen = pane.wait_for("cost-state (the running total")
+        # /cost equals tt stats of the file (no turn since): each model's tokens and cost, in
+        # the same words, "unpriced" for claude-opus-5-5 (no price in tt's table) in both
+        stats = tt_stats_json(path)
+        table = tt_stats_text(path)
+        shown = {ln.split(":")[0].strip(): ln for ln in screen.splitlines() if ln.startswith("  claude-")}
+        assert set(shown) == {m["model"] for m in stats["models"]} == {"claude-opus-5-5", "claude-haiku-4-5"}
+        for m in stats["models"]:
+            cost = "unpriced" if m["cost_usd"] is None else usd(m["cost_usd"])
+            assert shown[m["model"]].endswith(f": {m['calls']} calls, {m['total_tokens']:,} tokens, {cost}")
+            row = next(ln for ln in table if ln.startswith(m["model"].removeprefix("claude-")))
+            assert row.rstrip().endswith(cost)
+        assert "cost so far $" in screen and " + unpriced (as tt stats counts it)" in screen
+        assert any(ln.startswith("total") and ln.rstrip().endswith(" + unpriced") for ln in table)
         pane.send("slow one", "Enter")
         assert arrived.wait(30)
         pane.send("C-c")
@@ -161,7 +205,7 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         release.set()
         pane.send("/exit", "Enter")
         pane.wait_for("CHAT-EXITED-0")
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)
     tail = path.read_text().splitlines()
     import json
@@ -333,6 +377,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     def reload(m: str) -> list[dict[str, Any]]:
         return list(load_for_resume(chat.engine.transcript.path).conversation.for_model(m).messages)
 
+    from transcript_tools.cli.chat import session_cost
     from transcript_tools.resume.setup import switch_model
 
     chat = Chat(
@@ -343,6 +388,7 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
         fork=fork,
         cost_notice_usd=1.0,
         choose_model=lambda m: switch_model(m, system_clock(), {}),
+        stats=session_cost,
     )
     chat.handle("/model claude-opus-4-1")  # a legacy id Claude Code remaps, as on a resume
     assert chat.engine.model == "claude-opus-5-5" and "remaps" in view.lines[-2]
@@ -358,9 +404,16 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
         {"type": "tag", "tag": "wip", "sessionId": SID332},
     ]
     chat.handle("/cost")
-    assert (
-        view.lines[-1] == "cost so far $1.5082: claude-opus-5-5 $1.5082"
-    )  # the fixture's last cost-state, restored
+    stats = tt_stats_json(path)  # `tt stats --json SESSION`, run as a user would
+    (model,) = stats["models"]
+    assert model["model"] == "claude-opus-5-5" and model["cost_usd"] is None  # no price in tt's table
+    assert view.lines[-4:] == [
+        "cost so far unpriced (as tt stats counts it)",
+        f"  claude-opus-5-5: {model['calls']} calls, {model['total_tokens']:,} tokens, unpriced",
+        "  prices as of 2026-11-29; no price for claude-opus-5-5",
+        # the fixture's last cost-state (Claude Code 2.1.332 priced claude-opus-5-5 at $4/$20), restored
+        "cost-state (the running total Claude Code restores, at its prices): $1.51: claude-opus-5-5 $1.51",
+    ]
     standin.script(Text("in the fork"))
     before = path.read_bytes()
     chat.handle("/fork")
@@ -469,5 +522,42 @@ def test_compact_in_the_chat_compacts_in_place_and_the_next_turn_sends_the_compa
     chat.handle("go on")
     sent = standin.message_requests[-1].messages
     assert sent[:-1] == chat.engine.messages[: len(sent) - 1] and sent[-1]["content"] == "go on"
-    recs = [r for r in load_for_resume(path).conversation.messages]
+    recs = list(load_for_resume(path).conversation.messages)
     check_api_shape(recs)
+
+
+@pytest.mark.claude
+def test_claude_code_guesses_an_unknown_models_cost_where_tt_says_unpriced(
+    config: Path, tmp_path: Path, claude_332: Any, faketime: None
+) -> None:
+    """Claude Code 2.1.332 prices a model its catalog lacks at the default model's rates: the
+    cost-state carries a figure with ``hasUnknownModelCost: true`` and its /cost adds "costs
+    may be inaccurate due to usage of unknown models". tt does not guess: tt stats (and so
+    tt chat's /cost) say ``unpriced`` for that model."""
+    from datetime import datetime
+
+    from tests.support.claude_cli import Sandbox, run_claude
+
+    path = transcript(config)
+    sandbox = Sandbox.create(tmp_path / "cc", config_dir=config)
+    clock = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    with StandIn(lambda req: Text("ok")) as api:
+        common = {
+            "sandbox": sandbox,
+            "cwd": Path(work_dir(config)),
+            "base_url": api.base_url,
+            "resume": SID332,
+            "clock": clock,
+        }
+        run_claude(claude_332, "hello", extra_args=["--model", "claude-zeta-9"], **common)  # type: ignore[arg-type]
+        cost = run_claude(claude_332, "/cost", **common)  # type: ignore[arg-type]
+    import json
+
+    state = [json.loads(x) for x in path.read_text().splitlines() if '"type":"cost-state"' in x][-1]
+    assert state["hasUnknownModelCost"] is True
+    assert state["modelUsage"]["claude-zeta-9"]["costUSD"] > 0  # a guessed figure
+    assert "costs may be inaccurate due to usage of unknown models" in cost.result["result"]
+    zeta = next(m for m in tt_stats_json(path)["models"] if m["model"] == "claude-zeta-9")
+    assert zeta["cost_usd"] is None
+    row = next(ln for ln in tt_stats_text(path) if ln.startswith("zeta-9"))
+    assert row.rstrip().endswith("unpriced")

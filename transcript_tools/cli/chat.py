@@ -209,12 +209,20 @@ def chat_command(
         choose_model=choose,
         rewind=rewind,
         compact=lambda cur: compact_in_place(cur, max_bytes),
+        stats=session_cost,
     )
     view.line(
         f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim"
     )
     _loop(chat)
     return 0
+
+
+def session_cost(engine: Any) -> Any:
+    """/cost's figures: `tt stats SESSION` of the engine's file (subagent files included)."""
+    from ..catalog.files_usage import session_stats
+
+    return session_stats(engine.transcript.path, subagents=True)
 
 
 def compact_in_place(engine: Any, max_bytes: int) -> list[str]:

@@ -7,7 +7,9 @@ terminal; tests use a list), so this module never prints and never reads a termi
 
 Commands: ``/model NAME`` (the next turn uses it; the history is reloaded for that model,
 so thinking blocks follow `lifecycle` rule 3 as on a resume), ``/cost`` (this session's
-cost by model: restored from its ``cost-state`` plus this run), ``/rename TITLE`` and
+cost by model as ``tt stats`` counts it — the same figures, from the file as it is now,
+and the same word, ``unpriced``, for a model tt has no price for — then, when the session
+has a ``cost-state``, the running total Claude Code restores: its prices, not tt's), ``/rename TITLE`` and
 ``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/fork`` (the session is
 forked by ``tt fork``'s rules and the chat goes on in the fork), ``/rewind N|UUID`` (the
 conversation as ``tt rewind --conversation`` forks it there; files are not restored),
@@ -97,6 +99,7 @@ class Chat:
         choose_model: Callable[[str], tuple[str, str | None]] | None = None,
         rewind: Callable[[Any, str], tuple[Any, list[str]]] | None = None,
         compact: Callable[[Any], list[str]] | None = None,
+        stats: Callable[[Any], Any] | None = None,
     ) -> None:
         self.engine = engine
         self._fork = fork  # the engine -> the fork's engine and its notices (`resume_setup`)
@@ -104,6 +107,7 @@ class Chat:
         self._choose = choose_model
         self._rewind = rewind  # (engine, message) -> the engine of a fork ending there, its notices
         self._compact = compact  # compacts the engine's file in place and reloads the engine; its lines
+        self._stats = stats  # the engine -> `catalog.stats.Stats` of its file (what tt stats reads)
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -134,7 +138,8 @@ class Chat:
             for ln in HELP.splitlines():
                 self.view.line(ln)
         elif name == "cost":
-            self.view.line(self.cost_text())
+            for ln in self.cost_lines():
+                self.view.line(ln)
         elif name == "model":
             if not arg:
                 self.view.line(f"model: {self.engine.model}")
@@ -183,14 +188,27 @@ class Chat:
             self.view.line(f"unknown command /{name} (/help lists them)", "red")
         return True
 
-    def cost_text(self) -> str:
+    def cost_lines(self) -> list[str]:
+        """What /cost shows (see the module docstring)."""
+        from ..model.pricing import prices_note, total_usd, usd
+
+        out: list[str] = []
+        if self._stats is not None:
+            st = self._stats(self.engine)
+            out.append(f"cost so far {total_usd(st.cost, bool(st.unpriced))} (as tt stats counts it)")
+            out.extend(
+                f"  {u.model}: {u.calls} calls, {u.tokens.total:,} tokens, {usd(u.cost)}"
+                for u in st.by_model()
+            )
+            out.append(f"  {prices_note(st.unpriced)}")
         u = self.engine.usage
-        parts = [
-            f"{m} ${u.known_cost.get(m, 0.0):.4f}"
-            + ("" if u.cost_by_model.get(m) is not None else " (partly unpriced)")
-            for m in u.by_model
-        ]
-        return f"cost so far ${u.cost:.4f}" + (f": {', '.join(parts)}" if parts else "")
+        if self.engine.cost_state is not None or self._stats is None:
+            parts = [f"{m} {usd(u.cost_by_model.get(m))}" for m in u.by_model]
+            out.append(
+                f"cost-state (the running total Claude Code restores, at its prices): {total_usd(u.cost, not u.cost_known)}"
+                + (f": {', '.join(parts)}" if parts else "")
+            )
+        return out
 
     # --- a turn ----------------------------------------------------------------------------
 
