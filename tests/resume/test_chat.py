@@ -241,6 +241,24 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
         stdin=subprocess.DEVNULL,
     )
     assert r2.returncode == 2 and "needs a terminal" in r2.stderr
+    # no SESSION: a new session in the cwd, nothing written
+    from tests.support.sessions import project_folder_name
+
+    before = sorted(config.rglob("*"))
+    r3 = subprocess.run(
+        [sys.executable, "-m", "transcript_tools", "chat", "--json"],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=work_dir(config),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r3.returncode == 0, r3.stderr
+    new = json.loads(r3.stdout)
+    assert new["new"] is True and new["messages"] == 0 and new["model"] == "claude-opus-5-5"
+    folder = config / "projects" / project_folder_name(Path(work_dir(config)).resolve())
+    assert new["path"] == str(folder / f"{new['session_id']}.jsonl")
+    assert sorted(config.rglob("*")) == before
 
 
 @pytest.mark.tmux
@@ -561,3 +579,122 @@ def test_claude_code_guesses_an_unknown_models_cost_where_tt_says_unpriced(
     assert zeta["cost_usd"] is None
     row = next(ln for ln in tt_stats_text(path) if ln.startswith("zeta-9"))
     assert row.rstrip().endswith("unpriced")
+
+
+@pytest.mark.tmux
+@pytest.mark.claude
+def test_a_new_chat_session_is_written_as_claude_code_writes_one_and_claude_resumes_it(
+    tmp_path: Path, claude_332: Any, faketime: None
+) -> None:
+    """``tt chat`` with no SESSION starts one: the file lands in the project folder Claude
+    Code 2.1.332 uses for the same directory, its first line is the prompt with the
+    envelope 2.1.332 writes (cwd, sessionId, version, gitBranch ...), its cost-state has
+    2.1.332's fields, and ``claude --resume <id>`` continues it (history and cost)."""
+    import json
+    from datetime import datetime
+
+    from tests.support.claude_cli import Sandbox, run_claude
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    work = tmp_path / "new-app"
+    work.mkdir()
+    cfg = tmp_path / "config"
+    sandbox = Sandbox.create(tmp_path / "cc", config_dir=cfg)
+    clock = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+    def policy(req: RecordedRequest) -> Text:
+        last = last_user(req)
+        return Text(f"re: {prompt_text(last) if last else ''}")
+
+    name = f"ttchat-new-{os.getpid()}"
+    with StandIn(policy) as api:
+        cc = run_claude(
+            claude_332, "hello from claude", sandbox=sandbox, cwd=work, base_url=api.base_url, clock=clock
+        )
+        cc_request = next(
+            r for r in api.message_requests if prompt_text(last_user(r) or {}) == "hello from claude"
+        )
+        (cc_file,) = cfg.glob(f"projects/*/{cc.session_id}.jsonl")
+        env = {
+            "CLAUDE_CONFIG_DIR": str(cfg),
+            **api_env(api),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "xterm-256color",
+            "HOME": str(tmp_path),
+            "PATH": os.environ.get("PATH", ""),
+        }
+        cmd = " ".join(
+            [
+                "env",
+                "-i",
+                *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+                shlex.quote(sys.executable),
+                "-m",
+                "transcript_tools",
+                "chat",
+                ";",
+                "echo",
+                "CHAT-EXITED-$?",
+                ";",
+                "sleep",
+                "30",
+            ]
+        )
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work), cmd],
+            check=True,
+        )
+        try:
+            pane = Pane(name)
+            screen = pane.wait_for(lambda t: t.rstrip().endswith("\n>"))
+            assert "tt chat: new session " in screen
+            pane.send("hello from tt", "Enter")
+            pane.wait_for("re: hello from tt")
+            pane.send("/exit", "Enter")
+            pane.wait_for("CHAT-EXITED-0")
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        tt_request = api.message_requests[-1]
+        (tt_file,) = [p for p in cc_file.parent.glob("*.jsonl") if p != cc_file]  # the same project folder
+        tt_recs = [json.loads(x) for x in tt_file.read_text().splitlines()]
+        cc_recs = [json.loads(x) for x in cc_file.read_text().splitlines()]
+        first, cc_first = tt_recs[0], next(r for r in cc_recs if r.get("type") == "user")
+        assert first["type"] == "user" and first["parentUuid"] is None
+        assert first["message"]["content"] == "hello from tt" and first["sessionId"] == tt_file.stem
+        for key in ("isSidechain", "userType", "cwd", "version", "gitBranch", "permissionMode"):
+            assert first[key] == cc_first[key], key
+        assert tt_request.model == cc_request.model  # the model Claude Code starts a session on
+        cost, cc_cost = (
+            next(r for r in reversed(rs) if r["type"] == "cost-state") for rs in (tt_recs, cc_recs)
+        )
+        assert list(cost) == list(cc_cost) and cost["sessionId"] == tt_file.stem
+        model = tt_request.model
+        assert list(cost["modelUsage"][model]) == list(cc_cost["modelUsage"][model])
+        # Claude Code continues it: the whole history sent, the cost continued from tt's
+        run = run_claude(
+            claude_332,
+            "after tt",
+            sandbox=sandbox,
+            cwd=work,
+            base_url=api.base_url,
+            resume=tt_file.stem,
+            clock=clock,
+        )
+        sent = next(r for r in api.message_requests if prompt_text(last_user(r) or {}) == "after tt")
+    said = [
+        prompt_text(m) if m["role"] == "user" else text_of(m)
+        for m in sent.messages
+        if m["role"] in ("user", "assistant")  # 2.1.332 also sends "system" ones between
+    ]
+    assert said[:2] == ["hello from tt", "re: hello from tt"] and said[-1] == "after tt"
+    assert run.session_id == tt_file.stem
+    after = [json.loads(x) for x in tt_file.read_text().splitlines()]
+    theirs = next(r for r in reversed(after) if r["type"] == "cost-state")
+    assert theirs["modelUsage"][model]["inputTokens"] > cost["modelUsage"][model]["inputTokens"]
+    assert run.result["total_cost_usd"] == pytest.approx(theirs["totalCostUSD"], abs=1e-6)
+
+
+def text_of(message: dict[str, Any]) -> str:
+    c = message.get("content")
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c or [] if b.get("type") == "text")

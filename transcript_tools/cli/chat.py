@@ -1,4 +1,8 @@
-"""``tt chat``: continue a session interactively (the edge around `chat.Chat`).
+"""``tt chat``: continue a session, or start one, interactively (the edge around `chat.Chat`).
+
+With no SESSION (and no -c), a new session is started (`resume_setup.new_session`): its
+file is created under the config dir's project folder for the cwd with the first prompt,
+in the lines Claude Code 2.1.332 writes, so ``claude --resume <id>`` continues it.
 
 The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
@@ -96,7 +100,8 @@ def chat_command(
     max_bytes: int,
     as_json: bool,
 ) -> int:
-    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
+    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here);
+    without one, start a new session in this directory (or --cwd), as `claude` does.
 
     Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
@@ -123,22 +128,48 @@ def chat_command(
         threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
     registry = ToolRegistry(allowed, disallowed, ask=None if as_json else _ask)
     clock = system_clock()
-    ref = _pick(session, latest)
-    if as_json:
-        import orjson
+    new = session is None and not latest
+    if new and fork_:
+        raise UsageError("--fork needs a SESSION to fork (without one, tt chat starts a new session)")
 
-        p = prepare(
-            ref,
+    def start() -> Any:  # a new session: nothing is written before the first prompt
+        import time
+        import uuid
+
+        from ..edge.claude_dir import projects_dir
+        from ..resume.setup import new_session
+
+        return new_session(
+            projects_dir(dict(os.environ)),
+            session_id=str(uuid.uuid4()),
+            start_ms=int(time.time() * 1000),
             clock=clock,
             env=os.environ,
             model=model,
-            fork=False,
             cwd=cwd_opt,
-            max_bytes=max_bytes,
-            dry_run=True,
+        )
+
+    ref = None if new else _pick(session, latest)
+    if as_json:
+        import orjson
+
+        p = (
+            start()
+            if ref is None
+            else prepare(
+                ref,
+                clock=clock,
+                env=os.environ,
+                model=model,
+                fork=False,
+                cwd=cwd_opt,
+                max_bytes=max_bytes,
+                dry_run=True,
+            )
         )
         out = {
             "session_id": p.session_id,
+            "new": p.new,
             "path": str(p.path),
             "model": p.model,
             "messages": len(p.conv.messages),
@@ -148,8 +179,12 @@ def chat_command(
         sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
         return 0
     creds = credentials_from_env(os.environ)
-    prep = prepare(
-        ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes
+    prep = (
+        start()
+        if ref is None
+        else prepare(
+            ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes
+        )
     )
     view = _RichView()
     for note in prep.notices:
@@ -161,7 +196,14 @@ def chat_command(
         return chat.engine.transcript.path  # type: ignore[no-any-return]
 
     def reload(m: str) -> list[dict[str, object]]:
+        if not path().exists():  # a new session before its first prompt
+            return []
         return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
+
+    def append(rec: bytes) -> None:
+        if not path().exists():
+            raise UsageError("the session has no file yet: send a prompt first")
+        append_records(path(), [rec])
 
     def fork(current: object) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
@@ -203,7 +245,7 @@ def chat_command(
         engine,
         view,
         reload=reload,
-        append_record=lambda rec: append_records(path(), [rec]),
+        append_record=append,
         cost_notice_usd=cost_notice_usd,
         fork=fork,
         choose_model=choose,
@@ -212,7 +254,10 @@ def chat_command(
         stats=session_cost,
     )
     view.line(
-        f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim"
+        f"tt chat: new session {prep.session_id} on {engine.model} in {prep.cwd} · /help"
+        if prep.new
+        else f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help",
+        "dim",
     )
     _loop(chat)
     return 0
@@ -221,7 +266,10 @@ def chat_command(
 def session_cost(engine: Any) -> Any:
     """/cost's figures: `tt stats SESSION` of the engine's file (subagent files included)."""
     from ..catalog.files_usage import session_stats
+    from ..catalog.stats import Stats
 
+    if not engine.transcript.path.exists():  # a new session before its first prompt
+        return Stats()
     return session_stats(engine.transcript.path, subagents=True)
 
 

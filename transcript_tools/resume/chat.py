@@ -158,7 +158,11 @@ class Chat:
             except TTError as e:
                 self.view.line(f"tt: {e.message}", "red")
                 return True
-            self._append(rec.rstrip(b"\n"))
+            try:
+                self._append(rec.rstrip(b"\n"))
+            except TTError as e:
+                self.view.line(f"tt: {e.message}", "red")
+                return True
             self.view.line(f"{'title' if name == 'rename' else 'tag'} set: {arg}" if arg else "tag cleared")
         elif (name == "fork" and self._fork is not None) or (name == "rewind" and self._rewind is not None):
             if name == "rewind" and not arg:

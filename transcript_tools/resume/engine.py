@@ -552,7 +552,9 @@ class QueryEngine:
         rec["totalAPIDuration"] = _n(rec.get("totalAPIDuration")) + self.api_ms
         usage = dict(rec.get("modelUsage") or {})
         for m, t in self.usage.by_model.items():
-            u = dict(usage.get(m) or {})
+            # A model new to the session gets every field 2.1.332 writes (zero when tt does
+            # not count it), so the CLI adds to numbers, not to missing fields.
+            u = {**_MODEL_USAGE_FIELDS, **(usage.get(m) or {})}
             u.update(
                 inputTokens=t.input,
                 outputTokens=t.output,
@@ -567,6 +569,20 @@ class QueryEngine:
         return rec
 
 
+#: A ``cost-state`` ``modelUsage`` entry's fields, in 2.1.332's order (fixtures/real).
+_MODEL_USAGE_FIELDS: dict[str, Any] = {
+    "inputTokens": 0,
+    "outputTokens": 0,
+    "thinkingTokens": 0,
+    "cacheReadInputTokens": 0,
+    "cacheCreationInputTokens": 0,
+    "cacheCreationEphemeral5mInputTokens": 0,
+    "cacheCreationEphemeral1hInputTokens": 0,
+    "webSearchRequests": 0,
+    "costUSD": 0,
+}
+
+
 @dataclass(slots=True)
 class _Turn:
     prompt_id: str
@@ -578,14 +594,20 @@ class _Turn:
 
 
 class FileTranscript:
-    """`TranscriptSink` appending to a transcript file (one write per record, flushed)."""
+    """`TranscriptSink` appending to a transcript file (one write per record, flushed).
+    ``create``: a new session's file, made (with its folder) by the first record."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
         self.written = 0
+        self.create = create
 
     def append(self, record: Mapping[str, Any]) -> None:
         from ..edge.writer import append_records
 
-        append_records(self.path, [record])
+        if self.create and not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            append_records(self.path, [record], create=True)
+        else:
+            append_records(self.path, [record])
         self.written += 1

@@ -17,6 +17,13 @@ send the same messages, pick the same model and run tools in the same place:
    ``permission-mode``; and the load is checked: files the session read or edited that
    changed since, a file last written by a Claude Code newer than tt's tables know.
 
+`new_session` is the assembly of a session that does not exist yet (``tt chat`` with no
+SESSION): a fresh id, the file ``<config>/projects/<the cwd's folder>/<id>.jsonl`` (created
+with its first record, as Claude Code creates it), the lines of Claude Code 2.1.332's
+format (``version`` 2.1.332, ``gitBranch`` ``HEAD`` outside a repository, as it writes them),
+the model Claude Code starts on (the table's default) and an empty ``cost-state`` to add
+each turn's spend to, as 2.1.332 appends one to its new sessions.
+
 Nothing here prints: what a person should hear (a model not the session's own, a fork
 written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
 edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
@@ -65,6 +72,8 @@ class Prepared:
     #: The notices of the load checks alone (also in `notices`): a dry run's summary has
     #: no place for them, so it shows them apart.
     state_notices: list[str] = field(default_factory=list)
+    #: A new session (`new_session`): its file is created with the first record.
+    new: bool = False
 
     @property
     def model(self) -> str:
@@ -109,7 +118,7 @@ class Prepared:
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-            transcript=FileTranscript(self.path),
+            transcript=FileTranscript(self.path, create=self.new),
             include_partial_messages=include_partial_messages,
             add_dirs=tuple(d.resolve() for d in add_dirs),  # the working directories (`permissions`)
             cost_state=self.state.cost_state,
@@ -176,6 +185,76 @@ def prepare(
         state=state,
         state_notices=checks,
     )
+
+
+def new_session(
+    projects: Path,
+    *,
+    session_id: str,
+    start_ms: int,
+    clock: Clock,
+    env: Mapping[str, str],
+    model: str | None = None,
+    cwd: Path | None = None,
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+) -> Prepared:
+    """A session to start (see the module docstring); nothing is written here."""
+    from ..edge.claude_dir import canonical_cwd, project_dir_name
+    from ..model import lifecycle
+    from ..model.conversation import Conversation
+    from .files import ForResume
+
+    where, _ = choose_cwd(cwd, None)
+    table = lifecycle.CURRENT
+    choice = choose_model(None, model, clock, env)
+    if choice.model is None:  # no --model: the model Claude Code starts a session on
+        choice = lifecycle.ModelChoice(table.default_model, None)
+    branch = git_branch(where)
+    conv = Conversation(
+        messages=[],
+        leaf_uuid=None,
+        model=choice.model,
+        session_id=session_id,
+        cwd=str(where),
+        # 2.1.332 writes "HEAD" outside a repository too (probed; tests/resume/test_chat.py)
+        git_branch=branch if branch is not None else "HEAD",
+        version=table.cli_version,
+    )
+    path = projects / project_dir_name(canonical_cwd(where)) / f"{session_id}.jsonl"
+    note = choice.explain(table.cli_version, 0)
+    return Prepared(
+        path=path,
+        got=ForResume(conv),
+        conv=conv,
+        choice=choice,
+        cwd=where,
+        system=system_text(system_prompt, append_system_prompt, where),
+        session_id=session_id,
+        notices=[note] if note else [],
+        model_note=note,
+        state=TailState(cost_state=new_cost_state(session_id, start_ms)),
+        new=True,
+    )
+
+
+def new_cost_state(session_id: str, start_ms: int) -> dict[str, object]:
+    """The ``cost-state`` of a session before its first call, in the fields and order
+    Claude Code 2.1.332 writes (fixtures/real/claude-config-2.1.332)."""
+    return {
+        "type": "cost-state",
+        "sessionId": session_id,
+        "totalCostUSD": 0,
+        "totalAPIDuration": 0,
+        "totalAPIDurationWithoutRetries": 0,
+        "totalToolDuration": 0,
+        "totalLinesAdded": 0,
+        "totalLinesRemoved": 0,
+        "totalDuration": 0,
+        "startTime": start_ms,
+        "modelUsage": {},
+        "hasUnknownModelCost": False,
+    }
 
 
 def restored_state(
