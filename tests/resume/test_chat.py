@@ -659,7 +659,12 @@ def test_a_new_chat_session_is_written_as_claude_code_writes_one_and_claude_resu
         (tt_file,) = [p for p in cc_file.parent.glob("*.jsonl") if p != cc_file]  # the same project folder
         tt_recs = [json.loads(x) for x in tt_file.read_text().splitlines()]
         cc_recs = [json.loads(x) for x in cc_file.read_text().splitlines()]
-        first, cc_first = tt_recs[0], next(r for r in cc_recs if r.get("type") == "user")
+        # interactive 2.1.332 opens a new session with its mode and permission mode (seen under tmux)
+        assert tt_recs[:2] == [
+            {"type": "mode", "mode": "normal", "sessionId": tt_file.stem},
+            {"type": "permission-mode", "permissionMode": "default", "sessionId": tt_file.stem},
+        ]
+        first, cc_first = tt_recs[2], next(r for r in cc_recs if r.get("type") == "user")
         assert first["type"] == "user" and first["parentUuid"] is None
         assert first["message"]["content"] == "hello from tt" and first["sessionId"] == tt_file.stem
         for key in ("isSidechain", "userType", "cwd", "version", "gitBranch", "permissionMode"):
@@ -698,3 +703,190 @@ def test_a_new_chat_session_is_written_as_claude_code_writes_one_and_claude_resu
 def text_of(message: dict[str, Any]) -> str:
     c = message.get("content")
     return c if isinstance(c, str) else "".join(b.get("text", "") for b in c or [] if b.get("type") == "text")
+
+
+def test_the_permission_mode_is_restored_changed_and_recorded_as_claude_code_records_it(
+    config: Path, standin: StandIn
+) -> None:
+    """Interactive Claude Code 2.1.332 (run under tmux against the stand-in) writes the mode
+    into each prompt and re-appends ``mode`` and ``permission-mode`` after each turn; a
+    resume restores the last ``permission-mode`` unless one is given. tt chat does the same."""
+    import json
+
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.edge.client import AnthropicClient, Credentials
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.edge.writer import append_records
+    from transcript_tools.resume.chat import CHAT_MODES, Chat, ListView
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.tools.registry import ToolRegistry
+
+    path = transcript(config)
+    append_records(path, [{"type": "permission-mode", "permissionMode": "plan", "sessionId": SID332}])
+    env = {**api_env(standin), "CLAUDE_CONFIG_DIR": str(config)}
+    prep = prepare(
+        SessionRef(path, SID332),
+        clock=system_clock(),
+        env=env,
+        cwd=Path(work_dir(config)),
+        applied_modes=CHAT_MODES,
+    )
+    assert not any("permission mode" in n for n in prep.notices)  # a mode tt chat applies: no notice
+    client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
+    view = ListView()
+    chat = Chat(
+        prep.engine(client, ToolRegistry(), interactive=True),
+        view,
+        reload=lambda m: [],
+        append_record=lambda r: None,
+    )
+    chat.handle("/permission-mode")
+    assert view.lines[-1] == "permission mode plan: no tool that needs asking runs"
+
+    def turn(prompt: str) -> list[dict[str, Any]]:
+        n = len(path.read_text().splitlines())
+        standin.script(Text("ok"))
+        chat.handle(prompt)
+        return [json.loads(x) for x in path.read_text().splitlines()[n:]]
+
+    new = turn("in plan")
+    assert new[0]["type"] == "user" and new[0]["permissionMode"] == "plan"
+    assert [r["type"] for r in new[-4:]] == ["last-prompt", "mode", "permission-mode", "cost-state"]
+    assert new[-3] == {"type": "mode", "mode": "normal", "sessionId": SID332}
+    assert new[-2] == {"type": "permission-mode", "permissionMode": "plan", "sessionId": SID332}
+    chat.handle("/permission-mode acceptEdits")
+    assert view.lines[-1].startswith("permission mode acceptEdits: ")
+    new = turn("now editing")
+    assert new[0]["permissionMode"] == "acceptEdits"
+    assert new[-2] == {"type": "permission-mode", "permissionMode": "acceptEdits", "sessionId": SID332}
+    chat.handle("/permission-mode auto")
+    assert "applies the permission modes default, acceptEdits, plan, bypassPermissions" in view.lines[-1]
+    # the next resume restores acceptEdits; one given on the command line wins
+    again = prepare(SessionRef(path, SID332), clock=system_clock(), env=env, cwd=Path(work_dir(config)))
+    assert again.engine(client, ToolRegistry(), interactive=True).permission_mode == "acceptEdits"
+    given = again.engine(client, ToolRegistry(), interactive=True, permission_mode="default")
+    assert given.permission_mode == "default"
+    # a -p run (tt resume) writes "default" and neither record, as claude -p 2.1.332 does
+    quiet = again.engine(client, ToolRegistry())
+    n = len(path.read_text().splitlines())
+    standin.script(Text("ok"))
+    list(quiet.submit_message("headless"))
+    tail = [json.loads(x) for x in path.read_text().splitlines()[n:]]
+    assert tail[0]["permissionMode"] == "default"
+    assert not any(r["type"] in ("mode", "permission-mode") for r in tail)
+
+
+def test_each_permission_mode_answers_what_it_says(tmp_path: Path) -> None:
+    from transcript_tools.resume.chat import mode_answer
+    from transcript_tools.resume.tools.registry import ToolContext, ToolRegistry
+
+    asked: list[str] = []
+
+    def run(mode: str, name: str, tool_input: dict[str, Any]) -> bool:
+        def ask(n: str, i: Any) -> str:
+            answer = mode_answer(mode, n)
+            if answer is None:
+                asked.append(n)
+                return "no"
+            return answer
+
+        reg = ToolRegistry(disallowed=["Bash(rm:*)"], ask=ask)
+        return reg.call(name, "t", tool_input, ToolContext(cwd=tmp_path)).denial is None
+
+    write = {"file_path": str(tmp_path / "a.txt"), "content": "x"}
+    assert run("acceptEdits", "Write", write) and (tmp_path / "a.txt").read_text() == "x"
+    assert not run("acceptEdits", "Bash", {"command": "true"}) and asked == ["Bash"]  # asked
+    assert not run("acceptEdits", "Write", {"file_path": "/etc/tt-mode-test", "content": "x"})  # outside
+    assert not run("plan", "Write", {"file_path": str(tmp_path / "b.txt"), "content": "x"})
+    assert not (tmp_path / "b.txt").exists()
+    assert run("plan", "Read", {"file_path": str(tmp_path / "a.txt")})  # read-only tools need no asking
+    assert run("bypassPermissions", "Bash", {"command": "true"})
+    assert not run("bypassPermissions", "Bash", {"command": "rm a.txt"})  # a deny rule holds
+    assert (tmp_path / "a.txt").exists()
+    assert not run("default", "Write", write) and asked == ["Bash", "Write"]
+
+
+@pytest.mark.tmux
+@pytest.mark.claude
+def test_interactive_claude_code_restores_the_permission_mode_tt_chat_recorded(
+    config: Path, tmp_path: Path, standin: StandIn, claude_332: Any, faketime: None
+) -> None:
+    """tt chat leaves acceptEdits in the session; interactive Claude Code 2.1.332, resumed
+    on it under tmux, starts in that mode (its status line) and writes it into its prompt."""
+    import json
+    from datetime import datetime
+
+    from tests.support.claude_cli import Sandbox, clock_env
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.edge.client import AnthropicClient, Credentials
+    from transcript_tools.edge.clock import system_clock
+    from transcript_tools.resume.chat import CHAT_MODES, Chat, ListView
+    from transcript_tools.resume.setup import prepare
+    from transcript_tools.resume.tools.registry import ToolRegistry
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    path = transcript(config)
+    work = Path(work_dir(config))
+    env = {**api_env(standin), "CLAUDE_CONFIG_DIR": str(config)}
+    prep = prepare(
+        SessionRef(path, SID332), clock=system_clock(), env=env, cwd=work, applied_modes=CHAT_MODES
+    )
+    client = AnthropicClient(Credentials("test-key", None, standin.base_url), max_retries=0)
+    chat = Chat(
+        prep.engine(client, ToolRegistry(), interactive=True, permission_mode="acceptEdits"),
+        ListView(),
+        reload=lambda m: [],
+        append_record=lambda r: None,
+    )
+    standin.script(Text("from tt"))
+    chat.handle("a turn in tt chat")
+    # an interactive Claude Code that has been set up once (onboarding, trust, the key)
+    (config / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "numStartups": 5,
+                "projects": {
+                    str(work): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+                },
+                "customApiKeyResponses": {"approved": ["test-key"], "rejected": []},
+            }
+        )
+    )
+    sandbox = Sandbox.create(tmp_path / "cc", config_dir=config)
+    cc_env = sandbox.env(
+        standin.base_url,
+        extra={**clock_env(datetime(2026, 11, 30, 12, 0, tzinfo=UTC)), "TERM": "xterm-256color"},
+    )
+    cmd = " ".join(
+        [
+            "env",
+            "-i",
+            *(shlex.quote(f"{k}={v}") for k, v in cc_env.items()),
+            shlex.quote(str(claude_332.path)),
+            "--resume",
+            SID332,
+            ";",
+            "sleep",
+            "30",
+        ]
+    )
+    name = f"cc-mode-{os.getpid()}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "50", "-c", str(work), cmd], check=True
+    )
+    try:
+        pane = Pane(name)
+        pane.wait_for("accept edits on", timeout=60)  # its status line: the restored mode
+        standin.script(Text("from claude"))
+        pane.send("after tt")
+        time.sleep(0.5)
+        pane.send("Enter")
+        pane.wait_for("from claude", timeout=60)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    theirs = next(r for r in recs if r.get("type") == "user" and r["message"].get("content") == "after tt")
+    assert theirs["permissionMode"] == "acceptEdits" and theirs["entrypoint"] == "cli"

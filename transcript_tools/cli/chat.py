@@ -85,6 +85,12 @@ class _RichView:
     show_default=True,
     help="Say so once when the session's cost passes this.",
 )
+@click.option(
+    "--permission-mode",
+    "permission_mode",
+    type=click.Choice(("default", "acceptEdits", "plan", "bypassPermissions")),
+    help="Start in this mode (default: the session's own, else default); /permission-mode changes it.",
+)
 @max_bytes_option
 @json_option
 def chat_command(
@@ -97,20 +103,21 @@ def chat_command(
     cwd_opt: Path | None,
     fork_: bool,
     cost_notice_usd: float,
+    permission_mode: str | None,
     max_bytes: int,
     as_json: bool,
 ) -> int:
     """Continue SESSION interactively (path, id, prefix, or -c for the latest one here);
     without one, start a new session in this directory (or --cwd), as `claude` does.
 
-    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
+    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /permission-mode MODE, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
     from ..edge.client import AnthropicClient, credentials_from_env
     from ..edge.clock import system_clock
     from ..edge.writer import append_records
-    from ..resume.chat import Chat
+    from ..resume.chat import CHAT_MODES, Chat, mode_answer
     from ..resume.files import load_for_resume
     from ..resume.setup import prepare
     from ..resume.tools.registry import ToolRegistry
@@ -126,7 +133,11 @@ def chat_command(
         import threading
 
         threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
-    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else _ask)
+
+    def ask(name: str, tool_input: object) -> str:  # the chat's permission mode first
+        return mode_answer(chat.engine.permission_mode, name) or _ask(name, tool_input)
+
+    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else ask)
     clock = system_clock()
     new = session is None and not latest
     if new and fork_:
@@ -165,6 +176,7 @@ def chat_command(
                 cwd=cwd_opt,
                 max_bytes=max_bytes,
                 dry_run=True,
+                applied_modes=CHAT_MODES,
             )
         )
         out = {
@@ -183,14 +195,23 @@ def chat_command(
         start()
         if ref is None
         else prepare(
-            ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes
+            ref,
+            clock=clock,
+            env=os.environ,
+            model=model,
+            fork=fork_,
+            cwd=cwd_opt,
+            max_bytes=max_bytes,
+            applied_modes=CHAT_MODES,
         )
     )
     view = _RichView()
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
     client = AnthropicClient(creds)
-    engine = prep.engine(client, registry, add_dirs=add_dirs)
+    engine = prep.engine(
+        client, registry, add_dirs=add_dirs, interactive=True, permission_mode=permission_mode
+    )
 
     def path() -> Path:  # the file of the engine in use (a /fork changes it)
         return chat.engine.transcript.path  # type: ignore[no-any-return]
@@ -217,8 +238,12 @@ def chat_command(
             fork=True,
             cwd=cur.cwd,
             max_bytes=max_bytes,  # type: ignore[attr-defined]
+            applied_modes=CHAT_MODES,
         )
-        return p.engine(client, registry, add_dirs=add_dirs), p.notices
+        mode = cur.permission_mode  # type: ignore[attr-defined]
+        return p.engine(
+            client, registry, add_dirs=add_dirs, interactive=True, permission_mode=mode
+        ), p.notices
 
     def rewind(current: object, at: str) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
@@ -233,8 +258,11 @@ def chat_command(
             model=cur.model,
             cwd=cur.cwd,
             max_bytes=max_bytes,
+            applied_modes=CHAT_MODES,
         )  # type: ignore[attr-defined]
-        return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
+        mode = cur.permission_mode  # type: ignore[attr-defined]
+        engine = p.engine(client, registry, add_dirs=add_dirs, interactive=True, permission_mode=mode)
+        return engine, [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:
         from ..resume.setup import switch_model

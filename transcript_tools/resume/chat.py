@@ -14,7 +14,16 @@ has a ``cost-state``, the running total Claude Code restores: its prices, not tt
 forked by ``tt fork``'s rules and the chat goes on in the fork), ``/rewind N|UUID`` (the
 conversation as ``tt rewind --conversation`` forks it there; files are not restored),
 ``/compact`` (``tt compact --in-place``, as Claude Code's /compact appends a compaction to
-the session; the chat goes on from it), ``/help``, ``/exit``.
+the session; the chat goes on from it), ``/permission-mode MODE``, ``/help``, ``/exit``.
+
+Permission modes (`CHAT_MODES`, Claude Code's names): a tool call no rule allows is asked
+about in ``default``; ``acceptEdits`` lets Write and Edit through without asking (the
+working-directory rules hold); ``plan`` answers no to every call it would ask about;
+``bypassPermissions`` answers yes (deny rules hold). `mode_answer` is that table. A mode
+restored from the session that tt does not apply (``auto``: Claude Code 2.1.332's default,
+a classifier) is kept in the records and behaves as ``default``. The engine writes the
+mode into each prompt and re-appends the ``permission-mode`` record after each turn
+(`turns`), so a change is recorded with the next turn, as Claude Code 2.1.332 records it.
 
 Ctrl-C (KeyboardInterrupt) in a turn takes the engine's path: the turn is closed in the
 file, and the history is reloaded from it (`conversation` rule 7), so the next prompt
@@ -42,9 +51,30 @@ HELP = """\
 /fork         go on in a fork of this session (the original is not touched)
 /rewind N     go on from the Nth message from the end (or a uuid), in a fork ending there
 /compact      compact the session in place, as Claude Code's /compact (tt compact --in-place)
+/permission-mode MODE  default (ask) | acceptEdits (edit without asking) | plan (ask nothing, allow nothing) | bypassPermissions
 /help         this list
 /exit         leave (Ctrl-D too; Ctrl-C twice at the prompt)
 Ctrl-C during a turn stops it; the file stays one Claude Code resumes."""
+
+
+#: The permission modes tt chat applies (Claude Code's names), in words.
+CHAT_MODES = {
+    "default": "tools no rule allows are asked about",
+    "acceptEdits": "Write and Edit run without asking, in the working directories",
+    "plan": "no tool that needs asking runs",
+    "bypassPermissions": "every tool runs without asking (deny rules still hold)",
+}
+
+
+def mode_answer(mode: str, tool: str) -> str | None:
+    """The answer ``mode`` gives for a call of ``tool`` no rule allows (None: ask the person)."""
+    if mode == "bypassPermissions":
+        return "yes"
+    if mode == "plan":
+        return "no"
+    if mode == "acceptEdits" and tool in ("Write", "Edit"):
+        return "yes"
+    return None
 
 
 class View(Protocol):
@@ -152,6 +182,17 @@ class Chat:
                 self.view.line(
                     f"the next turn uses {model} ({len(self.engine.messages)} messages of history)"
                 )
+        elif name == "permission-mode":
+            if not arg:
+                m = self.engine.permission_mode
+                self.view.line(
+                    f"permission mode {m}: {CHAT_MODES.get(m, 'not applied by tt: asked as in default')}"
+                )
+            elif arg not in CHAT_MODES:
+                self.view.line(f"tt chat applies the permission modes {', '.join(CHAT_MODES)}", "red")
+            else:
+                self.engine.permission_mode = arg
+                self.view.line(f"permission mode {arg}: {CHAT_MODES[arg]} (recorded with the next turn)")
         elif name in ("rename", "tag"):
             try:
                 rec = (rename_line if name == "rename" else tag_line)(self.engine.session_id, arg)

@@ -32,7 +32,7 @@ edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,9 +90,16 @@ class Prepared:
         max_tokens: int | None = None,
         include_partial_messages: bool = False,
         add_dirs: Sequence[Path] = (),
+        interactive: bool = False,
+        permission_mode: str | None = None,
     ) -> QueryEngine:
+        """``interactive`` (``tt chat``): the prompts carry the permission mode and each turn
+        re-appends ``mode`` and ``permission-mode`` (a new session starts with them);
+        ``permission_mode``: the one given on the command line, over the restored one (as
+        Claude Code 2.1.332 restores a session's mode unless one is given)."""
         from .. import __version__
         from ..model.request import DEFAULT_MAX_TOKENS
+        from . import turns
         from .engine import FileTranscript, QueryEngine
         from .turns import Envelope
 
@@ -105,7 +112,7 @@ class Prepared:
             version=self.conv.version or f"tt-{__version__}",
             git_branch=branch if branch is not None else (self.conv.git_branch or ""),
         )
-        return QueryEngine(
+        engine = QueryEngine(
             client=client,
             session_id=self.session_id,
             cwd=self.cwd,
@@ -122,8 +129,15 @@ class Prepared:
             include_partial_messages=include_partial_messages,
             add_dirs=tuple(d.resolve() for d in add_dirs),  # the working directories (`permissions`)
             cost_state=self.state.cost_state,
-            permission_mode=self.state.permission_mode,
+            permission_mode=permission_mode or self.state.permission_mode,
         )
+        engine.interactive = interactive
+        if interactive and self.new:
+            engine.opening = [
+                turns.mode_record(self.session_id),
+                turns.permission_mode_record(self.session_id, engine.permission_mode),
+            ]
+        return engine
 
 
 def prepare(
@@ -139,8 +153,11 @@ def prepare(
     append_system_prompt: str | None = None,
     max_bytes: int | None = None,
     dry_run: bool = False,
+    applied_modes: Collection[str] = (),
 ) -> Prepared:
-    """Load ``ref`` for its next turn. A dry run writes nothing (no fork)."""
+    """Load ``ref`` for its next turn. A dry run writes nothing (no fork).
+    ``applied_modes``: the permission modes the caller applies (``tt chat``'s): a restored
+    one of them needs no notice."""
     from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 
     cap = MAX_TRANSCRIPT_READ_BYTES if max_bytes is None else max_bytes
@@ -169,7 +186,7 @@ def prepare(
     if cwd_note is not None:
         notices.append(cwd_note)
     checks: list[str] = []
-    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks)
+    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks, applied_modes)
     notices.extend(checks)
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     return Prepared(
@@ -258,7 +275,13 @@ def new_cost_state(session_id: str, start_ms: int) -> dict[str, object]:
 
 
 def restored_state(
-    path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]
+    path: Path,
+    start: int,
+    version: str | None,
+    cwd: Path,
+    recorded_cwd: str | None,
+    notices: list[str],
+    applied_modes: Collection[str] = (),
 ) -> TailState:
     """The state a resume restores, with a one-line notice for each difference worth
     saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
@@ -266,7 +289,7 @@ def restored_state(
     from . import state as resume_state
 
     tail = resume_state.read_tail_state(path)
-    if tail.permission_mode not in (None, "default"):
+    if tail.permission_mode not in (None, "default", *applied_modes):
         # tt has no permission modes of its own: its tools follow --allowed-tools alone.
         notices.append(
             f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools"
