@@ -397,7 +397,7 @@ class QueryEngine:
             timestamp=self._now(),
         )
         state.pending = []
-        for block, line in zip(blocks, lines):
+        for block, line in zip(blocks, lines, strict=False):
             self._write(line)
             if block.get("type") == "tool_use":
                 state.pending.append((block, line["uuid"]))

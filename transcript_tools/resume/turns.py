@@ -125,7 +125,7 @@ def assistant_lines(
         raise ValueError("one uuid per content block")
     lines: list[dict[str, Any]] = []
     prev = parent
-    for block, uid in zip(content, uuids):
+    for block, uid in zip(content, uuids, strict=True):  # lengths checked above
         msg = {
             "id": message.get("id"),
             "type": "message",
