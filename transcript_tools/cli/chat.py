@@ -6,7 +6,8 @@ in the lines Claude Code 2.1.332 writes, so ``claude --resume <id>`` continues i
 
 The session is assembled by `resume_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
-prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
+prompt_toolkit (history within the run, Esc-Enter for a new line), the output plain
+terminal colours.
 A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for
 this session, no), as Claude Code asks; --disallowed-tools still denies without asking.
 Ctrl-C during a turn stops the turn (closed in the file, which both CLIs resume); at the
@@ -27,19 +28,23 @@ import click
 from ..model.errors import UsageError
 from .common import continue_option, json_option, max_bytes_option
 
+#: The styles the chat's lines use, as terminal colour codes (SGR).
+_STYLES = {"dim": "2", "yellow": "33", "red": "31", "cyan": "36", "green": "32", "bold": "1"}
 
-class _RichView:
-    def __init__(self) -> None:
-        from rich.console import Console
 
-        self.console = Console(highlight=False)
+class _TerminalView:
+    """The chat's `View` on a terminal: streamed text as it comes, whole lines in a colour.
+    Plain escape codes, not rich: importing rich's console cost the start-up ~0.1 s of a
+    0.5 s budget (benchmarks/bench_chat.py), and these lines need nothing of it."""
 
     def text(self, chunk: str) -> None:
         sys.stdout.write(chunk)
         sys.stdout.flush()
 
     def line(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style or None, markup=False)
+        code = _STYLES.get(style)
+        sys.stdout.write(f"\x1b[{code}m{text}\x1b[0m\n" if code else f"{text}\n")
+        sys.stdout.flush()
 
 
 @click.command("chat")
@@ -114,6 +119,16 @@ def chat_command(
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
+    if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            "tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script"
+        )
+    if not as_json:
+        # The line editor's import (the largest part of the start-up) overlaps the
+        # session's loading, from the first line on (benchmarks/bench_chat.py).
+        import threading
+
+        threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
     from ..edge.client import AnthropicClient, credentials_from_env
     from ..edge.clock import system_clock
     from ..edge.writer import append_records
@@ -122,17 +137,6 @@ def chat_command(
     from ..resume.setup import prepare
     from ..resume.tools.registry import ToolRegistry
     from .resume import _pick
-
-    if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError(
-            "tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script"
-        )
-    if not as_json:
-        # The line editor's import (~0.3 s) overlaps the session's loading: the prompt
-        # shows sooner (measured in the README's performance section).
-        import threading
-
-        threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
 
     def ask(name: str, tool_input: object) -> str:  # the chat's permission mode first
         return mode_answer(chat.engine.permission_mode, name) or _ask(name, tool_input)
@@ -205,7 +209,7 @@ def chat_command(
             applied_modes=CHAT_MODES,
         )
     )
-    view = _RichView()
+    view = _TerminalView()
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
     client = AnthropicClient(creds)
@@ -346,7 +350,6 @@ def _ask(name: str, tool_input: object) -> str:
 
 def _preload() -> None:
     import prompt_toolkit.shortcuts  # noqa: F401
-    import rich.console  # noqa: F401
 
 
 def _loop(chat: object) -> None:
