@@ -856,8 +856,11 @@ def test_interactive_claude_code_restores_the_permission_mode_tt_chat_recorded(
         )
     )
     sandbox = Sandbox.create(tmp_path / "cc", config_dir=config)
+    # its own stand-in, answering every request alike: the interactive CLI makes side requests too
+    cc_api = StandIn(lambda req: Text("from claude"))
+    cc_api.start()
     cc_env = sandbox.env(
-        standin.base_url,
+        cc_api.base_url,
         extra={**clock_env(datetime(2026, 11, 30, 12, 0, tzinfo=UTC)), "TERM": "xterm-256color"},
     )
     cmd = " ".join(
@@ -880,13 +883,19 @@ def test_interactive_claude_code_restores_the_permission_mode_tt_chat_recorded(
     try:
         pane = Pane(name)
         pane.wait_for("accept edits on", timeout=60)  # its status line: the restored mode
-        standin.script(Text("from claude"))
         pane.send("after tt")
-        time.sleep(0.5)
+        pane.wait_for("after tt", timeout=30)  # typed into its input box
         pane.send("Enter")
         pane.wait_for("from claude", timeout=60)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        cc_api.stop()
     recs = [json.loads(x) for x in path.read_text().splitlines()]
-    theirs = next(r for r in recs if r.get("type") == "user" and r["message"].get("content") == "after tt")
-    assert theirs["permissionMode"] == "acceptEdits" and theirs["entrypoint"] == "cli"
+    theirs = [
+        r
+        for r in recs
+        if r.get("type") == "user"
+        and r.get("entrypoint") == "cli"
+        and "after tt" in str(r["message"].get("content"))
+    ]
+    assert theirs and theirs[0]["permissionMode"] == "acceptEdits"
