@@ -886,16 +886,24 @@ def test_interactive_claude_code_restores_the_permission_mode_tt_chat_recorded(
         pane.send("after tt")
         pane.wait_for("after tt", timeout=30)  # typed into its input box
         pane.send("Enter")
-        pane.wait_for("from claude", timeout=60)
+
+        def theirs() -> list[
+            dict[str, Any]
+        ]:  # its prompt, once written (the screen can show a side answer first)
+            whole = path.read_text().rsplit("\n", 1)[0]  # a last line still being written: next time
+            return [
+                r
+                for r in map(json.loads, whole.splitlines())
+                if r.get("type") == "user"
+                and r.get("entrypoint") == "cli"
+                and "after tt" in str(r["message"].get("content"))
+            ]
+
+        end = time.monotonic() + 60
+        while not theirs() and time.monotonic() < end:
+            time.sleep(0.2)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         cc_api.stop()
-    recs = [json.loads(x) for x in path.read_text().splitlines()]
-    theirs = [
-        r
-        for r in recs
-        if r.get("type") == "user"
-        and r.get("entrypoint") == "cli"
-        and "after tt" in str(r["message"].get("content"))
-    ]
-    assert theirs and theirs[0]["permissionMode"] == "acceptEdits"
+    written = theirs()
+    assert written and written[0]["permissionMode"] == "acceptEdits"
