@@ -336,6 +336,16 @@ def test_an_unpriced_model_makes_the_total_unknown_not_zero() -> None:
     assert [m["cost_usd"] for m in doc["models"]] == [None]
     assert doc["totals"]["cost_usd"] is None and doc["totals"]["priced_cost_usd"] == 0
     assert doc["totals"]["unpriced_models"] == ["claude-opus-5-5"]
+    from rich.console import Console
+
+    from transcript_tools.views.stats import render_one
+
+    con = Console(record=True, width=120)
+    render_one(con, st, Path("x.jsonl"))
+    shown = con.export_text().splitlines()
+    # the word tt chat's /cost uses too (tests/resume/test_chat.py), never "$0" or a guess
+    assert next(ln for ln in shown if ln.startswith("opus-5-5")).rstrip().endswith(" unpriced")
+    assert "prices as of 2026-11-29; no price for claude-opus-5-5" in shown
     priced = session_stats(REAL / "v2.1.38-tool-heavy.jsonl").to_dict()["totals"]
     assert priced["cost_usd"] == priced["priced_cost_usd"] == pytest.approx(0.2266455, abs=1e-6)  # 6 decimals
 

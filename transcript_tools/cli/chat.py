@@ -1,8 +1,13 @@
-"""``tt chat``: continue a session interactively (the edge around `resume.chat.Chat`).
+"""``tt chat``: continue a session, or start one, interactively (the edge around `resume.chat.Chat`).
+
+With no SESSION (and no -c), a new session is started (`resume.files_setup.new_session`): its
+file is created under the config dir's project folder for the cwd with the first prompt,
+in the lines Claude Code 2.1.332 writes, so ``claude --resume <id>`` continues it.
 
 The session is assembled by `files_setup.prepare`, as ``tt resume`` assembles it (the
 same model choice, fork, cwd, restored cost and notices); the line editor is
-prompt_toolkit (history within the run, Esc-Enter for a new line), the output rich.
+prompt_toolkit (history within the run, Esc-Enter for a new line), the output plain
+terminal colours.
 A tool call no --allowed-tools rule allows is asked about at the prompt (yes, always for
 this session, no), as Claude Code asks; --disallowed-tools still denies without asking.
 Ctrl-C during a turn stops the turn (closed in the file, which both CLIs resume); at the
@@ -23,19 +28,23 @@ import click
 from ..model.errors import UsageError
 from .common import continue_option, json_option, max_bytes_option
 
+#: The styles the chat's lines use, as terminal colour codes (SGR).
+_STYLES = {"dim": "2", "yellow": "33", "red": "31", "cyan": "36", "green": "32", "bold": "1"}
 
-class _RichView:
-    def __init__(self) -> None:
-        from rich.console import Console
 
-        self.console = Console(highlight=False)
+class _TerminalView:
+    """The chat's `View` on a terminal: streamed text as it comes, whole lines in a colour.
+    Plain escape codes, not rich: importing rich's console cost the start-up ~0.1 s of a
+    0.5 s budget (benchmarks/bench_chat.py), and these lines need nothing of it."""
 
     def text(self, chunk: str) -> None:
         sys.stdout.write(chunk)
         sys.stdout.flush()
 
     def line(self, text: str, style: str = "") -> None:
-        self.console.print(text, style=style or None, markup=False)
+        code = _STYLES.get(style)
+        sys.stdout.write(f"\x1b[{code}m{text}\x1b[0m\n" if code else f"{text}\n")
+        sys.stdout.flush()
 
 
 @click.command("chat")
@@ -81,6 +90,12 @@ class _RichView:
     show_default=True,
     help="Say so once when the session's cost passes this.",
 )
+@click.option(
+    "--permission-mode",
+    "permission_mode",
+    type=click.Choice(("default", "acceptEdits", "plan", "bypassPermissions")),
+    help="Start in this mode (default: the session's own, else default); /permission-mode changes it.",
+)
 @max_bytes_option
 @json_option
 def chat_command(
@@ -93,52 +108,84 @@ def chat_command(
     cwd_opt: Path | None,
     fork_: bool,
     cost_notice_usd: float,
+    permission_mode: str | None,
     max_bytes: int,
     as_json: bool,
 ) -> int:
-    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here).
+    """Continue SESSION interactively (path, id, prefix, or -c for the latest one here);
+    without one, start a new session in this directory (or --cwd), as `claude` does.
 
-    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /help, /exit. Needs ANTHROPIC_API_KEY.
+    Slash commands: /model NAME, /cost, /compact, /rename, /tag, /fork, /rewind N, /permission-mode MODE, /help, /exit. Needs ANTHROPIC_API_KEY.
     With --json: say what the chat would continue (session, model, messages, cwd, notices)
     as one JSON object and exit, with no terminal, no key and nothing written.
     """
-    from ..edge.client import AnthropicClient, credentials_from_env
-    from ..edge.clock import system_clock
-    from ..edge.writer import append_records
-    from ..resume.chat import Chat
-    from ..resume.files import load_for_resume
-    from ..resume.files_setup import prepare
-    from ..resume.tools.registry import ToolRegistry
-    from .resume import _pick
-
     if not as_json and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
             "tt chat needs a terminal", hint="use tt resume -p (or --input-format stream-json) from a script"
         )
     if not as_json:
-        # The line editor's import (~0.3 s) overlaps the session's loading: the prompt
-        # shows sooner (measured in the README's performance section).
+        # The line editor's import (the largest part of the start-up) overlaps the
+        # session's loading, from the first line on (benchmarks/bench_chat.py).
         import threading
 
         threading.Thread(target=_preload, name="tt-preload", daemon=True).start()
-    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else _ask)
-    clock = system_clock()
-    ref = _pick(session, latest)
-    if as_json:
-        import orjson
+    from ..edge.client import AnthropicClient, credentials_from_env
+    from ..edge.clock import system_clock
+    from ..edge.writer import append_records
+    from ..resume.chat import CHAT_MODES, Chat, mode_answer
+    from ..resume.files import load_for_resume
+    from ..resume.files_setup import prepare
+    from ..resume.tools.registry import ToolRegistry
+    from .resume import _pick
 
-        p = prepare(
-            ref,
+    def ask(name: str, tool_input: object) -> str:  # the chat's permission mode first
+        return mode_answer(chat.engine.permission_mode, name) or _ask(name, tool_input)
+
+    registry = ToolRegistry(allowed, disallowed, ask=None if as_json else ask)
+    clock = system_clock()
+    new = session is None and not latest
+    if new and fork_:
+        raise UsageError("--fork needs a SESSION to fork (without one, tt chat starts a new session)")
+
+    def start() -> Any:  # a new session: nothing is written before the first prompt
+        import time
+        import uuid
+
+        from ..edge.claude_dir import projects_dir
+        from ..resume.files_setup import new_session
+
+        return new_session(
+            projects_dir(dict(os.environ)),
+            session_id=str(uuid.uuid4()),
+            start_ms=int(time.time() * 1000),
             clock=clock,
             env=os.environ,
             model=model,
-            fork=False,
             cwd=cwd_opt,
-            max_bytes=max_bytes,
-            dry_run=True,
+        )
+
+    ref = None if new else _pick(session, latest)
+    if as_json:
+        import orjson
+
+        p = (
+            start()
+            if ref is None
+            else prepare(
+                ref,
+                clock=clock,
+                env=os.environ,
+                model=model,
+                fork=False,
+                cwd=cwd_opt,
+                max_bytes=max_bytes,
+                dry_run=True,
+                applied_modes=CHAT_MODES,
+            )
         )
         out = {
             "session_id": p.session_id,
+            "new": p.new,
             "path": str(p.path),
             "model": p.model,
             "messages": len(p.conv.messages),
@@ -148,20 +195,40 @@ def chat_command(
         sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
         return 0
     creds = credentials_from_env(os.environ)
-    prep = prepare(
-        ref, clock=clock, env=os.environ, model=model, fork=fork_, cwd=cwd_opt, max_bytes=max_bytes
+    prep = (
+        start()
+        if ref is None
+        else prepare(
+            ref,
+            clock=clock,
+            env=os.environ,
+            model=model,
+            fork=fork_,
+            cwd=cwd_opt,
+            max_bytes=max_bytes,
+            applied_modes=CHAT_MODES,
+        )
     )
-    view = _RichView()
+    view = _TerminalView()
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
     client = AnthropicClient(creds)
-    engine = prep.engine(client, registry, add_dirs=add_dirs)
+    engine = prep.engine(
+        client, registry, add_dirs=add_dirs, interactive=True, permission_mode=permission_mode
+    )
 
     def path() -> Path:  # the file of the engine in use (a /fork changes it)
         return chat.engine.transcript.path
 
     def reload(m: str) -> list[dict[str, object]]:
+        if not path().exists():  # a new session before its first prompt
+            return []
         return list(load_for_resume(path(), max_bytes=max_bytes).conversation.for_model(m).messages)
+
+    def append(rec: bytes) -> None:
+        if not path().exists():
+            raise UsageError("the session has no file yet: send a prompt first")
+        append_records(path(), [rec])
 
     def fork(current: object) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
@@ -175,8 +242,12 @@ def chat_command(
             fork=True,
             cwd=cur.cwd,
             max_bytes=max_bytes,
+            applied_modes=CHAT_MODES,
         )
-        return p.engine(client, registry, add_dirs=add_dirs), p.notices
+        mode = cur.permission_mode
+        return p.engine(
+            client, registry, add_dirs=add_dirs, interactive=True, permission_mode=mode
+        ), p.notices
 
     def rewind(current: object, at: str) -> tuple[object, list[str]]:
         from ..edge.claude_dir import SessionRef
@@ -191,8 +262,11 @@ def chat_command(
             model=cur.model,
             cwd=cur.cwd,
             max_bytes=max_bytes,
+            applied_modes=CHAT_MODES,
         )
-        return p.engine(client, registry, add_dirs=add_dirs), [line, *p.notices]
+        mode = cur.permission_mode
+        engine = p.engine(client, registry, add_dirs=add_dirs, interactive=True, permission_mode=mode)
+        return engine, [line, *p.notices]
 
     def choose(asked: str) -> tuple[str, str | None]:
         from ..resume.files_setup import switch_model
@@ -203,18 +277,32 @@ def chat_command(
         engine,
         view,
         reload=reload,
-        append_record=lambda rec: append_records(path(), [rec]),
+        append_record=append,
         cost_notice_usd=cost_notice_usd,
         fork=fork,
         choose_model=choose,
         rewind=rewind,
         compact=lambda cur: compact_in_place(cur, max_bytes),
+        stats=session_cost,
     )
     view.line(
-        f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help", "dim"
+        f"tt chat: new session {prep.session_id} on {engine.model} in {prep.cwd} · /help"
+        if prep.new
+        else f"tt chat: {prep.session_id} on {engine.model} ({len(engine.messages)} messages) · /help",
+        "dim",
     )
     _loop(chat)
     return 0
+
+
+def session_cost(engine: Any) -> Any:
+    """/cost's figures: `tt stats SESSION` of the engine's file (subagent files included)."""
+    from ..catalog.files_usage import session_stats
+    from ..catalog.stats import Stats
+
+    if not engine.transcript.path.exists():  # a new session before its first prompt
+        return Stats()
+    return session_stats(engine.transcript.path, subagents=True)
 
 
 def compact_in_place(engine: Any, max_bytes: int) -> list[str]:
@@ -262,7 +350,6 @@ def _ask(name: str, tool_input: object) -> str:
 
 def _preload() -> None:
     import prompt_toolkit.shortcuts  # noqa: F401
-    import rich.console  # noqa: F401
 
 
 def _loop(chat: object) -> None:

@@ -132,6 +132,34 @@ class Tokens(NamedTuple):
         return self.input + self.output + self.cache_write + self.cache_read
 
 
+#: How ``tt stats`` and ``tt chat``'s /cost say that a cost is not known (a model without a
+#: price): one word in both, never a guessed figure. (Claude Code 2.1.332 prices a model its
+#: catalog lacks at the default model's rates and flags the total "costs may be inaccurate
+#: due to usage of unknown models"; tt does not guess.)
+UNPRICED = "unpriced"
+
+
+def usd(x: float | None) -> str:
+    """A cost in words, as ``tt stats`` and /cost print it: ``$1.51``, ``$0.0040``, or
+    `UNPRICED`."""
+    if x is None:
+        return UNPRICED
+    return f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.4f}"
+
+
+def total_usd(priced: float, unpriced: bool) -> str:
+    """A total over several models: what the priced ones cost, and whether some are unpriced
+    (``unpriced`` alone when none has a price)."""
+    if not unpriced:
+        return usd(priced)
+    return UNPRICED if priced == 0 else f"{usd(priced)} + {UNPRICED}"
+
+
+def prices_note(unpriced: list[str]) -> str:
+    """The line under a cost: the table's date and the models it has no price for."""
+    return f"prices as of {PRICES_READ_ON}" + (f"; no price for {', '.join(unpriced)}" if unpriced else "")
+
+
 def cost_usd(model: str | None, t: Tokens) -> float | None:
     """USD for these tokens on this model, or None when the model has no known price."""
     p = price_for(model)

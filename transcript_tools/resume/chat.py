@@ -7,12 +7,23 @@ terminal; tests use a list), so this module never prints and never reads a termi
 
 Commands: ``/model NAME`` (the next turn uses it; the history is reloaded for that model,
 so thinking blocks follow `lifecycle` rule 3 as on a resume), ``/cost`` (this session's
-cost by model: restored from its ``cost-state`` plus this run), ``/rename TITLE`` and
+cost by model as ``tt stats`` counts it — the same figures, from the file as it is now,
+and the same word, ``unpriced``, for a model tt has no price for — then, when the session
+has a ``cost-state``, the running total Claude Code restores: its prices, not tt's), ``/rename TITLE`` and
 ``/tag TAG`` (the records ``tt rename`` / ``tt tag`` append), ``/fork`` (the session is
 forked by ``tt fork``'s rules and the chat goes on in the fork), ``/rewind N|UUID`` (the
 conversation as ``tt rewind --conversation`` forks it there; files are not restored),
 ``/compact`` (``tt compact --in-place``, as Claude Code's /compact appends a compaction to
-the session; the chat goes on from it), ``/help``, ``/exit``.
+the session; the chat goes on from it), ``/permission-mode MODE``, ``/help``, ``/exit``.
+
+Permission modes (`CHAT_MODES`, Claude Code's names): a tool call no rule allows is asked
+about in ``default``; ``acceptEdits`` lets Write and Edit through without asking (the
+working-directory rules hold); ``plan`` answers no to every call it would ask about;
+``bypassPermissions`` answers yes (deny rules hold). `mode_answer` is that table. A mode
+restored from the session that tt does not apply (``auto``: Claude Code 2.1.332's default,
+a classifier) is kept in the records and behaves as ``default``. The engine writes the
+mode into each prompt and re-appends the ``permission-mode`` record after each turn
+(`turns`), so a change is recorded with the next turn, as Claude Code 2.1.332 records it.
 
 Ctrl-C (KeyboardInterrupt) in a turn takes the engine's path: the turn is closed in the
 file, and the history is reloaded from it (`conversation` rule 7), so the next prompt
@@ -40,9 +51,30 @@ HELP = """\
 /fork         go on in a fork of this session (the original is not touched)
 /rewind N     go on from the Nth message from the end (or a uuid), in a fork ending there
 /compact      compact the session in place, as Claude Code's /compact (tt compact --in-place)
+/permission-mode MODE  default (ask) | acceptEdits (edit without asking) | plan (ask nothing, allow nothing) | bypassPermissions
 /help         this list
 /exit         leave (Ctrl-D too; Ctrl-C twice at the prompt)
 Ctrl-C during a turn stops it; the file stays one Claude Code resumes."""
+
+
+#: The permission modes tt chat applies (Claude Code's names), in words.
+CHAT_MODES = {
+    "default": "tools no rule allows are asked about",
+    "acceptEdits": "Write and Edit run without asking, in the working directories",
+    "plan": "no tool that needs asking runs",
+    "bypassPermissions": "every tool runs without asking (deny rules still hold)",
+}
+
+
+def mode_answer(mode: str, tool: str) -> str | None:
+    """The answer ``mode`` gives for a call of ``tool`` no rule allows (None: ask the person)."""
+    if mode == "bypassPermissions":
+        return "yes"
+    if mode == "plan":
+        return "no"
+    if mode == "acceptEdits" and tool in ("Write", "Edit"):
+        return "yes"
+    return None
 
 
 class View(Protocol):
@@ -97,6 +129,7 @@ class Chat:
         choose_model: Callable[[str], tuple[str, str | None]] | None = None,
         rewind: Callable[[Any, str], tuple[Any, list[str]]] | None = None,
         compact: Callable[[Any], list[str]] | None = None,
+        stats: Callable[[Any], Any] | None = None,
     ) -> None:
         self.engine = engine
         self._fork = fork  # the engine -> the fork's engine and its notices (`files_setup`)
@@ -104,6 +137,7 @@ class Chat:
         self._choose = choose_model
         self._rewind = rewind  # (engine, message) -> the engine of a fork ending there, its notices
         self._compact = compact  # compacts the engine's file in place and reloads the engine; its lines
+        self._stats = stats  # the engine -> `catalog.stats.Stats` of its file (what tt stats reads)
         self.view = view
         self._reload = reload  # model -> the messages a resume of the file sends it
         self._append = append_record
@@ -134,7 +168,8 @@ class Chat:
             for ln in HELP.splitlines():
                 self.view.line(ln)
         elif name == "cost":
-            self.view.line(self.cost_text())
+            for ln in self.cost_lines():
+                self.view.line(ln)
         elif name == "model":
             if not arg:
                 self.view.line(f"model: {self.engine.model}")
@@ -147,13 +182,28 @@ class Chat:
                 self.view.line(
                     f"the next turn uses {model} ({len(self.engine.messages)} messages of history)"
                 )
+        elif name == "permission-mode":
+            if not arg:
+                m = self.engine.permission_mode
+                self.view.line(
+                    f"permission mode {m}: {CHAT_MODES.get(m, 'not applied by tt: asked as in default')}"
+                )
+            elif arg not in CHAT_MODES:
+                self.view.line(f"tt chat applies the permission modes {', '.join(CHAT_MODES)}", "red")
+            else:
+                self.engine.permission_mode = arg
+                self.view.line(f"permission mode {arg}: {CHAT_MODES[arg]} (recorded with the next turn)")
         elif name in ("rename", "tag"):
             try:
                 rec = (rename_line if name == "rename" else tag_line)(self.engine.session_id, arg)
             except TTError as e:
                 self.view.line(f"tt: {e.message}", "red")
                 return True
-            self._append(rec.rstrip(b"\n"))
+            try:
+                self._append(rec.rstrip(b"\n"))
+            except TTError as e:
+                self.view.line(f"tt: {e.message}", "red")
+                return True
             self.view.line(f"{'title' if name == 'rename' else 'tag'} set: {arg}" if arg else "tag cleared")
         elif (name == "fork" and self._fork is not None) or (name == "rewind" and self._rewind is not None):
             if name == "rewind" and not arg:
@@ -183,14 +233,27 @@ class Chat:
             self.view.line(f"unknown command /{name} (/help lists them)", "red")
         return True
 
-    def cost_text(self) -> str:
+    def cost_lines(self) -> list[str]:
+        """What /cost shows (see the module docstring)."""
+        from ..model.pricing import prices_note, total_usd, usd
+
+        out: list[str] = []
+        if self._stats is not None:
+            st = self._stats(self.engine)
+            out.append(f"cost so far {total_usd(st.cost, bool(st.unpriced))} (as tt stats counts it)")
+            out.extend(
+                f"  {u.model}: {u.calls} calls, {u.tokens.total:,} tokens, {usd(u.cost)}"
+                for u in st.by_model()
+            )
+            out.append(f"  {prices_note(st.unpriced)}")
         u = self.engine.usage
-        parts = [
-            f"{m} ${u.known_cost.get(m, 0.0):.4f}"
-            + ("" if u.cost_by_model.get(m) is not None else " (partly unpriced)")
-            for m in u.by_model
-        ]
-        return f"cost so far ${u.cost:.4f}" + (f": {', '.join(parts)}" if parts else "")
+        if self.engine.cost_state is not None or self._stats is None:
+            parts = [f"{m} {usd(u.cost_by_model.get(m))}" for m in u.by_model]
+            out.append(
+                f"cost-state (the running total Claude Code restores, at its prices): {total_usd(u.cost, not u.cost_known)}"
+                + (f": {', '.join(parts)}" if parts else "")
+            )
+        return out
 
     # --- a turn ----------------------------------------------------------------------------
 

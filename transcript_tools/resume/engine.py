@@ -216,6 +216,13 @@ class QueryEngine:
         if self.cost_state is not None:
             self.usage.restore(self.cost_state.get("modelUsage") or {})
         self.permission_mode = permission_mode or "default"
+        #: An interactive session (``tt chat``): the prompt carries ``permission_mode`` and
+        #: each turn re-appends ``mode`` and ``permission-mode`` (`turns`); ``-p`` runs write
+        #: "default" and neither record, as ``claude -p`` 2.1.332 does (probed).
+        self.interactive = False
+        #: Records written before the next prompt (a new session's ``mode`` and
+        #: ``permission-mode``, `turns`), then cleared.
+        self.opening: list[dict[str, Any]] = []
         #: Called with each raw stream event as it arrives (``tt chat`` prints text live).
         self.on_stream: Callable[[Event], None] | None = None
         self.permission_denials: list[Denial] = []
@@ -267,6 +274,10 @@ class QueryEngine:
         yield self._init_event()
         state = _Turn(prompt_id=self._new_id())
         content: str | list[dict[str, Any]] = prompt if isinstance(prompt, str) else [dict(b) for b in prompt]
+        if self.opening and self.transcript is not None:
+            for rec in self.opening:
+                self.transcript.append(rec)
+            self.opening = []
         self._write(
             turns.user_prompt(
                 self.envelope,
@@ -275,6 +286,7 @@ class QueryEngine:
                 timestamp=self._now(),
                 content=content,
                 prompt_id=state.prompt_id,
+                permission_mode=self.permission_mode if self.interactive else "default",
             )
         )
         self.messages.append({"role": "user", "content": content})
@@ -540,6 +552,9 @@ class QueryEngine:
         if self.transcript is not None:
             text = turns.prompt_text(prompt if isinstance(prompt, str) else list(prompt))
             self.transcript.append(turns.last_prompt(self.session_id, text, self.leaf_uuid))
+            if self.interactive:
+                self.transcript.append(turns.mode_record(self.session_id))
+                self.transcript.append(turns.permission_mode_record(self.session_id, self.permission_mode))
             if self.cost_state is not None:
                 self.transcript.append(self._cost_state())
         return out
@@ -552,7 +567,9 @@ class QueryEngine:
         rec["totalAPIDuration"] = _n(rec.get("totalAPIDuration")) + self.api_ms
         usage = dict(rec.get("modelUsage") or {})
         for m, t in self.usage.by_model.items():
-            u = dict(usage.get(m) or {})
+            # A model new to the session gets every field 2.1.332 writes (zero when tt does
+            # not count it), so the CLI adds to numbers, not to missing fields.
+            u = {**_MODEL_USAGE_FIELDS, **(usage.get(m) or {})}
             u.update(
                 inputTokens=t.input,
                 outputTokens=t.output,
@@ -565,6 +582,20 @@ class QueryEngine:
         rec["hasUnknownModelCost"] = not self.usage.cost_known
         rec["sessionId"] = self.session_id
         return rec
+
+
+#: A ``cost-state`` ``modelUsage`` entry's fields, in 2.1.332's order (fixtures/real).
+_MODEL_USAGE_FIELDS: dict[str, Any] = {
+    "inputTokens": 0,
+    "outputTokens": 0,
+    "thinkingTokens": 0,
+    "cacheReadInputTokens": 0,
+    "cacheCreationInputTokens": 0,
+    "cacheCreationEphemeral5mInputTokens": 0,
+    "cacheCreationEphemeral1hInputTokens": 0,
+    "webSearchRequests": 0,
+    "costUSD": 0,
+}
 
 
 @dataclass(slots=True)

@@ -17,6 +17,13 @@ send the same messages, pick the same model and run tools in the same place:
    ``permission-mode``; and the load is checked: files the session read or edited that
    changed since, a file last written by a Claude Code newer than tt's tables know.
 
+`new_session` is the assembly of a session that does not exist yet (``tt chat`` with no
+SESSION): a fresh id, the file ``<config>/projects/<the cwd's folder>/<id>.jsonl`` (created
+with its first record, as Claude Code creates it), the lines of Claude Code 2.1.332's
+format (``version`` 2.1.332, ``gitBranch`` ``HEAD`` outside a repository, as it writes them),
+the model Claude Code starts on (the table's default) and an empty ``cost-state`` to add
+each turn's spend to, as 2.1.332 appends one to its new sessions.
+
 Nothing here prints: what a person should hear (a model not the session's own, a fork
 written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
 edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4; a session
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +74,8 @@ class Prepared:
     #: The notices of the load checks alone (also in `notices`): a dry run's summary has
     #: no place for them, so it shows them apart.
     state_notices: list[str] = field(default_factory=list)
+    #: A new session (`new_session`): its file is created with the first record.
+    new: bool = False
 
     @property
     def model(self) -> str:
@@ -83,10 +92,17 @@ class Prepared:
         max_tokens: int | None = None,
         include_partial_messages: bool = False,
         add_dirs: Sequence[Path] = (),
+        interactive: bool = False,
+        permission_mode: str | None = None,
     ) -> QueryEngine:
+        """``interactive`` (``tt chat``): the prompts carry the permission mode and each turn
+        re-appends ``mode`` and ``permission-mode`` (a new session starts with them);
+        ``permission_mode``: the one given on the command line, over the restored one (as
+        Claude Code 2.1.332 restores a session's mode unless one is given)."""
         from .. import __version__
         from ..edge.worktrees import head_branch
         from ..model.request import DEFAULT_MAX_TOKENS
+        from . import turns
         from .engine import QueryEngine
         from .turns import Envelope
 
@@ -99,7 +115,7 @@ class Prepared:
             version=self.conv.version or f"tt-{__version__}",
             git_branch=branch if branch is not None else (self.conv.git_branch or ""),
         )
-        return QueryEngine(
+        engine = QueryEngine(
             client=client,
             session_id=self.session_id,
             cwd=self.cwd,
@@ -111,13 +127,20 @@ class Prepared:
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-            transcript=FileTranscript(self.path),
+            transcript=FileTranscript(self.path, create=self.new),
             include_partial_messages=include_partial_messages,
             # the working directories (`permissions`): the cwd and the --add-dir ones
             **engine_world(self.cwd, tuple(d.resolve() for d in add_dirs), registry),
             cost_state=self.state.cost_state,
-            permission_mode=self.state.permission_mode,
+            permission_mode=permission_mode or self.state.permission_mode,
         )
+        engine.interactive = interactive
+        if interactive and self.new:
+            engine.opening = [
+                turns.mode_record(self.session_id),
+                turns.permission_mode_record(self.session_id, engine.permission_mode),
+            ]
+        return engine
 
 
 def new_id() -> str:
@@ -145,16 +168,22 @@ def engine_world(
 
 
 class FileTranscript:
-    """`engine.TranscriptSink` appending to a transcript file (one write per record, flushed)."""
+    """`engine.TranscriptSink` appending to a transcript file (one write per record, flushed).
+    ``create``: a new session's file, made (with its folder) by the first record."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
         self.written = 0
+        self.create = create
 
     def append(self, record: Mapping[str, Any]) -> None:
         from ..edge.writer import append_records
 
-        append_records(self.path, [record])
+        if self.create and not self.path.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            append_records(self.path, [record], create=True)
+        else:
+            append_records(self.path, [record])
         self.written += 1
 
 
@@ -171,8 +200,11 @@ def prepare(
     append_system_prompt: str | None = None,
     max_bytes: int | None = None,
     dry_run: bool = False,
+    applied_modes: Collection[str] = (),
 ) -> Prepared:
-    """Load ``ref`` for its next turn. A dry run writes nothing (no fork)."""
+    """Load ``ref`` for its next turn. A dry run writes nothing (no fork).
+    ``applied_modes``: the permission modes the caller applies (``tt chat``'s): a restored
+    one of them needs no notice."""
     from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 
     cap = MAX_TRANSCRIPT_READ_BYTES if max_bytes is None else max_bytes
@@ -210,7 +242,7 @@ def prepare(
     if cwd_note is not None:
         notices.append(cwd_note)
     checks: list[str] = []
-    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks)
+    state = restored_state(path, got.start, conv.version, where, conv.cwd, checks, applied_modes)
     notices.extend(checks)
     session_id = conv.session_id or ref.session_id or path.name.removesuffix(".jsonl")
     return Prepared(
@@ -228,8 +260,85 @@ def prepare(
     )
 
 
+def new_session(
+    projects: Path,
+    *,
+    session_id: str,
+    start_ms: int,
+    clock: Clock,
+    env: Mapping[str, str],
+    model: str | None = None,
+    cwd: Path | None = None,
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+) -> Prepared:
+    """A session to start (see the module docstring); nothing is written here."""
+    from ..edge.claude_dir import canonical_cwd, project_dir_name
+    from ..edge.worktrees import head_branch
+    from ..model import lifecycle
+    from ..model.conversation import Conversation
+    from .files import ForResume
+
+    where, _ = choose_cwd(cwd, None)
+    table = lifecycle.CURRENT
+    choice = choose_model(None, model, clock, env)
+    if choice.model is None:  # no --model: the model Claude Code starts a session on
+        choice = lifecycle.ModelChoice(table.default_model, None)
+    branch = head_branch(where)
+    conv = Conversation(
+        messages=[],
+        leaf_uuid=None,
+        model=choice.model,
+        session_id=session_id,
+        cwd=str(where),
+        # 2.1.332 writes "HEAD" outside a repository too (probed; tests/resume/test_chat.py)
+        git_branch=branch if branch is not None else "HEAD",
+        version=table.cli_version,
+    )
+    path = projects / project_dir_name(canonical_cwd(where)) / f"{session_id}.jsonl"
+    note = choice.explain(table.cli_version, 0)
+    return Prepared(
+        path=path,
+        got=ForResume(conv),
+        conv=conv,
+        choice=choice,
+        cwd=where,
+        system=system_text(system_prompt, append_system_prompt, where),
+        session_id=session_id,
+        notices=[note] if note else [],
+        model_note=note,
+        state=TailState(cost_state=new_cost_state(session_id, start_ms)),
+        new=True,
+    )
+
+
+def new_cost_state(session_id: str, start_ms: int) -> dict[str, object]:
+    """The ``cost-state`` of a session before its first call, in the fields and order
+    Claude Code 2.1.332 writes (fixtures/real/claude-config-2.1.332)."""
+    return {
+        "type": "cost-state",
+        "sessionId": session_id,
+        "totalCostUSD": 0,
+        "totalAPIDuration": 0,
+        "totalAPIDurationWithoutRetries": 0,
+        "totalToolDuration": 0,
+        "totalLinesAdded": 0,
+        "totalLinesRemoved": 0,
+        "totalDuration": 0,
+        "startTime": start_ms,
+        "modelUsage": {},
+        "hasUnknownModelCost": False,
+    }
+
+
 def restored_state(
-    path: Path, start: int, version: str | None, cwd: Path, recorded_cwd: str | None, notices: list[str]
+    path: Path,
+    start: int,
+    version: str | None,
+    cwd: Path,
+    recorded_cwd: str | None,
+    notices: list[str],
+    applied_modes: Collection[str] = (),
 ) -> TailState:
     """The state a resume restores, with a one-line notice for each difference worth
     saying (the restored cost is not one: it is in every result's ``total_cost_usd``)."""
@@ -237,7 +346,7 @@ def restored_state(
     from . import files_state, state
 
     tail = files_state.read_tail_state(path)
-    if tail.permission_mode not in (None, "default"):
+    if tail.permission_mode not in (None, "default", *applied_modes):
         # tt has no permission modes of its own: its tools follow --allowed-tools alone.
         notices.append(
             f"the session was in permission mode {tail.permission_mode}; tt's tools follow --allowed-tools / --disallowed-tools"

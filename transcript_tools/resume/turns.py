@@ -11,7 +11,11 @@ compared field by field with fixtures/real/claude-config-2.1.197 and -2.1.332):
 - tool results: one ``user`` line per ``tool_result`` block, with ``toolUseResult``
   and ``sourceToolAssistantUUID`` (the line that made the call), sharing the turn's
   ``promptId``;
-- after the turn, a ``last-prompt`` record (what the SDK's listing and ``/resume`` show).
+- after the turn, a ``last-prompt`` record (what the SDK's listing and ``/resume`` show);
+  an interactive session (``tt chat``) then re-appends its ``mode`` (``normal``: tt is never
+  in coordinator mode) and ``permission-mode``, as interactive Claude Code 2.1.332 does
+  after each turn — and writes the same two first in a new session (seen under tmux:
+  ``mode``, ``permission-mode``, then the prompt, whose ``permissionMode`` is the mode).
 
 Every conversation line carries the envelope: ``parentUuid``, ``isSidechain``,
 ``uuid``, ``timestamp`` (``...sss Z``), ``userType``, ``entrypoint``, ``cwd``,
@@ -68,6 +72,7 @@ def user_prompt(
     timestamp: str,
     content: str | Sequence[Mapping[str, Any]],
     prompt_id: str,
+    permission_mode: str = "default",
 ) -> dict[str, Any]:
     return {
         "parentUuid": parent,
@@ -80,7 +85,7 @@ def user_prompt(
         },
         "uuid": uuid,
         "timestamp": timestamp,
-        "permissionMode": "default",
+        "permissionMode": permission_mode,
         "promptSource": "sdk",
         **env.tail(),
     }
@@ -120,7 +125,7 @@ def assistant_lines(
         raise ValueError("one uuid per content block")
     lines: list[dict[str, Any]] = []
     prev = parent
-    for block, uid in zip(content, uuids, strict=True):
+    for block, uid in zip(content, uuids, strict=True):  # lengths checked above
         msg = {
             "id": message.get("id"),
             "type": "message",
@@ -175,6 +180,15 @@ def last_prompt(session_id: str, prompt: str, leaf: str | None) -> dict[str, Any
         rec["leafUuid"] = leaf
     rec["sessionId"] = session_id
     return rec
+
+
+def mode_record(session_id: str, mode: str = "normal") -> dict[str, Any]:
+    """``{"type": "mode"}``: ``normal``, or ``coordinator`` in Claude Code's coordinator mode."""
+    return {"type": "mode", "mode": mode, "sessionId": session_id}
+
+
+def permission_mode_record(session_id: str, mode: str) -> dict[str, Any]:
+    return {"type": "permission-mode", "permissionMode": mode, "sessionId": session_id}
 
 
 def prompt_text(content: str | Sequence[Mapping[str, Any]]) -> str:

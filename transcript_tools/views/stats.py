@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..catalog.stats import Stats
-from ..model.pricing import PRICES_READ_ON
+from ..model.pricing import UNPRICED, prices_note, total_usd, usd
 from .ls import short_model
 
 if TYPE_CHECKING:
@@ -29,9 +29,8 @@ def tokens(n: int) -> str:
 
 
 def money(x: float | None) -> str:
-    if x is None:
-        return "[dim]?[/]"
-    return f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.4f}"
+    # The same words as tt chat's /cost (`pricing.usd`).
+    return f"[dim]{UNPRICED}[/]" if x is None else usd(x)
 
 
 def duration(s: float | None) -> str:
@@ -81,8 +80,7 @@ def models_table(st: Stats) -> Table:
 
 def summary_lines(st: Stats) -> list[str]:
     out = []
-    unpriced = f"; no price for {', '.join(st.unpriced)}" if st.unpriced else ""
-    out.append(f"[dim]prices as of {PRICES_READ_ON}{escape(unpriced)}[/]")
+    out.append(f"[dim]{escape(prices_note(st.unpriced))}[/]")
     active = f" (active {duration(st.active_ms / 1000)})" if st.active_ms else ""
     comp = f"{st.compactions}" + (f" (+{st.microcompactions} micro)" if st.microcompactions else "")
     sub_tokens = st.subagent_tokens().total
@@ -138,9 +136,7 @@ def chart(per_turn: list[int], width: int) -> list[str]:
 
 
 def cost_cell(st: Stats) -> str:
-    if not st.unpriced:
-        return money(st.cost)
-    return "[dim]?[/]" if st.cost == 0 else money(st.cost) + "[dim]+?[/]"
+    return total_usd(st.cost, bool(st.unpriced))
 
 
 def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> None:
