@@ -238,20 +238,38 @@ def test_health_clean_repairable_damaged_past_cap(tmp_path: Path) -> None:
     torn.write_bytes(damage.torn_tail(src.read_bytes()).data)
     assert health_of(validate_path(torn, schema=False)) == "repairable"
     assert health_of(validate_path(src, cap=1000, schema=False)) == "past-cap"
-    empty = tmp_path / "empty.jsonl"
-    lines = src.read_bytes().splitlines(keepends=True)
-    # An assistant line whose content is empty: an API error repair leaves alone.
+    # An error `tt repair` has no fix for: a record that does not fit its schema (an
+    # assistant line's timestamp a number). Empty content was this test's example until
+    # repair learnt to drop an empty message (`drop-empty-message`).
     import orjson
 
-    out = []
-    for ln in lines:
+    bad = tmp_path / "schema.jsonl"
+    out, done = [], False
+    for ln in src.read_bytes().splitlines(keepends=True):
+        r = orjson.loads(ln)
+        if r.get("type") == "assistant" and not done:
+            r["timestamp"], done = 12345, True
+            ln = orjson.dumps(r) + b"\n"
+        out.append(ln)
+    bad.write_bytes(b"".join(out))
+    assert [d.code for d in validate_path(bad).diagnostics] == ["schema-invalid"]
+    assert health_of(validate_path(bad)) == "damaged"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"".join(_with_first_assistant_content_emptied(src)))
+    assert health_of(validate_path(empty, schema=False)) == "repairable"
+
+
+def _with_first_assistant_content_emptied(src: Path) -> list[bytes]:
+    import orjson
+
+    out: list[bytes] = []
+    for ln in src.read_bytes().splitlines(keepends=True):
         r = orjson.loads(ln)
         if r.get("type") == "assistant" and not out_has_empty(out):
             r["message"]["content"] = []
             ln = orjson.dumps(r) + b"\n"
         out.append(ln)
-    empty.write_bytes(b"".join(out))
-    assert health_of(validate_path(empty, schema=False)) == "damaged"
+    return out
 
 
 def out_has_empty(out: list[bytes]) -> bool:
