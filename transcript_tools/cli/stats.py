@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..catalog.files import project_dirs, read_row
-from ..catalog.files_usage import many_stats, session_stats
+from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats
 from ..edge import claude_dir as store
 from ..model.errors import NotFound, UsageError
 from ..views.stats import render_many, render_one
@@ -52,15 +52,16 @@ def stats_command(
             raise UsageError("give a session, or --project/--all, not both")
         return _one(store.resolve(session, latest=latest), no_subagents, as_json)
     paths = _sessions(project_dirs(project, all_=all_))
-    each, total = many_stats(paths, subagents=not no_subagents)
     if as_json:
+        dicts, total = many_stats_dicts(paths, subagents=not no_subagents)
         emit_json(
             {
-                "sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths)],
+                "sessions": [d | {"path": str(p)} for d, p in zip(dicts, paths, strict=True)],
                 "total": total.to_dict(),
             }
         )
     else:
+        each, total = many_stats(paths, subagents=not no_subagents)
         render_many(console(), each, paths, total)
     return 0
 
