@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..edge import claude_dir as store
@@ -37,7 +36,7 @@ from ..model.session import session_id_from_name
 from ..model.titles import first_string_field
 from ..validate.core import Validator
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
-from .search import Hit, Matcher, search_lines
+from .search import Matcher, SessionHits, search_lines  # SessionHits: where it was (api.py)
 from .search import SkippedLine as SearchSkipped
 
 
@@ -255,20 +254,6 @@ class LegacyAgents:
 
 #: Bytes read at a time by the whole-file prefilter of `search_files`.
 _CHUNK = 1 << 20
-
-
-@dataclass(slots=True)
-class SessionHits:
-    path: Path
-    title: str | None
-    mtime_ms: int
-    hits: list[tuple[str | None, Hit]] = field(default_factory=list)  # (subagent file stem, hit)
-    more: int = 0  # hits past the per-session limit
-    skipped: list[tuple[str, SearchSkipped]] = field(default_factory=list)
-
-    @property
-    def session_id(self) -> str:
-        return self.path.name[:-6] if self.path.name.endswith(".jsonl") else self.path.name
 
 
 def search_files(

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..model.lines import decode_line
@@ -193,3 +194,20 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+@dataclass(slots=True)
+class SessionHits:
+    """A session's hits (`catalog.files.search_files`, `store.find.search_store`): here, with
+    the matching, so that a search through the store imports no file-side code."""
+
+    path: Path
+    title: str | None
+    mtime_ms: int
+    hits: list[tuple[str | None, Hit]] = field(default_factory=list)  # (subagent file stem, hit)
+    more: int = 0  # hits past the per-session limit
+    skipped: list[tuple[str, SkippedLine]] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.path.name[:-6] if self.path.name.endswith(".jsonl") else self.path.name

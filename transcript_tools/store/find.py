@@ -18,13 +18,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
-from ..catalog.files import SessionHits
-from ..catalog.listing import Counts, Lite, Row, Skipped, parse_lite
-from ..catalog.search import Hit, Matcher, record_hits
-from .engine import Store
+from ..catalog.search import Hit, Matcher, SessionHits, record_hits
+
+if TYPE_CHECKING:  # imported where used: `tt search --store` starts without the listing's code
+    from ..catalog.listing import Lite, Row
+    from .engine import Store
 
 #: Lines asked of the index at most (the CLI's --limit cuts sessions after).
 MAX_LINES = 20_000
@@ -75,6 +77,8 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
     """`tt ls` rows for the stored sessions (current versions), from the same first and last
     64 KiB `tt ls` reads of a file, rebuilt from the stored lines: the same titles, counts
     and hidden flags as the files would give. ``path`` is ``<project>/<id>.jsonl``."""
+    from ..catalog.listing import Row, parse_lite
+
     rows: list[Row] = []
     with store.read() as cur:
         streams = store.list_streams(cur, project_key)
@@ -120,12 +124,16 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
 def lite_json(session_id: str, data: bytes) -> str:
     """The lite parse of a whole file's bytes (what `tt ls` reads of it), as JSON: kept with
     each pushed version so `tt ls --store` reads one column, not the lines."""
+    from ..catalog.listing import parse_lite
+
     head = data[:HEAD_TAIL]
     tail = data[-HEAD_TAIL:] if len(data) > HEAD_TAIL else head
     return json.dumps(asdict(parse_lite(session_id, head, tail, len(data))))
 
 
 def lite_from_json(text: str) -> Lite:
+    from ..catalog.listing import Counts, Lite, Skipped
+
     d = json.loads(text)
     d["counts"] = Counts(**d["counts"])
     d["skipped"] = tuple(Skipped(**x) for x in d["skipped"])

@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.text import Text
 
-from ..catalog.files import SessionHits
+from ..catalog.search import SessionHits
 from .ls import local_time
 from .show import Clock
 

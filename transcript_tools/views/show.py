@@ -9,13 +9,11 @@ that spawned them. Output taller than the terminal goes through the pager.
 from __future__ import annotations
 
 import os
-import pydoc
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
@@ -75,6 +73,10 @@ def item_renderables(it: Item, n: int, clock: Clock) -> list[Any]:
 def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
     if b.kind == "text":
         if role == "assistant":
+            # Imported here: markdown-it is a fifth of `tt search`'s start-up, which needs
+            # only this module's clock.
+            from rich.markdown import Markdown
+
             return [Markdown(b.text)]
         text, cut = fold(b.text, max(n * 4, 0) if n else 0)
         return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
@@ -208,6 +210,8 @@ def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) 
         text = re.sub(r"[ \t]+(?=\n|$)", "", text)  # rich pads lines to the width
     tall = text.count("\n") > max(con.height - 2, 1)
     if pager or (pager is None and con.is_terminal and tall):
+        import pydoc
+
         os.environ.setdefault("LESS", "-RFX")  # keep colours; quit if it fits after all
         pydoc.pager(text)
     else:
