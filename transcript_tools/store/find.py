@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -35,38 +35,45 @@ MAX_LINES = 20_000
 def search_store(
     store: Store, pattern: str, matcher: Matcher, *, per_session: int = 5, subagents: bool = True
 ) -> Iterator[SessionHits]:
-    order: list[tuple[str, str]] = []
-    found: dict[tuple[str, str], list[tuple[str, str | None, Hit]]] = {}
-    for h in store.search(pattern, limit=MAX_LINES):
-        if h.key.subpath and not subagents:
-            continue
-        try:
-            rec = orjson.loads(h.line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(rec, dict):
-            continue
-        sk = (h.key.project_key, h.key.session_id)
-        if sk not in found:
-            found[sk] = []
-            order.append(sk)
-        agent = h.key.subpath.rsplit("/", 1)[-1] if h.key.subpath else None
-        found[sk].extend((h.key.subpath, agent, hit) for hit in record_hits(rec, h.seq + 1, matcher))
+    # The index's rows first (ids only, cheap); a session's lines are read back and matched
+    # when the caller asks for that session, so `tt search -n 10` reads ten sessions' lines,
+    # not the 20,000 the index may name (each line read by its version, which a later push
+    # never changes, as before).
     with store.read() as cur:
+        order: list[tuple[str, str]] = []
+        rows: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+        for r in store.search_rows(cur, pattern, limit=MAX_LINES):
+            if r[3] and not subagents:
+                continue
+            sk = (r[1], r[2])
+            if sk not in rows:
+                rows[sk] = []
+                order.append(sk)
+            rows[sk].append(r)
         mtimes = {
             (s.key.project_key, s.key.session_id): s.mtime_ms
             for s in store.list_streams(cur)
             if not s.key.subpath
         }
-    for sk in order:
-        hits = sorted(
-            found[sk], key=lambda x: (x[0], x[2].line)
-        )  # main file first, in file order, as tt search
-        if hits:
-            sh = SessionHits(Path(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
-            sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
-            sh.more = max(0, len(hits) - per_session)
-            yield sh
+        for sk in order:
+            found: list[tuple[str, str | None, Hit]] = []
+            for stream_id, _pk, _sid, subpath, version, seq, _uuid in rows[sk]:
+                try:
+                    rec = orjson.loads(store.line_at(cur, stream_id, version, seq))
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                agent = subpath.rsplit("/", 1)[-1] if subpath else None
+                found.extend((subpath, agent, hit) for hit in record_hits(rec, seq + 1, matcher))
+            hits = sorted(
+                found, key=lambda x: (x[0], x[2].line)
+            )  # main file first, in file order, as tt search
+            if hits:
+                sh = SessionHits(Path(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
+                sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
+                sh.more = max(0, len(hits) - per_session)
+                yield sh
 
 
 #: What the lite listing reads of each end of a file (`reader.read_head_tail`).
