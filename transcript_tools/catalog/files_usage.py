@@ -5,13 +5,15 @@ Invariants:
   API call and tool call, never the lines).
 - Damage never raises: unreadable pieces of lines are reported as `stats.SkippedLine`s
   and the rest of the file is counted.
-- Same numbers on every path: a line orjson reads as one object goes straight to the
-  collector (the fast path: no `Entry` built); any other line goes through
-  `lines.decode_line`, as every reader of tt does, so what is counted and what is skipped
-  does not depend on the path taken, nor on how many processes read.
-- Many sessions are read by `PARALLEL_FROM` on in several processes, one session per
-  job; their statistics are combined in the order of ``paths`` (`stats.combine`), so the
-  result is the one a single process gives.
+- Same numbers on every path: a line msgspec decodes with `_FAST`'s types, or else orjson
+  reads as one object, goes straight to the collector (no `Entry` built; `_FAST` gives the
+  fields the collector reads, with the values orjson would give); any other line goes
+  through `lines.decode_line`, as every reader of tt does, so what is counted and what is
+  skipped does not depend on the path taken, nor on how many processes read.
+- Many sessions are read by `PARALLEL_FROM` on in several processes (one session per job,
+  or with `many_stats_dicts` a run of consecutive sessions); their statistics are combined
+  in the order of ``paths`` (`stats.combine`), so the result is the one a single process
+  gives.
 
 Measured (`benchmarks/bench_stats.py`, issue 18 item 16; cProfile first): on the 1.3 GB
 `tt ls` bench set, with orjson, one process spent ~0.5 s iterating lines, ~1.4 s in
@@ -23,7 +25,9 @@ its four or five searches through each large line cost more than one decoding pa
 helped: decoding only the fields counted (`_FAST`, msgspec: 0.9 s where orjson took 1.6 s),
 making the per-call tuples with ``tuple.__new__``, skipping `is_prompt` for tool results,
 and, for ``--json``, turning each session into its dictionary in the worker that read it
-(`many_stats_dicts`): 4.4 s of CPU became 3.0 s.
+(`many_stats_dicts`): 4.4 s of CPU became 3.0 s. Tried and dropped: msgspec's
+``decode_lines`` on whole blocks (several times slower here), reading whole files and
+slicing memoryviews (no faster than iterating the file).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``sqlite:///abs/path`` or ``sqlite:///rel/path`` names the file; without ``--store`` it is
 ``<config dir>/tt-store.sqlite3`` (`url.default_url`). The connection runs in autocommit
 mode with explicit transactions: a write begins with ``BEGIN IMMEDIATE`` (the database
-write lock at once, so two writers queue instead of failing half-way; ``busy_timeout`` 60 s),
+write lock at once, so two writers queue instead of failing half-way; asked for again every
+0.5 ms for up to 60 s, `SQLiteDialect.begin`; ``busy_timeout`` 60 s for everything else),
 in WAL mode so readers never wait for a writer. Search is an FTS5 table holding only the
 index (``content=''``): its text is not stored twice; a deleted line is unindexed with the
 text rebuilt from the line itself (FTS5's ``'delete'`` command), since SQLite 3.40 has no
