@@ -10,7 +10,6 @@ from ..catalog.files import project_dirs, read_row
 from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats
 from ..edge import claude_dir as store
 from ..model.errors import NotFound, UsageError
-from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import materialised, no_local_scope, store_option
 
@@ -61,6 +60,8 @@ def stats_command(
             }
         )
     else:
+        from ..views.stats import render_many  # rich: only for text output
+
         each, total = many_stats(paths, subagents=not no_subagents)
         render_many(console(), each, paths, total)
     return 0
@@ -74,6 +75,8 @@ def _one(ref: store.SessionRef, no_subagents: bool, as_json: bool) -> int:
     if as_json:
         emit_json(one.to_dict() | {"path": str(ref.path), "title": title})
     else:
+        from ..views.stats import render_one
+
         render_one(console(), one, ref.path, title)
     return 0
 
