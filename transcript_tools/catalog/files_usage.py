@@ -25,7 +25,8 @@ its four or five searches through each large line cost more than one decoding pa
 helped: decoding only the fields counted (`_FAST`, msgspec: 0.9 s where orjson took 1.6 s),
 making the per-call tuples with ``tuple.__new__``, skipping `is_prompt` for tool results,
 and, for ``--json``, turning each session into its dictionary in the worker that read it
-(`many_stats_dicts`): 4.4 s of CPU became 3.0 s. Tried and dropped: msgspec's
+(`many_stats_dicts`), and pausing the cyclic collector while a session is read: 4.4 s of CPU
+became 2.8 s. Tried and dropped: msgspec's
 ``decode_lines`` on whole blocks (several times slower here), reading whole files and
 slicing memoryviews (no faster than iterating the file).
 """
