@@ -1,6 +1,7 @@
 """How fast `tt store` pushes, searches and lists the set `bench_ls.py` builds, and how big the
 store gets (the issue's targets: a first push within 3x `tt validate --all`, a second push
-under 2 s, PostgreSQL within 2x SQLite, `tt store search WORD` under 100 ms median,
+under 2 s, PostgreSQL within 2x SQLite, `tt store search WORD` and `tt search WORD --store`
+under 100 ms median,
 `tt store ls` under 0.5 s, the store at most a third of the JSONL bytes).
 
 Every time is a whole `tt` process, as a user runs it. `tt validate --all` is timed on the
@@ -73,6 +74,8 @@ def main() -> None:
         print(f"store {size / 2**20:.0f} MiB for {total / 2**20:.0f} MiB of JSONL: {size / total:.3f}")
         s = median(cfg, a.runs, "store", "search", "README", "--store", url, "--json")
         print(f"tt store search README: median {s * 1000:.0f} ms")
+        s2 = median(cfg, a.runs, "search", "README", "--store", url, "--json", "-n", "10")
+        print(f"tt search README --store (10 sessions): median {s2 * 1000:.0f} ms")
         ls = median(cfg, a.runs, "store", "ls", "--store", url, "--json")
         print(f"tt store ls: median {ls * 1000:.0f} ms")
         if not a.no_postgres:

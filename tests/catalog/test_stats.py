@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from tests.support.paths import REAL, ROOT
-from transcript_tools.catalog.files_usage import many_stats, session_stats
+from transcript_tools.catalog.files_usage import many_stats, many_stats_dicts, session_stats
 from transcript_tools.catalog.stats import Call, Collector, Ledger, combine
 from transcript_tools.edge.reader import iter_lines
 from transcript_tools.model.lines import Entry
@@ -440,6 +440,11 @@ def test_many_processes_give_the_numbers_of_one(tmp_path: Path) -> None:
     assert [s.to_dict() for s in two_each] == [s.to_dict() for s in one_each]
     assert two_total.to_dict() == one_total.to_dict()
     assert one_total.tokens.total > 0
+    # As JSON (`tt stats --json`): runs of sessions per process, their totals combined.
+    assert len(paths) > 2 * 8  # several runs per process
+    dicts, total = many_stats_dicts(paths, workers=2)
+    assert dicts == [s.to_dict() for s in one_each]
+    assert total.to_dict() == one_total.to_dict()
 
 
 def test_combine_keeps_the_first_turn_and_the_last_usage_of_a_shared_call() -> None:
@@ -459,3 +464,164 @@ def test_tokens_add_field_by_field() -> None:
     assert Tokens.from_usage(
         {"input_tokens": True, "output_tokens": 3, "cache_creation_input_tokens": "9"}
     ) == Tokens(0, 3, 0, 0, 0)
+
+
+def _edge_lines() -> list[bytes]:
+    """Lines on which the fast decoder (msgspec, `files_usage._FAST`) and orjson could
+    disagree: values orjson refuses in fields stats skips, numbers past 64 bits, repeated
+    keys, types Claude Code never writes, deep nesting. Each counts as a call or an error."""
+
+    def call(n: int, patch: tuple[bytes, bytes] | None = None, **usage: object) -> bytes:
+        u = {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 3,
+            "cache_read_input_tokens": 2,
+        }
+        u.update(usage)  # type: ignore[arg-type]
+        rec = {
+            "parentUuid": None,
+            "isSidechain": False,
+            "type": "assistant",
+            "uuid": f"edge-{n}",
+            "timestamp": f"2026-01-01T00:00:{n:02d}.000Z",
+            "requestId": f"req_edge{n}",
+            "message": {
+                "id": f"msg_edge{n}",
+                "model": "claude-sonnet-4-5",
+                "role": "assistant",
+                "usage": u,
+                "content": [
+                    {"type": "tool_use", "id": f"toolu_edge{n}", "name": "Bash", "input": {"c": "INPUT"}}
+                ],
+            },
+        }
+        line = orjson.dumps(rec)
+        if patch:
+            line = line.replace(*patch)
+        return line
+
+    def result(n: int, patch: tuple[bytes, bytes]) -> bytes:
+        rec = {
+            "parentUuid": f"edge-{n}",
+            "type": "user",
+            "uuid": f"edge-r{n}",
+            "timestamp": f"2026-01-01T00:01:{n:02d}.000Z",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_edge{n}",
+                        "is_error": True,
+                        "content": "OUT",
+                    }
+                ],
+            },
+        }
+        return orjson.dumps(rec).replace(*patch)
+
+    big, past_int64 = str(2**70).encode(), str(2**63 + 5).encode()
+    deep = b"[" * 990 + b"]" * 990
+    lines = [
+        call(1, (b'"INPUT"', b'"\xff\xfe"')),  # invalid UTF-8 where stats does not read
+        call(2, (b'"INPUT"', b"1e999")),  # past the float range, unread
+        call(3, (b'"INPUT"', big)),  # past 64 bits, unread
+        call(4, (b'"input_tokens":10', b'"input_tokens":' + big)),  # past 64 bits, read
+        call(5, (b'"input_tokens":10', b'"input_tokens":' + past_int64)),  # past int64, read
+        call(6, (b'"output_tokens":5', b'"output_tokens":5.0')),
+        call(7, (b'"cache_read_input_tokens":2', b'"cache_read_input_tokens":true')),
+        call(8, (b'"model":"claude-sonnet-4-5"', b'"model":"claude-opus-4-1","model":"claude-sonnet-4-5"')),
+        call(9, (b'"requestId":"req_edge9"', b'"requestId":"req_edge9","requestId":7')),
+        call(10, (b'"INPUT"', b'"\xff"},"x":' + big + b',"y":{"z":1')),  # both at once
+        call(11, (b'"input_tokens":10', b'"input_tokens":' + big + b',"z":"\xff"')),
+        call(12, (b'"isSidechain":false', b'"isSidechain":"yes"')),
+        call(13, (b'"type":"tool_use"', b'"type":7')),
+        call(14, (b'"INPUT"', deep)),
+        call(15, (b'"INPUT"', b'"\\ud800"')),  # a lone surrogate escape
+        call(16, (b'"content":[', b'"content":["text",')),
+        call(17, (b'"message":{', b'"message":"m","message":{')),
+        result(1, (b'"OUT"', b'"\xff\xfe"')),
+        result(2, (b'"OUT"', b"1e999")),
+        result(3, (b'"is_error":true', b'"is_error":true,"is_error":false')),
+        result(4, (b'"is_error":true', b'"is_error":"true"')),
+        b'{"type":"system","subtype":"turn_duration","durationMs":1.5,"timestamp":"2026-01-01T00:02:00.000Z"}',
+        b'{"type":"system","subtype":"turn_duration","durationMs":'
+        + big
+        + b',"timestamp":"2026-01-01T00:02:01.000Z"}',
+        b'{"type":"progress","data":{"type":"agent_progress","message":{"type":"assistant","requestId":"req_p",'
+        b'"message":{"id":"msg_p","model":"claude-haiku-4-5","usage":{"input_tokens":4,"output_tokens":1},'
+        b'"content":[{"type":"text","text":"\xff"}]}}},"timestamp":"2026-01-01T00:02:02.000Z"}',
+        b'{"type":"progress","data":{"type":"hook_progress","message":"a string"},"timestamp":"2026-01-01T00:02:03.000Z"}',
+        b'{"type":5,"timestamp":"2026-01-01T00:02:04.000Z"}',
+    ]
+    # Every field the collector reads, each with a value that changes a number: a field
+    # the fast decoder left out would read as absent and change it.
+    ts = '"timestamp":"2026-01-01T00:03:00.000Z"'
+    for extra in (
+        '"message":{"role":"user","content":"a prompt"}',
+        '"promptSource":"system","message":{"role":"user","content":"a notification"}',
+        '"isMeta":true,"message":{"role":"user","content":"caveat"}',
+        '"isVisibleInTranscriptOnly":true,"message":{"role":"user","content":"shown"}',
+        '"isCompactSummary":true,"parentUuid":null,"message":{"role":"user","content":"summary"}',
+        '"message":{"role":"user","content":[{"type":"text","text":"<command-name>/x</command-name>"}]}',
+        '"message":{"role":"user","content":[{"type":"image","source":{}}]}',
+        '"message":{"role":"user","content":[{"type":"text","text":"a prompt in a list"}]}',
+        '"isSidechain":true,"message":{"role":"user","content":"side prompt"}',
+    ):
+        lines.append(f'{{"type":"user",{ts},{extra}}}'.encode())
+    for extra in (
+        '"subtype":"compact_boundary"',
+        '"subtype":"microcompact_boundary"',
+        '"subtype":"api_error"',
+        '"subtype":"turn_duration","durationMs":1500',
+    ):
+        lines.append(f'{{"type":"system",{ts},{extra}}}'.encode())
+    for n, extra in (
+        (20, '"isApiErrorMessage":true,'),
+        (21, '"isSidechain":true,'),
+    ):
+        lines.append(call(n, (b'"type":"assistant",', b'"type":"assistant",' + extra.encode())))
+    lines.append(call(22, (b'"model":"claude-sonnet-4-5"', b'"model":"<synthetic>"')))
+    lines.append(call(23, speed="fast"))
+    lines.append(call(24, cache_creation={"ephemeral_1h_input_tokens": 7, "ephemeral_5m_input_tokens": 9}))
+    lines.append(call(25, (b'"id":"msg_edge25",', b"")))  # no message id: counted each time
+    lines.append(call(26))  # one message id, two requests: two calls
+    lines.append(call(26, (b'"requestId":"req_edge26"', b'"requestId":"req_edge26b"')))
+    return lines
+
+
+def test_fast_decoder_gives_the_numbers_of_the_common_reader_on_edge_lines(tmp_path: Path) -> None:
+    from transcript_tools.catalog import files_usage
+
+    lines = _edge_lines()
+    assert files_usage._FAST is not None  # msgspec is a dependency: the fast decoder is on
+    # The cases are real: msgspec takes lines orjson refuses, and refuses lines orjson takes.
+    refused_by_orjson = 0
+    for line in lines:
+        try:
+            orjson.loads(line)
+        except orjson.JSONDecodeError:
+            try:
+                files_usage._FAST(line)
+                refused_by_orjson += 1
+            except files_usage._FastError:
+                pass
+    assert refused_by_orjson >= 4
+    p = tmp_path / "p" / S332.name
+    p.parent.mkdir()
+    p.write_bytes(S332.read_bytes() + b"\n".join(lines) + b"\n")
+    got = session_stats(p).to_dict()
+    assert got == _slow_session_stats(p)
+    assert got["totals"]["calls"] > 0 and got["errors"]["tool_errors"] >= 2
+
+
+def test_without_msgspec_the_numbers_are_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transcript_tools.catalog import files_usage
+
+    p = tmp_path / "p" / S332.name
+    p.parent.mkdir()
+    p.write_bytes(S332.read_bytes() + b"\n".join(_edge_lines()) + b"\n")
+    fast = session_stats(p).to_dict()
+    monkeypatch.setattr(files_usage, "_FAST", None)
+    assert session_stats(p).to_dict() == fast

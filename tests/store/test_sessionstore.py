@@ -84,6 +84,46 @@ def test_layers_join_split_is_the_identity(pieces: list[bytes], big: int) -> Non
         assert layers.decode_blob(*layers.encode_blob(b)) == b
 
 
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.text(alphabet=st.sampled_from('a"\\/\n\x00é😀 {}[]:,'), max_size=60)
+    | st.builds(lambda c, n: c * n, st.sampled_from(["a", '"', "\\", '\\"', "é", "\n"]), st.integers(0, 700)),
+    lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5),
+    max_leaves=20,
+)
+
+
+@given(_json_values, st.integers(1, 64), st.sampled_from(["orjson", "ascii", "spaced"]), st.booleans())
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_layers_split_of_a_json_line_cuts_where_the_regex_cuts(
+    value: object, big: int, how: str, nl: bool
+) -> None:
+    import json
+
+    import orjson
+
+    line = {
+        "orjson": lambda v: orjson.dumps(v),
+        "ascii": lambda v: json.dumps(v).encode(),
+        "spaced": lambda v: json.dumps(v, ensure_ascii=False, indent=1).replace("\n", " ").encode(),
+    }[how](value)
+    line += b"\r\n" if nl else b""
+    assert layers.split(line, big, json=True) == layers.split(line, big)
+
+
+def test_layers_split_of_every_real_line_cuts_where_the_regex_cuts() -> None:
+    n = 0
+    for p in REAL_FILES:
+        for raw in records.split_lines(p.read_bytes()):
+            _, parsed = records.facts_parsed(raw)
+            if parsed:
+                n += len(layers.split(raw).refs)
+                assert layers.split(raw, json=True) == layers.split(raw), (p, raw[:80])
+    assert n > 100  # long strings were cut
+
+
 def test_base64_images_are_stored_decoded_and_come_back_exactly() -> None:
     import base64
 

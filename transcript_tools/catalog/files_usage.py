@@ -5,25 +5,35 @@ Invariants:
   API call and tool call, never the lines).
 - Damage never raises: unreadable pieces of lines are reported as `stats.SkippedLine`s
   and the rest of the file is counted.
-- Same numbers on every path: a line orjson reads as one object goes straight to the
-  collector (the fast path: no `Entry` built); any other line goes through
-  `lines.decode_line`, as every reader of tt does, so what is counted and what is skipped
-  does not depend on the path taken, nor on how many processes read.
-- Many sessions are read by `PARALLEL_FROM` on in several processes, one session per
-  job; their statistics are combined in the order of ``paths`` (`stats.combine`), so the
-  result is the one a single process gives.
+- Same numbers on every path: a line msgspec decodes with `_FAST`'s types, or else orjson
+  reads as one object, goes straight to the collector (no `Entry` built; `_FAST` gives the
+  fields the collector reads, with the values orjson would give); any other line goes
+  through `lines.decode_line`, as every reader of tt does, so what is counted and what is
+  skipped does not depend on the path taken, nor on how many processes read.
+- Many sessions are read by `PARALLEL_FROM` on in several processes (one session per job,
+  or with `many_stats_dicts` a run of consecutive sessions); their statistics are combined
+  in the order of ``paths`` (`stats.combine`), so the result is the one a single process
+  gives.
 
 Measured (`benchmarks/bench_stats.py`, issue 18 item 16; cProfile first): on the 1.3 GB
-`tt ls` bench set one process spends ~0.5 s iterating lines, ~1.4 s in `orjson.loads`
-and ~1.1 s in the collector. Every line is decoded because the user lines (two thirds of
-the bytes) carry the turns, the tool errors and the time span. A byte prefilter that
-spared orjson the tool-result lines (proving from the bytes alone that a line is a
-user tool result with no error and one timestamp) was tried and was slower: its four or
-five searches through each large line cost more than orjson's one decoding pass.
+`tt ls` bench set, with orjson, one process spent ~0.5 s iterating lines, ~1.4 s in
+`orjson.loads` and ~1.1 s in the collector. Every line is decoded because the user lines
+(two thirds of the bytes) carry the turns, the tool errors and the time span. A byte
+prefilter that spared the decoder the tool-result lines (proving from the bytes alone that
+a line is a user tool result with no error and one timestamp) was tried and was slower:
+its four or five searches through each large line cost more than one decoding pass. What
+helped: decoding only the fields counted (`_FAST`, msgspec: 0.9 s where orjson took 1.6 s),
+making the per-call tuples with ``tuple.__new__``, skipping `is_prompt` for tool results,
+and, for ``--json``, turning each session into its dictionary in the worker that read it
+(`many_stats_dicts`), and pausing the cyclic collector while a session is read: 4.4 s of CPU
+became 2.8 s. Tried and dropped: msgspec's
+``decode_lines`` on whole blocks (several times slower here), reading whole files and
+slicing memoryviews (no faster than iterating the file).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
@@ -44,12 +54,22 @@ def session_stats(
     path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files
 ) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
-    c = Collector(session_id_from_name(path.name) or path.name)
-    c.feed_records(_records(path, c))
-    if subagents:
-        for sub in agents(path):
-            c.feed_records(_records(sub, c), subagent=True)
-    return c.stats()
+    # Reading makes a few small dicts per line and no reference cycles (refcounting frees
+    # every record): the cyclic collector's passes over them cost a sixth of the time on
+    # the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide, as
+    # the gc module is; collection resumes after).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        c = Collector(session_id_from_name(path.name) or path.name)
+        c.feed_records(_records(path, c))
+        if subagents:
+            for sub in agents(path):
+                c.feed_records(_records(sub, c), subagent=True)
+        return c.stats()
+    finally:
+        if paused:
+            gc.enable()
 
 
 #: From how many sessions `many_stats` spreads them over processes (starting a worker
@@ -95,6 +115,36 @@ def many_stats(
     return each, combine(each)
 
 
+def many_stats_dicts(
+    paths: Iterable[Path], *, subagents: bool = True, workers: int | None = None
+) -> tuple[list[dict[str, Any]], Stats]:
+    """`many_stats` for output as JSON: each session's ``Stats.to_dict()`` and their total.
+
+    In several processes each reads a run of consecutive sessions and returns their
+    dictionaries with their combined statistics; the runs' totals are combined in order.
+    `combine` is associative in order (sums, first and last, first-seen order of keys, a
+    shared call's first turn and last usage), so the total is the one `many_stats` gives,
+    while the per-session ledgers never cross between processes."""
+    paths = list(paths)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(paths) >= PARALLEL_FROM else 1
+    if workers <= 1:
+        each, total = many_stats(paths, subagents=subagents, workers=1)
+        return [s.to_dict() for s in each], total
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, len(paths) // (workers * 8))
+    runs = [paths[i : i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        parts = list(pool.map(partial(_run_job, subagents=subagents), runs))
+    return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+
+
+def _run_job(paths: list[Path], *, subagents: bool) -> tuple[list[dict[str, Any]], Stats]:
+    each = [_job(p, subagents=subagents) for p in paths]
+    return [s.to_dict() for s in each], combine(each)
+
+
 _AGENTS: LegacyAgents | None = None
 
 
@@ -105,17 +155,114 @@ def _job(path: Path, *, subagents: bool) -> Stats:
     return session_stats(path, subagents=subagents, agents=_AGENTS)
 
 
+# --- the fast decoder ------------------------------------------------------------------
+#
+# `tt stats` reads a dozen fields of a line; the rest (tool results, file contents, tool
+# inputs, thinking: ~90% of the bytes) need no Python objects. msgspec decodes a line into
+# a dict of just the fields below (as typed dicts: the collector's ``.get`` works unchanged)
+# and skips the rest without building it: half of orjson's time on the `tt ls` bench set.
+#
+# It gives the collector what orjson would, or raises and the line takes the orjson path:
+# - every field the collector or `prompts.is_prompt` reads is declared (a field left out
+#   would read as absent), each with the one type Claude Code writes; any other type, and
+#   an integer outside int64 (orjson makes a float of a number past 64 bits), raises;
+# - the values accepted decode alike in both (strings must be valid UTF-8 without lone
+#   surrogates in both; a repeated key keeps its last value in both);
+# - a line msgspec accepts and orjson refuses has its damage in a field stats skips
+#   (invalid UTF-8, a number past the float range in a tool result): the common reader
+#   decodes it leniently into one record whose read fields are these same values, so the
+#   numbers do not change (asserted by tests/catalog/test_stats.py).
+# Without msgspec installed every line takes the orjson path.
+
+_FAST: Callable[[bytes], Any] | None = None  # msgspec's decoder of `_Record`
+_FastError: tuple[type[Exception], ...] = (ValueError,)
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - the orjson path alone
+    pass
+else:
+    from typing import Annotated, TypedDict
+
+    _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+    class _CacheCreation(TypedDict, total=False):
+        ephemeral_1h_input_tokens: _Int | bool | None
+        ephemeral_5m_input_tokens: _Int | bool | None
+
+    class _Usage(TypedDict, total=False):
+        input_tokens: _Int | bool | None
+        output_tokens: _Int | bool | None
+        cache_creation_input_tokens: _Int | bool | None
+        cache_read_input_tokens: _Int | bool | None
+        cache_creation: _CacheCreation | None
+        speed: str | None
+
+    class _Block(TypedDict, total=False):
+        type: str | None
+        id: str | None
+        name: str | None
+        is_error: bool | None
+        tool_use_id: str | None
+        text: str | None
+
+    class _Message(TypedDict, total=False):
+        model: str | None
+        id: str | None
+        usage: _Usage | None
+        content: list[_Block] | str | None
+
+    class _Copy(TypedDict, total=False):  # an agent_progress line's copy of a subagent's line
+        type: str | None
+        message: _Message | None
+        requestId: str | None
+        isApiErrorMessage: bool | None
+
+    class _Data(TypedDict, total=False):
+        type: str | None
+        message: _Copy | None
+
+    class _Record(TypedDict, total=False):
+        type: str | None
+        timestamp: str | None
+        isSidechain: bool | None
+        message: _Message | None
+        requestId: str | None
+        subtype: str | None
+        durationMs: _Int | None
+        data: _Data | None
+        isApiErrorMessage: bool | None
+        isCompactSummary: bool | None
+        parentUuid: str | None
+        isMeta: bool | None
+        isVisibleInTranscriptOnly: bool | None
+        promptSource: str | None
+
+    _FAST = msgspec.json.Decoder(_Record).decode
+    # A ValidationError is a DecodeError; nesting deeper than msgspec's limit (lower than
+    # orjson's) raises RecursionError.
+    _FastError = (msgspec.DecodeError, RecursionError)
+
+
 def _records(path: Path, c: Collector) -> Iterator[dict[str, Any]]:
-    # reader.iter_raw, flattened: orjson takes the line with its terminator (trailing
-    # whitespace is allowed JSON), so a clean line costs one `loads`; only the others are
-    # split and decoded as every reader does. A line without terminator can only be the
-    # last, which is all `is_last` tells `decode_line`.
-    loads, bad = orjson.loads, orjson.JSONDecodeError
+    # reader.iter_raw, flattened: a line that fits `_FAST` (what Claude Code writes) is
+    # decoded into a dict of the fields the collector reads, the rest skipped unbuilt; any
+    # other line goes to orjson, which takes the line with its terminator (trailing
+    # whitespace is allowed JSON), and a line orjson refuses is split and decoded as every
+    # reader does. A line without terminator can only be the last, which is all
+    # `is_last` tells `decode_line`.
+    fast, loads, bad = _FAST, orjson.loads, orjson.JSONDecodeError
     number = offset = 0
     with _open(path) as f:
         try:
             for chunk in f:
                 number += 1
+                if fast is not None:
+                    try:
+                        yield fast(chunk)
+                        offset += len(chunk)
+                        continue
+                    except _FastError:
+                        pass
                 try:
                     rec = loads(chunk)
                 except bad:

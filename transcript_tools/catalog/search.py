@@ -200,8 +200,9 @@ def _strings(value: Any) -> Iterator[str]:
 
 @dataclass(slots=True)
 class SessionHits:
-    """One session's hits, as `catalog.search_files` (a file) and `store.find` (a name in a
-    store: a ``PurePath``) yield them."""
+    """A session's hits (`catalog.files.search_files`, `store.find.search_store`): here, with
+    the matching, so that a search through the store imports no file-side code. ``path`` is
+    a file's, or a name in a store (a ``PurePath``)."""
 
     path: PurePath
     title: str | None

@@ -389,7 +389,7 @@ class Collector:
         if rec.get("isApiErrorMessage") is True:
             self.out.error_messages += not side
             return
-        self._usage(rec, side, copy=copy)
+        self._call(rec, msg, side, copy)
         content = msg.get("content")
         if type(content) is list:
             for b in content:
@@ -404,41 +404,60 @@ class Collector:
 
     def _usage(self, rec: Mapping[str, Any], side: bool, *, copy: bool) -> None:
         msg = rec.get("message")
-        if not isinstance(msg, dict):
+        if not isinstance(msg, dict) or rec.get("isApiErrorMessage") is True:
             return
+        self._call(rec, msg, side, copy)
+
+    def _call(self, rec: Mapping[str, Any], msg: dict[str, Any], side: bool, copy: bool) -> None:
+        # Once per assistant line of every file: the named tuples are made with
+        # tuple.__new__ (their own __new__ is a Python call) and the ledger's `add` inlined.
         model = msg.get("model")
         usage = msg.get("usage")
-        if not isinstance(usage, dict) or model == "<synthetic>" or rec.get("isApiErrorMessage") is True:
+        if not isinstance(usage, dict) or model == "<synthetic>":
             return
         name = model if isinstance(model, str) and model else "unknown"
         if usage.get("speed") == "fast":
             name += " (fast)"
-        mid, rid = msg.get("id"), rec.get("requestId")
-        key: Key | None = (
-            (mid, rid if isinstance(rid, str) else None) if isinstance(mid, str) and mid else None
-        )
-        self.out.ledger.add(key, Call(name, Tokens.from_usage(usage), self._turn, side), copy=copy)
+        mid = msg.get("id")
+        tokens = _from_usage(usage)
+        if not isinstance(mid, str) or not mid:
+            self.out.ledger.unkeyed.append(_new(Call, (name, tokens, self._turn, side)))
+            return
+        rid = rec.get("requestId")
+        key = (mid, rid if isinstance(rid, str) else None)
+        ledger = self.out.ledger
+        book = ledger.copies if copy else ledger.real
+        old = book.get(key)
+        # The last line's usage, but the turn of the first line (when the call started).
+        book[key] = _new(Call, (name, tokens, self._turn if old is None else old.turn, side))
 
     def _user(self, rec: Mapping[str, Any], side: bool) -> None:
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
+        result = False  # a tool result: never a prompt (`is_prompt` says so last, at more cost)
         if isinstance(content, list):
             for b in content:
-                if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error") is True:
-                    i = b.get("tool_use_id")
-                    if isinstance(i, str) and i not in self._errors:
-                        self._errors.add(i)
-                        name = self._tool_names.get(i)
-                        if name is not None:
-                            self.out.tool_errors[name] += 1
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    result = True
+                    if b.get("is_error") is True:
+                        i = b.get("tool_use_id")
+                        if isinstance(i, str) and i not in self._errors:
+                            self._errors.add(i)
+                            name = self._tool_names.get(i)
+                            if name is not None:
+                                self.out.tool_errors[name] += 1
         if not side and rec.get("isCompactSummary") is True and rec.get("parentUuid") is None:
             self.out.compactions += 1  # 1.0.x: a summary root, no boundary record
-        if not side and is_prompt(rec):
+        if not side and not result and is_prompt(rec):
             self.out.turns += 1
             self._turn = self.out.turns
 
     def stats(self) -> Stats:
         return self.out
+
+
+_new = tuple.__new__
+_from_usage = Tokens.from_usage
 
 
 def _parse_ts(ts: str | None) -> datetime | None:

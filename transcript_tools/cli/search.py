@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..catalog.files import project_dirs, search_files
 from ..catalog.search import make_matcher
 from ..model.errors import UsageError
-from ..views.search import render_session_hits
 from .common import console, emit_json, json_option
 from .from_store import store_option
 
@@ -63,11 +61,17 @@ def search_command(
         st = open_store(store_url, config=cfg.config_dir(), create=False)
         found = search_store(st, pattern, matcher, per_session=per_session, subagents=not no_subagents)
     else:
+        from ..catalog.files import project_dirs, search_files
+
         found = search_files(
             project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents
         )
     sessions = []
-    con = console()
+    if not as_json:  # rich only for text: `tt search --store --json` starts without it
+        from ..views.search import render_session_hits
+
+        con = console()
+
     hits = 0
     for k, sh in enumerate(found):
         if limit is not None and k >= limit:

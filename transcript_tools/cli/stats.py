@@ -5,11 +5,10 @@ from __future__ import annotations
 import click
 
 from ..catalog.files import project_dirs, read_row
-from ..catalog.files_usage import many_stats, session_stats, sessions_in
+from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats, sessions_in
 from ..edge import claude_dir as store
 from ..model.errors import UsageError
 from ..store.files_materialise import materialised
-from ..views.stats import render_many, render_one
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import no_local_scope, store_option
 
@@ -51,15 +50,18 @@ def stats_command(
             raise UsageError("give a session, or --project/--all, not both")
         return _one(store.resolve(session, latest=latest), no_subagents, as_json)
     paths = sessions_in(project_dirs(project, all_=all_))
-    each, total = many_stats(paths, subagents=not no_subagents)
     if as_json:
+        dicts, total = many_stats_dicts(paths, subagents=not no_subagents)
         emit_json(
             {
-                "sessions": [s.to_dict() | {"path": str(p)} for s, p in zip(each, paths, strict=True)],
+                "sessions": [d | {"path": str(p)} for d, p in zip(dicts, paths, strict=True)],
                 "total": total.to_dict(),
             }
         )
     else:
+        from ..views.stats import render_many  # rich: only for text output
+
+        each, total = many_stats(paths, subagents=not no_subagents)
         render_many(console(), each, paths, total)
     return 0
 
@@ -72,5 +74,7 @@ def _one(ref: store.SessionRef, no_subagents: bool, as_json: bool) -> int:
     if as_json:
         emit_json(one.to_dict() | {"path": str(ref.path), "title": title})
     else:
+        from ..views.stats import render_one
+
         render_one(console(), one, ref.path, title)
     return 0

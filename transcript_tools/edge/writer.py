@@ -17,7 +17,6 @@ Invariants:
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,6 +113,8 @@ def replace_atomically(
         st = path.stat()
     except OSError as e:
         raise WriteFailed(f"{path}: cannot stat ({e.strerror})") from e
+    import tempfile  # here: every command that lists sessions imports this module, few write
+
     tmp = None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tt-tmp", dir=path.parent)

@@ -75,6 +75,9 @@ def _int(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
+_new = tuple.__new__
+
+
 class Tokens(NamedTuple):
     """Token counts of one or more API calls. A named tuple (immutable, as before) because
     `tt stats` makes one per API call of every file it reads and sends them between
@@ -89,7 +92,8 @@ class Tokens(NamedTuple):
 
     @classmethod
     def from_usage(cls, usage: Mapping[str, Any] | None) -> Tokens:
-        if not isinstance(usage, Mapping):
+        # `type(...) is dict` first: an ABC isinstance check costs more than the rest.
+        if type(usage) is not dict and not isinstance(usage, Mapping):
             return cls()
         # Once per API call of every file `tt stats` reads: the common case (plain ints)
         # is tested by type, not through `_int` (a bool is not an int here: type() is bool).
@@ -110,13 +114,18 @@ class Tokens(NamedTuple):
             cr = _int(cr)
         cc = get("cache_creation")
         h1 = 0
-        if isinstance(cc, Mapping):
-            h1 = _int(cc.get("ephemeral_1h_input_tokens"))
-            nested = _int(cc.get("ephemeral_5m_input_tokens")) + h1
+        if cc is None:
+            pass
+        elif type(cc) is dict or isinstance(cc, Mapping):
+            raw_h1, m5 = cc.get("ephemeral_1h_input_tokens"), cc.get("ephemeral_5m_input_tokens")
+            h1 = raw_h1 if type(raw_h1) is int else _int(raw_h1)
+            if type(m5) is not int:
+                m5 = _int(m5)
+            nested = m5 + h1
             # 2.1.152 changelog: cache writes were sometimes reported only in the nested
             # breakdown, with cache_creation_input_tokens 0.
             cw = max(cw, nested)
-        return cls(i, o, cw, cr, h1)
+        return _new(cls, (i, o, cw, cr, h1))  # the named tuple's own __new__ is a Python call
 
     def __add__(self, o: Tokens) -> Tokens:  # type: ignore[override]
         return Tokens(

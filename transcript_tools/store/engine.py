@@ -487,14 +487,23 @@ class Store:
         )
 
     def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
-        sql, prepare = self.d.search_sql(limit)
         with self.read() as cur:
-            rows = self._q(cur, sql, (prepare(query),)).fetchall()
-            out = []
-            for stream_id, project_key, session_id, subpath, version, seq, uuid in rows:
-                line = next(self.lines(cur, stream_id, version, from_seq=seq, to_seq=seq + 1))[4]
-                out.append(SearchHit(StreamKey(project_key, session_id, subpath), version, seq, uuid, line))
-            return out
+            return [
+                SearchHit(
+                    StreamKey(pk, sid, sub), version, seq, uuid, self.line_at(cur, stream_id, version, seq)
+                )
+                for stream_id, pk, sid, sub, version, seq, uuid in self.search_rows(cur, query, limit=limit)
+            ]
+
+    def search_rows(self, cur: Any, query: str, *, limit: int = 50) -> list[tuple[Any, ...]]:
+        """The index's answer without the lines: ``(stream_id, project_key, session_id,
+        subpath, version, seq, uuid)``, newest pushed first (read a line with `line_at`)."""
+        sql, prepare = self.d.search_sql(limit)
+        rows: list[tuple[Any, ...]] = self._q(cur, sql, (prepare(query),)).fetchall()
+        return rows
+
+    def line_at(self, cur: Any, stream_id: int, version: int, seq: int) -> bytes:
+        return next(self.lines(cur, stream_id, version, from_seq=seq, to_seq=seq + 1))[4]
 
     def size_bytes(self) -> dict[str, int]:
         """Stored payload bytes by table (skeletons, blobs): for the size ratio."""

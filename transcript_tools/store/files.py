@@ -119,6 +119,9 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
         split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
     )
     diags = diagnose(path) if diagnose else None
+    # Pure work out of the write lock too: other pushes wait while it is held.
+    lite = lite_json(key.session_id, data) if not key.subpath else None
+    sha = digest(data)
     with store.write() as cur:
         s = store.stream(cur, key, create=True)
         assert s is not None
@@ -138,13 +141,12 @@ def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | N
             if torn is not None:
                 store.delete_lines_from(cur, s.id, version, torn)
         end, _ = store.insert_prepared(cur, s.id, version, prepared)
-        lite = lite_json(key.session_id, data) if not key.subpath else None
         store.set_version_state(
             cur,
             s.id,
             version,
             nbytes=len(data),
-            sha256=digest(data),
+            sha256=sha,
             file_mtime_ns=st.st_mtime_ns,
             diagnostics=diags,
             lite=lite,

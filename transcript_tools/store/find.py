@@ -18,12 +18,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..catalog.listing import Counts, Lite, Row, Skipped, parse_lite
 from ..catalog.search import Hit, Matcher, SessionHits, record_hits
-from .engine import Store
+
+if TYPE_CHECKING:  # imported where used: `tt search --store` starts without the listing's code
+    from ..catalog.listing import Lite, Row
+    from .engine import Store
 
 #: Lines asked of the index at most (the CLI's --limit cuts sessions after).
 MAX_LINES = 20_000
@@ -32,38 +35,45 @@ MAX_LINES = 20_000
 def search_store(
     store: Store, pattern: str, matcher: Matcher, *, per_session: int = 5, subagents: bool = True
 ) -> Iterator[SessionHits]:
-    order: list[tuple[str, str]] = []
-    found: dict[tuple[str, str], list[tuple[str, str | None, Hit]]] = {}
-    for h in store.search(pattern, limit=MAX_LINES):
-        if h.key.subpath and not subagents:
-            continue
-        try:
-            rec = orjson.loads(h.line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(rec, dict):
-            continue
-        sk = (h.key.project_key, h.key.session_id)
-        if sk not in found:
-            found[sk] = []
-            order.append(sk)
-        agent = h.key.subpath.rsplit("/", 1)[-1] if h.key.subpath else None
-        found[sk].extend((h.key.subpath, agent, hit) for hit in record_hits(rec, h.seq + 1, matcher))
+    # The index's rows first (ids only, cheap); a session's lines are read back and matched
+    # when the caller asks for that session, so `tt search -n 10` reads ten sessions' lines,
+    # not the 20,000 the index may name (each line read by its version, which a later push
+    # never changes, as before).
     with store.read() as cur:
+        order: list[tuple[str, str]] = []
+        rows: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+        for r in store.search_rows(cur, pattern, limit=MAX_LINES):
+            if r[3] and not subagents:
+                continue
+            sk = (r[1], r[2])
+            if sk not in rows:
+                rows[sk] = []
+                order.append(sk)
+            rows[sk].append(r)
         mtimes = {
             (s.key.project_key, s.key.session_id): s.mtime_ms
             for s in store.list_streams(cur)
             if not s.key.subpath
         }
-    for sk in order:
-        hits = sorted(
-            found[sk], key=lambda x: (x[0], x[2].line)
-        )  # main file first, in file order, as tt search
-        if hits:
-            sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
-            sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
-            sh.more = max(0, len(hits) - per_session)
-            yield sh
+        for sk in order:
+            found: list[tuple[str, str | None, Hit]] = []
+            for stream_id, _pk, _sid, subpath, version, seq, _uuid in rows[sk]:
+                try:
+                    rec = orjson.loads(store.line_at(cur, stream_id, version, seq))
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                agent = subpath.rsplit("/", 1)[-1] if subpath else None
+                found.extend((subpath, agent, hit) for hit in record_hits(rec, seq + 1, matcher))
+            hits = sorted(
+                found, key=lambda x: (x[0], x[2].line)
+            )  # main file first, in file order, as tt search
+            if hits:
+                sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
+                sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
+                sh.more = max(0, len(hits) - per_session)
+                yield sh
 
 
 #: What the lite listing reads of each end of a file (`reader.read_head_tail`).
@@ -74,6 +84,8 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
     """`tt ls` rows for the stored sessions (current versions), from the same first and last
     64 KiB `tt ls` reads of a file, rebuilt from the stored lines: the same titles, counts
     and hidden flags as the files would give. ``path`` is ``<project>/<id>.jsonl``."""
+    from ..catalog.listing import Row, parse_lite
+
     rows: list[Row] = []
     with store.read() as cur:
         streams = store.list_streams(cur, project_key)
@@ -119,12 +131,16 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
 def lite_json(session_id: str, data: bytes) -> str:
     """The lite parse of a whole file's bytes (what `tt ls` reads of it), as JSON: kept with
     each pushed version so `tt ls --store` reads one column, not the lines."""
+    from ..catalog.listing import parse_lite
+
     head = data[:HEAD_TAIL]
     tail = data[-HEAD_TAIL:] if len(data) > HEAD_TAIL else head
     return json.dumps(asdict(parse_lite(session_id, head, tail, len(data))))
 
 
 def lite_from_json(text: str) -> Lite:
+    from ..catalog.listing import Counts, Lite, Skipped
+
     d = json.loads(text)
     d["counts"] = Counts(**d["counts"])
     d["skipped"] = tuple(Skipped(**x) for x in d["skipped"])

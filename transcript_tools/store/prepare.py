@@ -37,8 +37,8 @@ def prepare_lines(
     texts: list[str | None] = []
     pieces: dict[str, bytes] = {}
     for raw in lines:
-        f = records.facts(raw)
-        lay = layers.split(raw)
+        f, parsed = records.facts_parsed(raw)
+        lay = layers.split(raw, json=parsed)
         pieces.update(lay.blobs)
         codec, payload = layers.encode_skeleton(lay.skeleton)
         rows.append(

@@ -60,14 +60,19 @@ def facts_of(rec: Any) -> Facts:
 
 
 def facts(line: bytes) -> Facts:
+    return facts_parsed(line)[0]
+
+
+def facts_parsed(line: bytes) -> tuple[Facts, bool]:
+    """`facts`, and whether the line is one JSON text (orjson accepted it)."""
     body = line.rstrip(b"\r\n")
     if not body.startswith(b"{"):
-        return NO_FACTS
+        return NO_FACTS, False
     try:
         rec = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return NO_FACTS
-    return facts_of(rec)
+        return NO_FACTS, False
+    return facts_of(rec), True
 
 
 def split_lines(data: bytes) -> list[bytes]:

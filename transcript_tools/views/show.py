@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
@@ -72,6 +71,10 @@ def item_renderables(it: Item, n: int, clock: Clock) -> list[Any]:
 def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
     if b.kind == "text":
         if role == "assistant":
+            # Imported here: markdown-it is a fifth of `tt search`'s start-up, which needs
+            # only this module's clock.
+            from rich.markdown import Markdown
+
             return [Markdown(b.text)]
         text, cut = fold(b.text, max(n * 4, 0) if n else 0)
         return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
