@@ -94,15 +94,6 @@ def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
     return ref
 
 
-def _session_paths(ref: SessionRef, subagents: bool) -> list[Path]:
-    from .edge import claude_dir as store
-
-    paths = [ref.path]
-    if subagents and ref.session_id is not None:
-        paths.extend(store.subagent_files(ref.path))
-    return paths
-
-
 def _one_output(output: str | Path | None, in_place: bool) -> None:
     if output is not None and in_place:
         from .model.errors import UsageError
@@ -133,10 +124,11 @@ def validate_session(
 
     A report's ``errors`` and ``warnings`` count its diagnostics; ``not_transcript`` says
     why a file is no transcript at all. Reads only."""
+    from .edge.claude_dir import main_and_subagent_files
     from .validate.files import validate_path
 
     ref = _ref(session, directory)
-    return [validate_path(p, cap=max_bytes, schema=schema) for p in _session_paths(ref, subagents)]
+    return [validate_path(p, cap=max_bytes, schema=schema) for p in main_and_subagent_files(ref, subagents)]
 
 
 def repair_session(

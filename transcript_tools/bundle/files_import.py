@@ -28,7 +28,7 @@ from ..edge import claude_dir as store
 from ..edge.reader import iter_lines
 from ..edge.writer import undo_created
 from ..model.errors import NotFound, Unreadable, WriteFailed
-from ..redact.core import dumps_lenient
+from ..model.wire import dumps_lenient
 from .core import (
     HISTORY_DIR,
     MANIFEST,

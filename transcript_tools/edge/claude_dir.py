@@ -206,6 +206,15 @@ def subagent_files(session_path: Path) -> list[Path]:
     return sorted(p for p in d.rglob("agent-*.jsonl") if p.is_file() and not _by_product(p.name))
 
 
+def main_and_subagent_files(ref: SessionRef, subagents: bool) -> list[Path]:
+    """The main file, then (``subagents``, and only for a file named by a session id) its
+    subagent transcripts: the files a command on a whole session reads."""
+    paths = [ref.path]
+    if subagents and ref.session_id is not None:
+        paths.extend(subagent_files(ref.path))
+    return paths
+
+
 def legacy_agent_files(project: Path) -> list[Path]:
     return [
         p

@@ -46,12 +46,9 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from ..model.chain import ASSISTANT, SIDECHAIN, USER
 from ..model.errors import UsageError
@@ -59,7 +56,7 @@ from ..model.ids import is_session_id
 from ..model.lines import Entry
 from ..model.session import Session
 from ..model.titles import first_prompt, last_titles
-from ..model.wire import dumps
+from ..model.wire import dumps_lenient
 from .branch import branch
 
 #: Fields the SDK removes so they do not leak the source session's state.
@@ -195,7 +192,7 @@ def fork(
                 parent=None if parent is None else remap.known(session.nodes[parent].record["uuid"]),
                 timestamp=_own_time(e.record, last_time, now),
             )
-            lines.append(dumps_record(rec))
+            lines.append(dumps_lenient(rec))
             last_time = rec["timestamp"]
             continue
         rec = e.record
@@ -214,10 +211,10 @@ def fork(
                 out = {**rec, "leafUuid": new_leaf}
                 if "sessionId" in out:
                     out["sessionId"] = session_id
-                lines.append(dumps_record(out))
+                lines.append(dumps_lenient(out))
     if replacements:
         lines.append(
-            dumps_record(
+            dumps_lenient(
                 {
                     "type": "content-replacement",
                     "sessionId": session_id,
@@ -232,7 +229,7 @@ def fork(
     if not fork_title:
         fork_title = f"{derive_title(session.entries) or 'Forked session'} (fork)"
     lines.append(
-        dumps_record(
+        dumps_lenient(
             {
                 "type": "custom-title",
                 "sessionId": session_id,
@@ -354,15 +351,6 @@ def _remap_deep(value: Any, remap: Remap) -> Any:
     if isinstance(value, dict):
         return {k: _remap_deep(v, remap) for k, v in value.items()}
     return value
-
-
-def dumps_record(record: Any) -> bytes:
-    try:
-        return dumps(record)
-    except orjson.JSONEncodeError:
-        # Integers past 64 bits (decoded leniently from a damaged line): the standard
-        # encoder writes them, with the same compact separators.
-        return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def derive_title(entries: list[Entry]) -> str | None:

@@ -22,7 +22,8 @@ import orjson
 from ..model.chain import SIDECHAIN
 from ..model.lines import Entry
 from ..model.session import Session
-from .core import Fork, dumps_record, fork_entry, parent_in
+from ..model.wire import dumps_lenient
+from .core import Fork, fork_entry, parent_in
 
 
 def subagent_wanted(entries: Sequence[Entry], meta: Mapping[str, Any] | None, main: Session, f: Fork) -> bool:
@@ -72,7 +73,7 @@ def fork_subagent(entries: Iterable[Entry], f: Fork) -> tuple[bytes, ...]:
             timestamp=e.record.get("timestamp"),
             sidechain=bool(ix.flags[i] & SIDECHAIN),
         )
-        out.append(dumps_record(rec))
+        out.append(dumps_lenient(rec))
     return tuple(out)
 
 
@@ -99,4 +100,4 @@ def remap_meta(raw: bytes, f: Fork) -> bytes:
         return v
 
     out = walk(meta)
-    return dumps_record(out) if changed[0] else raw
+    return dumps_lenient(out) if changed[0] else raw

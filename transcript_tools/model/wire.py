@@ -12,6 +12,7 @@ pure module that builds records import the serialisation from here.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,16 @@ import orjson
 def dumps(record: Any) -> bytes:
     """One record as Claude Code writes it (``JSON.stringify``), without the newline."""
     return orjson.dumps(record)
+
+
+def dumps_lenient(record: Any) -> bytes:
+    """`dumps`, and for what orjson refuses (integers past 64 bits, decoded leniently from
+    a damaged line; JSON.stringify would have written them as rounded doubles) the
+    standard encoder's compact form, which keeps them exactly."""
+    try:
+        return orjson.dumps(record)
+    except orjson.JSONEncodeError:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def iso(dt: datetime) -> str:

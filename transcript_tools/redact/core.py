@@ -35,15 +35,12 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ..model.lines import DecodedLine
-from ..model.wire import dumps
+from ..model.wire import dumps_lenient
 from .rules import NOTHING_KNOWN, Known, find_secrets, redact_text
 
 #: Structural fields: ids the chain and the API rely on, and opaque blobs. Found in the
@@ -295,15 +292,6 @@ def redact_line(ln: DecodedLine, known: Known = NOTHING_KNOWN) -> RedactedLine:
     out.append(ln.data[pos:])
     out.append(ln.terminator)
     return RedactedLine(ln.line, b"".join(out), tuple(findings))
-
-
-def dumps_lenient(record: Any) -> bytes:
-    try:
-        return dumps(record)
-    except orjson.JSONEncodeError:
-        # Integers past 64 bits (decoded leniently from a damaged line): the standard
-        # encoder writes them, with the same compact separators.
-        return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def redact_lines(lines: Iterable[DecodedLine], known: Known = NOTHING_KNOWN) -> Iterator[RedactedLine]:

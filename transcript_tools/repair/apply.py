@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.lines import DecodedLine, Entry, decode_line
+from ..model.wire import dumps_lenient as dumps
 from .plan import Plan
-from .records import dumps, edit_record, interrupted_result
+from .records import edit_record, interrupted_result
 from .survey import Reason
 
 RawLine = tuple[int, int, bytes, bytes, bool]  # as reader.iter_raw yields

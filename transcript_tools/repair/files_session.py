@@ -32,15 +32,6 @@ from .files import FileReport, repair_file
 SAME_INPUT_HINT = "use --in-place to replace it atomically (a backup is kept), or choose another -o path"
 
 
-def session_files(ref: store.SessionRef, subagents: bool) -> list[Path]:
-    """The main file, then (``subagents``, and only for a file named by a session id) its
-    subagent transcripts."""
-    paths = [ref.path]
-    if subagents and ref.session_id is not None:
-        paths.extend(store.subagent_files(ref.path))
-    return paths
-
-
 def sessions_named(targets: Sequence[str], all_: bool, project: str | None) -> list[store.SessionRef]:
     """The sessions named: each target resolved (a directory: every transcript in it that is
     not a subagent's or a by-product), then those of ``project`` / ``all_``; each once, in
@@ -116,7 +107,7 @@ def repair_session(
     """Repair a session's files (`session_files`), each by `repair_file` (exactly one of
     ``output``, ``in_place``, ``dry_run``); the reports and where each file went.
     ``now`` is read once a file."""
-    paths = session_files(ref, subagents)
+    paths = store.main_and_subagent_files(ref, subagents)
     outs: list[Path | None] = (
         list(outputs(paths, output, main_parent=main_parent, hint=hint))
         if output is not None

@@ -20,8 +20,8 @@
 - `edit_record`: a new parent / logical parent, orphan results made text (or dropped),
   thinking blocks stripped, oversized images replaced by a text placeholder, the
   block-level API rules fixed (`api_rules.fix_content`) and duplicate tool ids renamed.
-- `dumps`: Claude Code's serialisation (`wire.dumps`), falling back to the stdlib's
-  compact form for the rare record orjson cannot write (integers past 64 bits).
+Records are written with `model.wire.dumps_lenient` (Claude Code's serialisation, with
+the stdlib's compact form for the rare record orjson cannot write).
 
 Invariants: inputs are never mutated (edited records are copies, sharing untouched
 sub-objects); unknown keys are kept; key order is kept. Pure: no I/O.
@@ -29,28 +29,15 @@ sub-objects); unknown keys are kept; key order is kept. Pure: no I/O.
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-import orjson
 
 from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
 from ..model.conversation import INTERRUPTED_TOOL_RESULT
-from ..model.wire import dumps as _cc_dumps
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
 
 #: Keys copied from the call's line onto a synthesised result, in Claude Code 2.1.332's order.
 _ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
-
-
-def dumps(record: dict[str, Any]) -> bytes:
-    try:
-        return _cc_dumps(record)
-    except orjson.JSONEncodeError:
-        # orjson refuses integers past 64 bits; JSON.stringify would have written them
-        # (as rounded doubles). The stdlib's compact form keeps them exactly.
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def _version(v: Any) -> tuple[int, ...]:
