@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from ..model.errors import UsageError
-from .common import continue_option, json_option, max_bytes_option
+from .common import continue_option, json_option, max_bytes_option, tool_options
 
 #: The styles the chat's lines use, as terminal colour codes (SGR).
 _STYLES = {"dim": "2", "yellow": "33", "red": "31", "cyan": "36", "green": "32", "bold": "1"}
@@ -52,35 +52,6 @@ class _TerminalView:
 @continue_option
 @click.option("--model", help="Model to continue on (default: as tt resume chooses).")
 @click.option(
-    "--allowed-tools",
-    "--allowedTools",
-    "allowed",
-    multiple=True,
-    metavar="RULES",
-    help="Allow tools, as tt resume.",
-)
-@click.option(
-    "--disallowed-tools",
-    "--disallowedTools",
-    "disallowed",
-    multiple=True,
-    metavar="RULES",
-    help="Deny tools (beats --allowed-tools).",
-)
-@click.option(
-    "--add-dir",
-    "add_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also let the file tools into DIR.",
-)
-@click.option(
-    "--cwd",
-    "cwd_opt",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run tools here (default: the session's cwd).",
-)
-@click.option(
     "--fork", "fork_", is_flag=True, help="Chat in a fork of the session; the original is not touched."
 )
 @click.option(
@@ -98,6 +69,7 @@ class _TerminalView:
 )
 @max_bytes_option
 @json_option
+@tool_options
 def chat_command(
     session: str | None,
     latest: bool,

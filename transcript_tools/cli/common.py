@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import pydoc
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -43,6 +43,47 @@ def max_bytes_option(f: Any) -> Any:
         show_default=True,
         help="Cap for loading a conversation into memory.",
     )(f)
+
+
+def tool_options(f: Any) -> Any:
+    """What the QueryEngine's tools may do, the same on ``tt resume`` and ``tt chat``
+    (Claude Code's flag names, its camelCase spellings too): allow and deny rules, more
+    working directories, and where tools run."""
+    for opt in reversed(
+        (
+            click.option(
+                "--allowed-tools",
+                "--allowedTools",
+                "allowed",
+                multiple=True,
+                metavar="RULES",
+                help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.",
+            ),
+            click.option(
+                "--disallowed-tools",
+                "--disallowedTools",
+                "disallowed",
+                multiple=True,
+                metavar="RULES",
+                help="Deny tools (beats --allowed-tools).",
+            ),
+            click.option(
+                "--add-dir",
+                "add_dirs",
+                multiple=True,
+                type=click.Path(exists=True, file_okay=False, path_type=Path),
+                help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.",
+            ),
+            click.option(
+                "--cwd",
+                "cwd_opt",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Run tools here (default: the session's cwd).",
+            ),
+        )
+    ):
+        f = opt(f)
+    return f
 
 
 def continue_option(f: Any) -> Any:
@@ -126,6 +167,8 @@ def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) 
         text = re.sub(r"[ \t]+(?=\n|$)", "", text)  # rich pads lines to the width
     tall = text.count("\n") > max(con.height - 2, 1)
     if pager or (pager is None and con.is_terminal and tall):
+        import pydoc  # here: its imports cost every other command's start-up
+
         os.environ.setdefault("LESS", "-RFX")  # keep colours; quit if it fits after all
         pydoc.pager(text)
     else:

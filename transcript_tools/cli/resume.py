@@ -41,7 +41,7 @@ from ..resume.files import ForResume
 
 if TYPE_CHECKING:
     from ..model.conversation import Conversation
-from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option
+from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option, tool_options
 from .from_store import store_option
 
 FORMATS = ("text", "json", "stream-json")
@@ -106,39 +106,10 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 @click.option("--system-prompt", help="Replace tt's system prompt.")
 @click.option("--append-system-prompt", help="Append to the system prompt.")
 @click.option(
-    "--allowed-tools",
-    "--allowedTools",
-    "allowed",
-    multiple=True,
-    metavar="RULES",
-    help="Allow tools: Bash, Write, Edit, or Name(pattern), e.g. 'Bash(git log:*)'.",
-)
-@click.option(
-    "--disallowed-tools",
-    "--disallowedTools",
-    "disallowed",
-    multiple=True,
-    metavar="RULES",
-    help="Deny tools (beats --allowed-tools).",
-)
-@click.option(
     "--fork",
     "fork_",
     is_flag=True,
     help="Continue into a new session (a fork, with fresh ids); the original is not touched.",
-)
-@click.option(
-    "--add-dir",
-    "add_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.",
-)
-@click.option(
-    "--cwd",
-    "cwd_opt",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run tools here (default: the session's cwd).",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="max_tokens of each model call.")
 @click.option(
@@ -153,6 +124,7 @@ def _pick(spec: str | None, latest: bool) -> store.SessionRef:
 @max_bytes_option
 @store_option
 @json_option
+@tool_options
 def resume_command(
     session: str | None,
     prompt: str | None,
