@@ -309,22 +309,9 @@ class ForkResult:
     written: bool
 
     def to_dict(self) -> dict[str, Any]:
-        f = self.fork
-        return {
-            "session_id": self.session_id,
-            "path": str(self.path),
-            "entries": f.entries,
-            "forked_from": {
-                "session_id": f.source_session_id,
-                "message_uuid": f.cut.uuid,
-                "path": str(self.source_path),
-            },
-            "title": f.title,
-            "at": {"asked": f.cut.asked, "uuid": f.cut.uuid, "moved": f.cut.moved},
-            "subagents": [str(p) for p in self.subagents],
-            "repairs": self.repairs,
-            "written": self.written,
-        }
+        from .fork.files import fork_report
+
+        return fork_report(self.fork, self.path, self.source_path, self.subagents, self.repairs, self.written)
 
 
 def fork_session(

@@ -167,22 +167,33 @@ class Forked:
         return [{"fix": a.fix, "code": a.code, "line": a.line} for a in self.actions]
 
     def to_dict(self) -> dict[str, Any]:
-        f = self.fork
-        return {
-            "session_id": f.session_id,
-            "path": str(self.path),
-            "entries": f.entries,
-            "forked_from": {
-                "session_id": f.source_session_id,
-                "message_uuid": f.cut.uuid,
-                "path": str(self.source_path),
-            },
-            "title": f.title,
-            "at": {"asked": f.cut.asked, "uuid": f.cut.uuid, "moved": f.cut.moved},
-            "subagents": [str(p) for p in self.subagents],
-            "repairs": self.repairs,
-            "written": self.written,
-        }
+        return fork_report(self.fork, self.path, self.source_path, self.subagents, self.repairs, self.written)
+
+
+def fork_report(
+    f: Fork,
+    path: Path,
+    source_path: Path,
+    subagents: list[Path],
+    repairs: list[dict[str, Any]],
+    written: bool,
+) -> dict[str, Any]:
+    """A fork as ``tt fork --json`` reports it (and the API's `ForkResult.to_dict`)."""
+    return {
+        "session_id": f.session_id,
+        "path": str(path),
+        "entries": f.entries,
+        "forked_from": {
+            "session_id": f.source_session_id,
+            "message_uuid": f.cut.uuid,
+            "path": str(source_path),
+        },
+        "title": f.title,
+        "at": {"asked": f.cut.asked, "uuid": f.cut.uuid, "moved": f.cut.moved},
+        "subagents": [str(p) for p in subagents],
+        "repairs": repairs,
+        "written": written,
+    }
 
 
 def fork_session(
