@@ -363,3 +363,28 @@ def test_several_sessions_by_path(damaged: Path, tmp_path: Path) -> None:
     r = tt("repair", str(damaged), str(other), "--dry-run", "--json")
     assert r.returncode == 0, r.stderr
     assert [s["path"] for s in json.loads(r.stdout)["sessions"]] == [str(damaged), str(other)]
+
+
+def test_a_batch_notes_a_file_that_is_no_transcript_and_repairs_the_rest(tmp_path: Path) -> None:
+    # Found trying tt as a new user: `repair -a --in-place` over a folder holding a file of
+    # NULs rewrote the sessions before it, printed nothing and stopped with exit 4.
+    src = tmp_path / "sessions"
+    stage(ROOT / "fixtures" / "damaged", src)
+    (src / "00000000-0000-0000-0000-000000000000.jsonl").write_bytes(b"\0" * 5000)
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
+    dry = tt("repair", str(src), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "NUL bytes only; this is not a transcript: skipped" in dry.stderr
+    assert dry.stdout.splitlines()[-1] == "5 session(s), 5 file(s): 5 would change, 0 unchanged"
+    r = tt("repair", str(src), "--in-place", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert len(doc["sessions"]) == 5 and doc["changed"] == 5 and doc["remaining_errors"] == 0
+    assert len(doc["skipped"]) == 1 and "00000000-0000" in doc["skipped"][0]
+    assert (src / "00000000-0000-0000-0000-000000000000.jsonl").read_bytes() == b"\0" * 5000
+    for name in before:
+        if not name.startswith("00000000"):
+            assert validate_bytes((src / name).read_bytes()).errors == 0
+    # Named on its own, the same file is an error (exit 4), as before.
+    one = tt("repair", str(src / "00000000-0000-0000-0000-000000000000.jsonl"), "--dry-run")
+    assert one.returncode == 4 and "not a transcript" in one.stderr

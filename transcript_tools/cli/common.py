@@ -137,7 +137,7 @@ def require_transcript(path: Any) -> None:
     One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
     """
     from ..edge.reader import read_head_tail
-    from ..model.errors import Unreadable
+    from ..model.errors import NotATranscript
     from ..model.lines import decode_line, looks_like
 
     head, tail, st = read_head_tail(path)
@@ -154,7 +154,7 @@ def require_transcript(path: Any) -> None:
         if objects
         else looks_like(head, st.st_size)
     )
-    raise Unreadable(f"{path}: {what}; this is not a transcript")
+    raise NotATranscript(f"{path}: {what}; this is not a transcript")
 
 
 def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:

@@ -18,11 +18,11 @@ import click
 from ..edge import claude_dir as store
 from ..edge.session_out import names_folder, session_dir
 from ..edge.writer import iso_now
-from ..model.errors import UsageError
+from ..model.errors import NotATranscript, UsageError
 from ..repair.core import RepairOptions
 from ..repair.files import FileReport
 from ..repair.files_session import make_folder, repair_session, sessions_named
-from .common import console, emit_json, json_option, max_bytes_option, one_output
+from .common import console, emit_json, json_option, max_bytes_option, one_output, require_transcript
 
 
 @click.command("repair")
@@ -120,7 +120,13 @@ def repair_command(
         cap=max_bytes,
     )
     sessions: list[tuple[store.SessionRef, list[FileReport], list[Path | None]]] = []
+    skipped: list[NotATranscript] = []
     for ref in mains:
+        # In a batch a file that is no transcript is noted and passed over, as `tt validate
+        # -a` does, so one stray file neither stops the run half-way nor hides the table.
+        if batch and (not_one := _not_a_transcript(ref)) is not None:
+            skipped.append(not_one)
+            continue
         reports, outs = repair_session(
             ref,
             opts,
@@ -136,11 +142,13 @@ def repair_command(
         sessions.append((ref, reports, outs))
     every = [r for _, reports, _ in sessions for r in reports]
     if as_json:
-        _emit(sessions, every, output, batch)
+        _emit(sessions, every, output, batch, skipped)
     else:
         from ..views.repair import render_batch, render_reports
 
         con = console()
+        for e in skipped:
+            click.echo(f"tt: {e.message}: skipped", err=True)
         if batch:
             render_batch(con, [(str(ref.path), reports) for ref, reports, _ in sessions])
         else:
@@ -156,9 +164,11 @@ def _emit(
     every: list[FileReport],
     output: str | None,
     batch: bool,
+    skipped: list[NotATranscript],
 ) -> None:
     doc: dict[str, object] = {
         "files": [r.to_dict() for r in every],
+        "skipped": [e.message for e in skipped],
         "changed": sum(r.changed for r in every),
         "remaining_errors": sum(r.remaining_errors for r in every),
     }
@@ -181,6 +191,14 @@ def _emit(
             else None
         )
     emit_json(doc)
+
+
+def _not_a_transcript(ref: store.SessionRef) -> NotATranscript | None:
+    try:
+        require_transcript(ref.path)
+    except NotATranscript as e:
+        return e
+    return None
 
 
 def _layout_note(outs: list[Path | None]) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..model.errors import Unreadable
+from ..model.errors import NotATranscript
 from ..store.files_materialise import materialised
 from ..validate.core import Report
 from ..validate.files import files_named, validate_path
@@ -107,7 +107,7 @@ def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
     # most likely the wrong file, so one error (exit 4); among others (a folder, --all) it
     # is counted apart in the summary, neither an error nor a clean file.
     if r.not_transcript is not None and single:
-        raise Unreadable(f"{path}: {r.not_transcript}; this is not a transcript")
+        raise NotATranscript(f"{path}: {r.not_transcript}; this is not a transcript")
     return r
 
 

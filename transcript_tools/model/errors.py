@@ -10,6 +10,7 @@ one place (`cli.main`).
     ├── NotFound                 exit 3  no such file, session, project or message
     │   └── AmbiguousSession     exit 3  an id prefix matching several sessions
     ├── Unreadable               exit 4  cannot read, or not a transcript at all
+    │   ├── NotATranscript       exit 4  no Claude Code record in it (a batch notes it and goes on)
     │   └── TranscriptTooLarge   exit 4  past the in-memory cap (MAX_TRANSCRIPT_READ_BYTES)
     ├── ApiError                 exit 5  the Messages API failed after retries
     │   └── CredentialsError     exit 5  no usable API key
@@ -53,6 +54,12 @@ class AmbiguousSession(NotFound):
 
 class Unreadable(TTError):
     exit_code = 4
+
+
+class NotATranscript(Unreadable):
+    """The file holds no Claude Code record (empty, NULs, random bytes, other JSON): most
+    likely the wrong file. A batch (``-a``, ``-p``, a folder) notes it and goes on, as
+    ``tt validate -a`` does; a file named on its own is an error."""
 
 
 class TranscriptTooLarge(Unreadable):

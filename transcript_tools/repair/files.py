@@ -38,7 +38,7 @@ from ..edge.reader import file_size, iter_lines, split_terminator
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomically, snapshot, write_new
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.errors import FileChanged, Unreadable, WriteFailed
+from ..model.errors import FileChanged, NotATranscript, Unreadable, WriteFailed
 from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 
 
@@ -143,7 +143,7 @@ def repair_file(
         # Not a transcript (an empty file, random bytes): most likely the wrong file, so
         # say so rather than write an empty output and quarantine it all.
         what = "empty file" if s.size == 0 else f"no JSON record in {s.lines} line(s)"
-        raise Unreadable(
+        raise NotATranscript(
             f"{path}: {what}; this is not a transcript", hint="name a session's .jsonl file or its id"
         )
     plan = make_plan(s, options, new_id=new_id)
