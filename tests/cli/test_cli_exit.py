@@ -64,3 +64,22 @@ def test_leave_to_exit_keeps_nothing_in_process() -> None:
     before = len(common._left)
     common.leave_to_exit(object())
     assert len(common._left) == before
+
+
+def test_columns_sets_the_width_and_decorations_stay_narrow_in_a_pipe() -> None:
+    # Found trying tt as a new user: to a pipe, `tt show`'s rules and `tt stats`' bars were
+    # 4096 columns wide and COLUMNS was ignored.
+    from tests.support.cli import tt as run
+    from tests.support.paths import CONFIG_332
+    from transcript_tools.views.layout import DECOR_WIDTH
+
+    show = run("show", "4cd0", config=CONFIG_332, width=None)
+    assert show.returncode == 0, show.stderr
+    rules = [ln for ln in show.stdout.splitlines() if ln.count("─") > 20]
+    assert rules and all(len(ln) <= DECOR_WIDTH for ln in rules)
+    stats = run("stats", "4cd0", config=CONFIG_332, width=None)
+    assert stats.returncode == 0 and max(len(ln) for ln in stats.stdout.splitlines()) < 400
+    narrow = run("ls", "-a", config=CONFIG_332, width=None, env={"COLUMNS": "60"})
+    assert narrow.returncode == 0 and max(len(ln) for ln in narrow.stdout.splitlines()) <= 60
+    wide = run("ls", "-a", config=CONFIG_332, width=None)
+    assert max(len(ln) for ln in wide.stdout.splitlines()) > 60  # to a pipe: not wrapped

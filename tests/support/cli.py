@@ -35,6 +35,8 @@ def tt_env(
     out = {k: v for k, v in os.environ.items() if not (prefixes and k.startswith(prefixes))}
     out["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), out.get("PYTHONPATH")) if p)
     out["NO_COLOR"] = "1"
+    # tt honours COLUMNS; the width a test sees is TT_WIDTH's, never the shell's.
+    out.pop("COLUMNS", None)
     if width is not None:
         out["TT_WIDTH"] = str(width)
     if config is not None:

@@ -113,8 +113,9 @@ PIPE_WIDTH = 4096
 
 
 def console(stderr: bool = False) -> Any:
-    """A rich console honouring NO_COLOR (rich does) and TT_WIDTH (tests); to a pipe or a
-    file (not a terminal) nothing is wrapped (`PIPE_WIDTH`)."""
+    """A rich console honouring NO_COLOR (rich does), TT_WIDTH (tests) and COLUMNS; to a
+    pipe or a file (not a terminal) nothing is wrapped (`PIPE_WIDTH`), and decorations
+    stay `views.layout.DECOR_WIDTH` wide."""
     from rich.console import Console
 
     class _Console(Console):
@@ -124,10 +125,20 @@ def console(stderr: bool = False) -> Any:
             self.quiet = True
             raise BrokenPipeError
 
-    given = os.environ.get("TT_WIDTH")
     stream = sys.stderr if stderr else sys.stdout
-    width = int(given) if given else None if stream.isatty() else PIPE_WIDTH
+    # TT_WIDTH (tests), then COLUMNS (a user's explicit width, as rich honours it on a
+    # terminal), else the terminal's own width, and to a pipe no wrapping at all.
+    given = os.environ.get("TT_WIDTH") or os.environ.get("COLUMNS")
+    width = _int_or_none(given) or (None if stream.isatty() else PIPE_WIDTH)
     return _Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        n = int(text) if text else None
+    except ValueError:
+        return None
+    return n if n is not None and n > 0 else None
 
 
 def require_transcript(path: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from rich.constrain import Constrain
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
@@ -20,6 +21,7 @@ from rich.text import Text
 from ..show.items import Block, Item, Marker
 from ..show.text import fold, tool_input_text
 from ..show.tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
+from .layout import DECOR_WIDTH
 
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold magenta"}
 STATUS_STYLE = {ACTIVE: "green", HISTORY: "default", DEAD: "red", DETACHED: "yellow"}
@@ -140,17 +142,17 @@ def _hanging(head: Text, body: Text) -> Any:
 def _marker(m: Marker, n: int, clock: Clock) -> list[Any]:
     when = clock(m.time)
     if m.kind in ("compact", "microcompact"):
-        return [Text(""), Rule(f"{m.text}" + (f" · {when}" if when else ""), style="yellow")]
+        rule = Rule(f"{m.text}" + (f" · {when}" if when else ""), style="yellow")
+        return [Text(""), Constrain(rule, DECOR_WIDTH)]
     if m.kind == "summary":
         text, cut = fold(m.text, n * 2 if n else 0)
-        return [
-            Panel(
-                Text(text + (f"\n… {cut} more lines" if cut else ""), style="dim"),
-                title="summary",
-                title_align="left",
-                border_style="yellow",
-            )
-        ]
+        panel = Panel(
+            Text(text + (f"\n… {cut} more lines" if cut else ""), style="dim"),
+            title="summary",
+            title_align="left",
+            border_style="yellow",
+        )
+        return [Constrain(panel, DECOR_WIDTH)]
     if m.kind == "command":
         return [Text.assemble(("› ", "bold cyan"), (m.text, "cyan"), ("  " + when, "dim"))]
     if m.kind == "command-output":

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..catalog.stats import Stats
 from ..model.pricing import UNPRICED, prices_note, total_usd, usd
+from .layout import DECOR_WIDTH
 from .ls import short_model
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> Non
         con.print("[dim]no API calls recorded[/]")
     for line in summary_lines(st):
         con.print(line)
-    bars = chart(st.tokens_per_turn(), con.width)
+    bars = chart(st.tokens_per_turn(), min(con.width, DECOR_WIDTH))
     if bars:
         con.print("[bold]tokens per turn[/] [dim](main thread)[/]")
         for b in bars:
