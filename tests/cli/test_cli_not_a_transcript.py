@@ -27,7 +27,8 @@ def not_a_transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "command", [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"]]
+    "command",
+    [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"], ["redact"]],
 )
 def test_reading_commands_say_it_is_not_a_transcript(not_a_transcript: Path, command: list[str]) -> None:
     r = tt(*command, str(not_a_transcript))
@@ -42,4 +43,13 @@ def test_delete_refuses_and_keeps_the_file(not_a_transcript: Path) -> None:
     r = tt("delete", str(not_a_transcript), "--yes")
     assert r.returncode == 4, (r.stdout, r.stderr)
     assert "not a transcript" in r.stderr and "Traceback" not in r.stderr
+    assert not_a_transcript.read_bytes() == before
+
+
+def test_redact_in_place_refuses_and_keeps_the_file(not_a_transcript: Path) -> None:
+    # Found trying tt as a new user: tt redact said "no secrets" on any file and
+    # --in-place rewrote any JSONL.
+    before = not_a_transcript.read_bytes()
+    r = tt("redact", str(not_a_transcript), "--in-place")
+    assert r.returncode == 4 and "not a transcript" in r.stderr, (r.stdout, r.stderr)
     assert not_a_transcript.read_bytes() == before

@@ -17,7 +17,7 @@ import click
 
 from ..edge import claude_dir as store
 from ..redact.files import redact_session, session_files
-from .common import console, emit_json, json_option, one_output
+from .common import console, emit_json, json_option, one_output, require_transcript
 
 
 @click.command("redact")
@@ -61,6 +61,7 @@ def redact_command(
     if (no_backup or force) and not in_place:
         raise click.UsageError("--no-backup and --force only apply with --in-place")
     ref = store.resolve(target)
+    require_transcript(ref.path)  # other JSON, random bytes: exit 4, as every command
     files = session_files(target, ref, not no_subagents)
     results = redact_session(files, output=output, in_place=in_place, backup=not no_backup, force=force)
     written = output is not None or in_place

@@ -304,7 +304,8 @@ def resolve(
         files = session_files(proj) if proj is not None else []
         if not files:
             raise NotFound(
-                f"no sessions for {here} under {root}", hint="name a session id or a file (tt ls --all lists every session)"
+                f"no sessions for {here} under {root}",
+                hint="name a session id or a file (tt ls --all lists every session)",
             )
         best = max(files, key=lambda p: p.stat().st_mtime)
         return SessionRef(best, session_id_from_name(best.name))
