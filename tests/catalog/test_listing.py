@@ -285,3 +285,24 @@ def test_sort_rows_keeps_the_newest_row_of_a_session() -> None:
         Row("c", "p1", 7, 1, Lite("s2", "v", None)),
     ]
     assert [(r.session_id, r.path) for r in sort_rows(rows)] == [("s1", "b"), ("s2", "c")]
+
+
+def test_ls_check_calls_a_file_of_nuls_what_validate_and_repair_call_it(tmp_path: Path) -> None:
+    # Found trying tt as a new user: `tt ls --check` said "repairable" of a file of NULs
+    # that `tt repair` refuses as no transcript.
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    project = next((cfg / "projects").iterdir())
+    (project / "33333333-3333-3333-3333-333333333333.jsonl").write_bytes(b"\0" * 5000)
+    r = tt("ls", "-a", "--check", "--json", config=cfg)
+    assert r.returncode == 0, r.stderr
+    health = {s["session_id"][:8]: s["health"] for s in json.loads(r.stdout)["sessions"]}
+    assert health == {"33333333": "not a transcript", "4cd0c8e6": "clean"}
+    v = tt("validate", str(project / "33333333-3333-3333-3333-333333333333.jsonl"), config=cfg)
+    assert "not a transcript" in v.stdout + v.stderr

@@ -34,6 +34,7 @@ from ..model.errors import NotFound, Unreadable, UsageError
 from ..model.lines import Entry
 from ..model.session import session_id_from_name
 from ..validate.core import Validator
+from ..validate.files_kind import settle_not_transcript
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
 from .search import SkippedLine as SearchSkipped
@@ -194,7 +195,7 @@ def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
     start = v.need_second_pass()
     if start is not None:
         v.feed_facts(iter_lines(path, start))
-    report = v.finish(lambda keys: found_elsewhere(path, keys))
+    report = settle_not_transcript(v.finish(lambda keys: found_elsewhere(path, keys)), path)
     codes = tuple(dict.fromkeys(d.code for d in report.diagnostics if d.severity.value == "error"))
     return counts, {
         "health": health_of(report),

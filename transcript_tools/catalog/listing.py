@@ -317,10 +317,13 @@ HEALTH = ("clean", "repairable", "damaged", "past-cap")
 
 def health_of(report: Report) -> str:
     """``clean`` (no errors), ``repairable`` (every error has a `tt repair` fix),
-    ``damaged`` (errors repair leaves alone), ``past-cap`` (too big to load; takes
+    ``damaged`` (errors repair leaves alone), ``not a transcript`` (no JSON record at all:
+    `validate.files.settle_not_transcript`), ``past-cap`` (too big to load; takes
     precedence: nothing else matters until it is compacted)."""
     if report.past_cap:
         return "past-cap"
+    if report.not_transcript:
+        return "not a transcript"
     errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
     if not errors:
         return "clean"

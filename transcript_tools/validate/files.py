@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as store
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw, read_head_tail
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
 from ..model.errors import NotFound
-from ..model.lines import LOOKS_LIKE_BYTES, looks_like
 from ..model.session import session_id_from_name
 from .core import Report, Validator
+from .files_kind import settle_not_transcript
 
 
 def _schema_check() -> Callable[[dict], list]:
@@ -69,14 +69,7 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
     finally:
         if was_enabled:
             gc.enable()
-    if report.entries == 0:
-        # The one rule for "not a transcript" (tt validate FILE, DIR, --all alike): no line
-        # is a whole JSON object. Listing each line of such a file as damage (a pretty-printed
-        # JSON file is a hundred truncated records) would describe a file it is not.
-        head, _, _ = read_head_tail(path, LOOKS_LIKE_BYTES)
-        report.not_transcript = looks_like(head, report.size)
-        report.diagnostics = []
-    return report
+    return settle_not_transcript(report, path)
 
 
 def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
