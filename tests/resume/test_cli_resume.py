@@ -456,6 +456,28 @@ def test_continue_takes_the_latest_session_of_this_directory(
     assert str(transcript(config)) in r.err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "-c", "--json"],
+        ["repair", "-c", "--dry-run", "--json"],
+        ["redact", "-c", "--json"],
+        ["export", "-c", "--dry-run", "--json"],
+    ],
+)
+def test_continue_names_the_same_session_for_every_command_that_takes_one(
+    tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    monkeypatch.chdir(work_dir(config))
+    before = {p: p.read_bytes() for p in config.rglob("*") if p.is_file()}
+    r = tt(*command)
+    assert r.code == 0, r.err
+    assert SID332.encode() in r.out  # the session -c names is the one in this directory's project
+    assert {p: p.read_bytes() for p in config.rglob("*") if p.is_file()} == before
+    both = tt(command[0], SID332, *command[1:])
+    assert both.code == 2, both.err
+
+
 def test_the_picker_lists_this_directorys_sessions_newest_first(
     config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

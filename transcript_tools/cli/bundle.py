@@ -23,7 +23,7 @@ from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import ExportReport, export_to
 from ..bundle.files_import import Imported, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
-from .common import console, emit_json, json_option
+from .common import console, continue_option, emit_json, json_option
 
 
 def _export_info(e: ExportReport) -> dict[str, Any]:
@@ -45,7 +45,8 @@ def _export_info(e: ExportReport) -> dict[str, Any]:
 
 
 @click.command("export")
-@click.argument("session")
+@click.argument("session", required=False)
+@continue_option
 @click.option(
     "-o",
     "--output",
@@ -60,11 +61,15 @@ def _export_info(e: ExportReport) -> dict[str, Any]:
     help="Show what the bundle would hold (files, sizes, redactions); write nothing.",
 )
 @json_option
-def export_command(session: str, output: Path | None, no_redact: bool, dry_run: bool, as_json: bool) -> int:
+def export_command(
+    session: str | None, latest: bool, output: Path | None, no_redact: bool, dry_run: bool, as_json: bool
+) -> int:
     """Pack SESSION into one zip bundle: transcript, subagents, file-history backups and
     a manifest (versions, original cwd, sha256 checksums). Secrets are replaced by
     placeholders unless --no-redact. `tt import` unpacks it on another machine."""
-    ref = store.resolve(session)
+    if session is None and not latest:
+        raise click.UsageError("name a session (or -c, the latest session here)")
+    ref = store.resolve(session, latest=latest)
     info = _export_info(export_to(ref, output, redact=not no_redact, dry_run=dry_run))
     if as_json:
         emit_json(info)

@@ -92,6 +92,21 @@ def continue_option(f: Any) -> Any:
     )(f)
 
 
+def latest_session(
+    targets: tuple[str, ...], latest: bool, all_: bool, project: str | None
+) -> tuple[str, ...]:
+    """``-c`` on a command that takes several TARGETS (validate, repair): the latest
+    session of this directory's project, named by its id (so its subagents come too)."""
+    if not latest:
+        return targets
+    if targets or all_ or project is not None:
+        raise click.UsageError("give TARGETS, -p/--all or -c, not two of them")
+    from ..edge.claude_dir import resolve
+
+    ref = resolve(None, latest=True)
+    return (ref.session_id or str(ref.path),)
+
+
 def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool = False) -> None:
     """``-o``, ``--in-place`` and ``--dry-run`` exclude each other (repair, redact,
     compact); ``required``: one of them must be given."""

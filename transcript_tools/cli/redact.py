@@ -17,11 +17,12 @@ import click
 
 from ..edge import claude_dir as store
 from ..redact.files import redact_session, session_files
-from .common import console, emit_json, json_option, one_output, require_transcript
+from .common import console, continue_option, emit_json, json_option, one_output, require_transcript
 
 
 @click.command("redact")
-@click.argument("target")
+@click.argument("target", required=False)
+@continue_option
 @click.option(
     "-o",
     "--output",
@@ -40,7 +41,8 @@ from .common import console, emit_json, json_option, one_output, require_transcr
 @click.option("--no-subagents", is_flag=True, help="For a session, leave its subagent files out.")
 @json_option
 def redact_command(
-    target: str,
+    target: str | None,
+    latest: bool,
     output: str | None,
     in_place: bool,
     dry_run: bool,
@@ -60,7 +62,10 @@ def redact_command(
     one_output(output, in_place, dry_run)
     if (no_backup or force) and not in_place:
         raise click.UsageError("--no-backup and --force only apply with --in-place")
-    ref = store.resolve(target)
+    if target is None and not latest:
+        raise click.UsageError("name a file or a session id (or -c, the latest session here)")
+    ref = store.resolve(target, latest=latest)
+    target = target if target is not None else str(ref.session_id or ref.path)
     require_transcript(ref.path)  # other JSON, random bytes: exit 4, as every command
     files = session_files(target, ref, not no_subagents)
     results = redact_session(files, output=output, in_place=in_place, backup=not no_backup, force=force)

@@ -22,11 +22,21 @@ from ..model.errors import NotATranscript, UsageError
 from ..repair.core import RepairOptions
 from ..repair.files import FileReport
 from ..repair.files_session import make_folder, repair_session, sessions_named
-from .common import console, emit_json, json_option, max_bytes_option, one_output, require_transcript
+from .common import (
+    console,
+    continue_option,
+    emit_json,
+    json_option,
+    latest_session,
+    max_bytes_option,
+    one_output,
+    require_transcript,
+)
 
 
 @click.command("repair")
 @click.argument("targets", nargs=-1)
+@continue_option
 @click.option(
     "-p",
     "--project",
@@ -69,6 +79,7 @@ from .common import console, emit_json, json_option, max_bytes_option, one_outpu
 @json_option
 def repair_command(
     targets: tuple[str, ...],
+    latest: bool,
     project: str | None,
     all_: bool,
     output: str | None,
@@ -100,6 +111,7 @@ def repair_command(
         raise click.UsageError("--force only applies when writing")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies with --in-place")
+    targets = latest_session(targets, latest, all_, project)
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
     mains = sessions_named(targets, all_, project)

@@ -11,12 +11,13 @@ from ..store.files_materialise import materialised
 from ..validate.core import Report
 from ..validate.files import files_named, validate_path
 from ..views.diagnostics import by_code, render_reports
-from .common import console, emit_json, json_option, max_bytes_option
+from .common import console, continue_option, emit_json, json_option, latest_session, max_bytes_option
 from .from_store import no_local_scope, store_option
 
 
 @click.command("validate")
 @click.argument("targets", nargs=-1)
+@continue_option
 @click.option(
     "-p",
     "--project",
@@ -33,6 +34,7 @@ from .from_store import no_local_scope, store_option
 @json_option
 def validate_command(
     targets: tuple[str, ...],
+    latest: bool,
     project: str | None,
     all_: bool,
     no_subagents: bool,
@@ -52,12 +54,13 @@ def validate_command(
     `tt store log`'s.
     """
     if store_url is not None:
-        no_local_scope(store_url, **{"-p": project, "-a": all_})
+        no_local_scope(store_url, **{"-c": latest, "-p": project, "-a": all_})
         if not targets:
             raise click.UsageError("--store: name stored sessions by id (`tt ls --store URL` lists them)")
         with materialised(store_url, list(targets)) as m:
             paths = files_named(tuple(str(r.path) for r in m.refs), False, None, not no_subagents)
             return _run(paths, no_schema, quiet, errors_only, max_bytes, as_json)
+    targets = latest_session(targets, latest, all_, project)
     if not targets and not all_ and project is None:
         raise click.UsageError("name a file, a session id or a directory (or -p DIR, or --all)")
     return _run(
