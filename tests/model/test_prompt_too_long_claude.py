@@ -9,6 +9,9 @@
    is what the API refuses, every time. On a session grown past the window the strict
    stand-in refuses each CLI's request, or the CLI fails on its own; after ``tt repair``
    (an offline compaction appended) both are accepted and the refused prompt is sent.
+3. ``tt resume`` on the damaged file appends the same compaction (``trigger: auto``, as
+   Claude Code's auto-compaction) before its turn; the file it leaves resumes with
+   each CLI against the strict stand-in, and keeps every byte it had.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import orjson
 import pytest
 
 from tests.damage import prompt_too_long
+from tests.model.test_api_rules import tt_resume_strict
 from tests.model.test_api_rules_claude import CLOCK, resume_strict
 from tests.support.claude_cli import ClaudeRunError, Sandbox, run_claude
 from tests.support.sessions import GeneratedSession, stage_config
@@ -90,3 +94,21 @@ def test_a_session_past_the_window_is_refused_alone_and_accepted_after_repair(
     after = resume_strict(s, fixed)
     assert after.accepted, after.error
     assert "Now summarise every failure in that log." in orjson.dumps(after.messages).decode()
+
+
+def test_the_file_tt_resume_compacted_resumes_with_the_cli(
+    generated_session: GeneratedSession, faketime: None
+) -> None:
+    s = generated_session
+    d = prompt_too_long(s.transcript.read_bytes())
+    with tempfile.TemporaryDirectory(prefix="tt-ptl-") as scratch:
+        refused, code, _ = tt_resume_strict(d.data, Path(scratch))
+        assert refused == [] and code == 0
+        resumed = next(Path(scratch).glob("*.jsonl")).read_bytes()
+    assert resumed.startswith(d.data)  # nothing removed: the compaction and tt's turn appended
+    after = resume_strict(s, resumed)
+    assert after.accepted, after.error
+    sent = orjson.dumps(after.messages).decode()
+    # The CLI continues from tt's compaction: its summary, the refused prompt, tt's turn.
+    assert "Now summarise every failure in that log." in sent and "Go on" in sent
+    assert "test_case_013999" not in sent  # the 1 MB result is summarised, not sent again
