@@ -372,8 +372,11 @@ def _compact_too_long(
     path: Path, got: ForResume, said: str, cap: int, *, dry_run: bool
 ) -> tuple[ForResume, str | None]:
     """``prompt-too-long``: the offline compaction ``tt repair`` appends (``tt compact``'s
-    extractive summary and the last 40k tokens verbatim), with ``trigger: auto`` as Claude
-    Code's auto-compaction writes it. Appended to the file before the turn (nothing is
+    extractive summary and the last 40k tokens verbatim), with ``trigger: auto`` as both
+    pinned CLIs write it when the API refuses a turn as too long and they compact and go
+    on (tests/model/test_prompt_too_long_claude.py::test_the_cli_compacts_a_refused_turn_with_trigger_auto;
+    they keep the recent messages as a preserved segment of the lines before the
+    boundary, tt as copies after it, which both CLIs resume alike). Appended to the file before the turn (nothing is
     removed: the history stays before the boundary), in one write, so a crash cannot
     leave a boundary without its summary; then the file is loaded again and the turn goes
     on from the boundary. A dry run writes nothing: the conversation is the compaction's
