@@ -113,3 +113,36 @@ def test_resume_dry_run_writes_nothing_and_shows_the_compacted_request(tmp_path:
     assert any("appended to" in n for n in wet.notices), wet.notices
     assert wet.conv.messages == dry.conv.messages
     assert "prompt-too-long" not in {n.code for n in wet.conv.notes}
+
+
+def test_resume_writes_no_compaction_when_the_file_changed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line another writer appends while tt compacts would be left behind the boundary:
+    nothing is written and the error says so (exit 6)."""
+    from datetime import UTC, datetime
+
+    import transcript_tools.compact.files as compact_files
+    from transcript_tools.edge.claude_dir import SessionRef
+    from transcript_tools.model.errors import FileChanged
+    from transcript_tools.model.lifecycle import Clock
+    from transcript_tools.resume.files_setup import prepare
+
+    d = prompt_too_long(REAL["2.1.332"].read_bytes())
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(d.data)
+    real = compact_files.compact_file
+    extra = b'{"type":"last-prompt","lastPrompt":"x","sessionId":"s"}\n'
+
+    def racing(*a, **k):  # type: ignore[no-untyped-def]
+        out = real(*a, **k)
+        with open(p, "ab") as f:
+            f.write(extra)
+        return out
+
+    monkeypatch.setattr(compact_files, "compact_file", racing)
+    clock = Clock.fixed(datetime(2026, 12, 1, 12, tzinfo=UTC))
+    with pytest.raises(FileChanged) as e:
+        prepare(SessionRef(p, None), clock=clock, env={}, cwd=tmp_path)
+    assert e.value.exit_code == 6 and "changed while tt compacted it" in str(e.value)
+    assert p.read_bytes() == d.data + extra

@@ -386,10 +386,12 @@ def _compact_too_long(
 
     from ..compact.files import Target, compact_file
     from ..compact.summarizers import Extractive
-    from ..edge.writer import append_records, dumps, iso_now
+    from ..edge.writer import append_records, dumps, iso_now, snapshot
     from ..model import conversation
+    from ..model.errors import FileChanged
     from ..model.lines import Entry
 
+    before = snapshot(path)
     result = compact_file(
         path, Extractive(), Target("dry-run", trigger="auto"), max_bytes=cap, now=iso_now, new_id=new_id
     )
@@ -414,9 +416,18 @@ def _compact_too_long(
             compacted = replace(compacted, model=conv.model)
         return (
             replace(
-                got, conversation=compacted, mended=[*got.mended, what + "; it would be appended to the file"]
+                got,
+                conversation=compacted,
+                mended=[*got.mended, what + "; it would be appended to the file"],
+                start=before[0],  # where the boundary would be: the resume would read from there
             ),
             None,
+        )
+    if snapshot(path) != before:
+        # A compaction of lines another writer has since added to would drop them.
+        raise FileChanged(
+            f"{path}: the file changed while tt compacted it (is Claude Code still writing?); nothing was written",
+            hint="close the session and try again",
         )
     append_records(path, [b"\n".join(dumps(r) for r in result.records)])
     return _load(path, cap), f"{what}; appended to {path} (the history stays before it)"
