@@ -22,9 +22,10 @@ from tests.support.sessions import generate_session
 from transcript_tools.repair.files import repair_file
 
 
-def too_long(session: object) -> tuple[Outcome, Outcome, int]:
+def too_long(session: object) -> tuple[Outcome, Outcome, str]:
     """prompt-too-long: not in API_KINDS (the fix compacts, so the blocks of the history are
-    summarised, not all sent): the CLI alone, after tt repair, and tt resume's exit code."""
+    summarised, not all sent): the CLI alone, after tt repair, and tt resume's cell (it
+    appends a compaction, then the CLI resumes the file it leaves)."""
     import uuid
 
     d = prompt_too_long(session.transcript.read_bytes())  # type: ignore[attr-defined]
@@ -35,8 +36,12 @@ def too_long(session: object) -> tuple[Outcome, Outcome, int]:
         repair_file(p, in_place=True, now="2026-12-01T12:00:00.000Z", new_id=lambda: str(uuid.uuid4()))
         repaired = resume_strict(session, p.read_bytes())  # type: ignore[arg-type]
         (Path(scratch) / "r").mkdir()
-        _, code, _ = tt_resume_strict(d.data, Path(scratch) / "r")
-    return alone, repaired, code
+        refused, code, _ = tt_resume_strict(d.data, Path(scratch) / "r")
+        if refused or code:
+            return alone, repaired, f"**refused** (exit {code})"
+        left = next((Path(scratch) / "r").glob("*.jsonl")).read_bytes()
+        then = resume_strict(session, left)  # type: ignore[arg-type]
+    return alone, repaired, f"accepted (a compaction appended; the CLI then: {_cell(then)})"
 
 
 def _cell(o: Outcome) -> str:
@@ -49,7 +54,7 @@ def _cell(o: Outcome) -> str:
 
 def main() -> None:
     rows: dict[tuple[str, str], object] = {}
-    long_rows: dict[str, tuple[Outcome, Outcome, int]] = {}
+    long_rows: dict[str, tuple[Outcome, Outcome, str]] = {}
     with tempfile.TemporaryDirectory(prefix="tt-api-bench-") as scratch:
         for version in ("2.1.332", "2.1.197"):
             cli = find_cli(version)
@@ -70,7 +75,7 @@ def main() -> None:
             f"| {kind} | {a.cell_alone()} | {b.cell_alone()} | {a.cell_repaired()} / {b.cell_repaired()} | {tt} |"
         )  # type: ignore[attr-defined]
     a, b = long_rows["2.1.332"], long_rows["2.1.197"]
-    tt = "accepted" if a[2] == b[2] == 0 else f"refuses before sending (exit {a[2]})"
+    tt = f"2.1.332: {a[2]} / 2.1.197: {b[2]}"
     print(
         f"| prompt-too-long | {_cell(a[0])} | {_cell(b[0])} | {_cell(a[1])} / {_cell(b[1])} (a summary and the recent turns) | {tt} |"
     )

@@ -559,6 +559,63 @@ def nul_in_content(data: bytes) -> Damaged:
     )
 
 
+def nul_in_tool_input(data: bytes) -> Damaged:
+    """A tool call whose input holds NUL characters (a command or file content taken from
+    a binary): the first string of its input gets ``ELF\\x00\\x00\\x01`` appended."""
+    t = _Transcript(data)
+    i = t.middle(
+        [
+            i
+            for i in t.messages()
+            if any(
+                b.get("type") == "tool_use"
+                and isinstance(b.get("input"), dict)
+                and any(isinstance(v, str) for v in b["input"].values())
+                for b in t.blocks(i)
+            )
+        ]
+    )
+    rec = _copy(t, i)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_use" and isinstance(b.get("input"), dict):
+            k = next((k for k, v in b["input"].items() if isinstance(v, str)), None)
+            if k is not None:
+                b["input"][k] += "ELF\x00\x00\x01"
+                break
+    return Damaged(
+        "nul-in-tool-input",
+        t.join(_edit(t, i, rec)),
+        ("nul-in-tool-input",),
+        (t.uuid(i),),
+        f"NULs in the input of the tool call on line {i + 1}",
+    )
+
+
+#: A whole signature of the API's shape (field 2 of 4 bytes, field 3 = 1): not cut.
+_WHOLE_SIGNATURE = "EgRhYmNkGAE="
+
+
+def thinking_text_missing(data: bytes) -> Damaged:
+    """A response whose signed thinking block lost its ``thinking`` field (a client that
+    dropped the empty text of an omitted-display block: LibreChat-AI/agents#279; the
+    hollow blocks of anthropics/claude-code#46843)."""
+    t = _Transcript(data)
+    i = t.middle(
+        [i for i in t.messages() if (t.records[i] or {}).get("type") == "assistant" and "text" in t.kinds(i)]
+    )
+    rec = _copy(t, i)
+    rec["message"]["content"] = [{"type": "thinking", "signature": _WHOLE_SIGNATURE}] + rec["message"][
+        "content"
+    ]
+    return Damaged(
+        "thinking-text-missing",
+        t.join(_edit(t, i, rec)),
+        ("thinking-text-missing",),
+        (t.uuid(i),),
+        f"a signed thinking block without its text field on line {i + 1}",
+    )
+
+
 def tool_name_too_long(data: bytes) -> Damaged:
     """A call whose tool name is a whole shell command past 200 characters (#94799)."""
     t = _Transcript(data)
@@ -815,6 +872,8 @@ API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "thinking-unsigned": thinking_unsigned,
     "thinking-signature-truncated": thinking_signature_truncated,
     "nul-in-content": nul_in_content,
+    "nul-in-tool-input": nul_in_tool_input,
+    "thinking-text-missing": thinking_text_missing,
     "tool-name-too-long": tool_name_too_long,
     "tool-use-id-duplicate": tool_use_id_duplicate,
     "tool-reference-too-long": tool_reference_too_long,

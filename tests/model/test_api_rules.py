@@ -130,6 +130,88 @@ def test_fixes_clear_their_bits_and_never_mutate_the_input() -> None:
     assert fixed[2]["content"] == [{"type": "text", "text": "[tt: tool reference " + "m" * 65 + "]"}]
 
 
+def test_nul_in_a_tool_input_is_replaced_where_it_is_and_the_call_stays() -> None:
+    call = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "Write",
+        "input": {"file_path": "/x", "content": "a\x00b", "opts": [{"k\x00": ["\x00", 3, None]}]},
+    }
+    content = [call, {"type": "text", "text": "ok"}]
+    snapshot = json.dumps(content)
+    bits = api_rules.content_problems(content)
+    assert bits == api_rules.NUL_IN_INPUT
+    fixed = api_rules.fix_content(content, bits)
+    assert json.dumps(content) == snapshot and api_rules.content_problems(fixed) == 0
+    assert fixed[0] == {
+        **call,
+        "input": {"file_path": "/x", "content": "a\u2400b", "opts": [{"k\u2400": ["\u2400", 3, None]}]},
+    }
+    assert fixed[1] is content[1]
+    clean = [
+        {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls", "n": [1, {"a": "b"}]}}
+    ]
+    assert api_rules.content_problems(clean) == 0
+
+
+def test_a_signed_thinking_block_without_its_text_field_is_dropped_an_empty_text_is_not() -> None:
+    sig = "EgRhYmNkGAE="  # whole, of the API's shape
+    missing = {"type": "thinking", "signature": sig}
+    content = [
+        missing,
+        {"type": "thinking", "thinking": None, "signature": sig},
+        {"type": "text", "text": "a"},
+    ]
+    bits = api_rules.content_problems(content, assistant=True)
+    assert bits == api_rules.NO_THINKING_TEXT
+    assert api_rules.fix_content(content, bits) == [{"type": "text", "text": "a"}]
+    omitted = [{"type": "thinking", "thinking": "", "signature": sig}, {"type": "text", "text": "a"}]
+    assert api_rules.content_problems(omitted, assistant=True) == 0
+    body, raw = _request([{"role": "user", "content": "hi"}, {"role": "assistant", "content": content[::2]}])
+    got = refusal(body, raw)
+    assert got is not None and got.message == "messages.1.content.0.thinking.thinking: Field required"
+
+
+def test_omitted_display_thinking_of_a_real_session_is_not_judged() -> None:
+    """fixtures/real/v2.1.237-attachments-chained-parallel-tools.jsonl (claude-fable-5):
+    signed thinking blocks with empty text, as the API issues them when a model's thinking
+    display is omitted; the API took them back (the next response of the same tool loop
+    follows them), so tt reports nothing and neither does the strict stand-in."""
+    src = ROOT / "fixtures/real/v2.1.237-attachments-chained-parallel-tools.jsonl"
+    recs = [json.loads(x) for x in src.read_bytes().splitlines()]
+    hollow = [
+        r
+        for r in recs
+        if r.get("type") == "assistant"
+        and any(
+            b.get("type") == "thinking" and b.get("thinking") == "" and b.get("signature")
+            for b in r["message"]["content"]
+        )
+    ]
+    assert len(hollow) == 15
+    kids: dict[str, list[dict]] = {}
+    for r in recs:
+        kids.setdefault(r.get("parentUuid"), []).append(r)
+
+    def answered(r: dict) -> bool:
+        todo, mid = list(kids.get(r["uuid"], [])), r["message"].get("id")
+        while todo:
+            x = todo.pop(0)
+            if x.get("type") == "assistant" and x["message"].get("id") != mid:
+                return True
+            todo.extend(kids.get(x["uuid"], []))
+        return False
+
+    assert sum(map(answered, hollow)) == 14
+    codes = {d.code for d in validate_bytes(src.read_bytes()).diagnostics}
+    assert "thinking-text-missing" not in codes and "thinking-unsigned" not in codes
+    for r in hollow:
+        body, raw = _request(
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": r["message"]["content"]}]
+        )
+        assert refusal(body, raw) is None
+
+
 def test_strict_refusals_have_the_bodies_users_report() -> None:
     def msg(content: list[dict]) -> str:
         body, raw = _request([{"role": "user", "content": content}])

@@ -32,7 +32,8 @@ def refusal(body: Any, raw: bytes) -> ApiError | None:
     """The API's 400 for this request body, or None when the rules hold."""
     nul = raw.find(b"\\u0000")
     if nul >= 0 or (raw and body is None):
-        # Claude Code cuts the body at the NUL (anthropics/claude-code#94055).
+        # Claude Code cuts the body at the NUL (anthropics/claude-code#94055), wherever it
+        # is: tool output, text, or a tool call's input (nul-in-tool-input).
         at = nul if nul >= 0 else len(raw)
         return _e(
             f"The request body is not valid JSON: unexpected end of data: line 1 column {at + 1} (char {at})"
@@ -78,6 +79,11 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
         sig = b.get("signature")
         if sig is None:
             return _e(f"messages.{i}.content.{j}.thinking.signature: Field required")
+        if "thinking" not in b:
+            # LibreChat-AI/agents#279 (a signed block replayed without its empty text)
+            return _e(f"messages.{i}.content.{j}.thinking.thinking: Field required")
+        if not isinstance(b["thinking"], str):
+            return _e(f"messages.{i}.content.{j}.thinking.thinking: Input should be a valid string")
         if not isinstance(sig, str) or not sig or _cut(sig):
             # A cut one as well (anthropics/claude-code#21726: 24-character signatures).
             return _e(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")

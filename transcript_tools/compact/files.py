@@ -103,6 +103,10 @@ class Target:
     #: in-place: replace the file with the compaction alone (its history then lives only in
     #: the .bak, so a backup is required) instead of appending to it
     drop_history: bool = False
+    #: the boundary's ``compactMetadata.trigger``: ``manual`` (``tt compact``, as ``/compact``)
+    #: or ``auto`` (``tt resume``'s compaction of a history past the window, as Claude
+    #: Code's auto-compaction writes it)
+    trigger: str = "manual"
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -396,6 +400,7 @@ class _Compaction:
             post_tokens=post,
             prunes=[(where[pr.node], pr) for pr in p.prunes if pr.node in where],
             new_session=new,
+            trigger=self.target.trigger,
             last_prompt=clip(last_prompt, 200) if last_prompt else None,
             metadata=_title_records(sk, digest, sid)
             if new

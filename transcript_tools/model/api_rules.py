@@ -42,6 +42,27 @@ ones users report; the README's catalogue names the public threads.
   answers ``The request body is not valid JSON: unexpected end of data``. Fix: each
   U+0000 becomes U+2400 (SYMBOL FOR NULL, "␀"): the text keeps its length and shows
   where the NULs were; the original bytes are in the quarantine.
+- ``NUL_IN_INPUT`` (``nul-in-tool-input``): U+0000 in a string of a ``tool_use``'s input
+  (a key too): a call carrying what a binary read gave it (a Write of bytes, a command
+  pasted from one). The body is cut at the NUL as for ``NUL_CHAR`` (both pinned CLIs:
+  tests/model/test_api_rules_claude.py). Fix: each U+0000 of the input becomes U+2400,
+  as for ``NUL_CHAR``. That loses least: the call stays a call (id, name, its result
+  still paired with it) and every other character of its input stays where it was;
+  sending the call as text (``tool-call-to-text``) would lose the call's structure, and
+  dropping it would leave its result orphaned. The original bytes are in the quarantine.
+- ``NO_THINKING_TEXT`` (``thinking-text-missing``): a signed ``thinking`` block with no
+  ``thinking`` field at all (or one that is not a string): a client that dropped an
+  empty text when it wrote or replayed the block. API: ``messages.N.content.M.thinking.
+  thinking: Field required`` (LibreChat-AI/agents#279); the same family of 400 users of
+  Claude Code report for hollow thinking blocks (``... .thinking: each thinking block
+  must contain thinking``, anthropics/claude-code#46843; farion1231/cc-switch#3930).
+  Fix: drop the block, as for ``UNSIGNED_THINKING``: a request without it is accepted
+  (the API takes a history whose earlier thinking is left out), and it holds no text to
+  lose. A block whose ``thinking`` is the empty *string* and whose signature is whole is
+  *not* judged: the API issues exactly that when a model's thinking display is omitted,
+  and takes it back (fixtures/real/v2.1.237-attachments-chained-parallel-tools.jsonl:
+  15 such blocks of claude-fable-5, 14 of them sent back in the next request of the same
+  tool loop and answered; tests/model/test_api_rules.py).
 - ``LONG_TOOL_NAME`` (``tool-name-too-long``): a ``tool_use`` whose name is longer than
   200 characters (a model emitting a whole shell command as a tool name). API:
   ``messages.N.content.M.tool_use.name: String should have at most 200 characters``.
@@ -99,8 +120,12 @@ ALL_GONE = 1 << 8
 CUT_SIGNATURE = 1 << 9
 #: A tool_result with is_error true and no content.
 EMPTY_ERROR_RESULT = 1 << 10
+#: A NUL character in a string of a tool_use's input (`nul_in`).
+NUL_IN_INPUT = 1 << 11
+#: A signed thinking block with no ``thinking`` text field (not even an empty string).
+NO_THINKING_TEXT = 1 << 12
 #: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
-RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT
+RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT | NUL_IN_INPUT | NO_THINKING_TEXT
 #: The text an empty error result gets (`EMPTY_ERROR_RESULT`).
 EMPTY_ERROR_TEXT = "[tt: the tool reported an error without a message]"
 #: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
@@ -124,6 +149,8 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
     CUT_SIGNATURE: ("thinking-signature-truncated", "a thinking block whose signature is cut short"),
     EMPTY_ERROR_RESULT: ("tool-error-result-empty", "a tool_result with is_error true and no content"),
     NUL_CHAR: ("nul-in-content", "a NUL character (U+0000) in text or tool output"),
+    NUL_IN_INPUT: ("nul-in-tool-input", "a NUL character (U+0000) in a tool call's input"),
+    NO_THINKING_TEXT: ("thinking-text-missing", "a signed thinking block with no thinking text field"),
     LONG_TOOL_NAME: ("tool-name-too-long", f"a tool_use name over the API's {MAX_TOOL_NAME} characters"),
     LONG_TOOL_REFERENCE: (
         "tool-reference-too-long",
@@ -144,6 +171,8 @@ FIX_OF_BIT = {
     CUT_SIGNATURE: "drop-truncated-thinking",
     EMPTY_ERROR_RESULT: "fill-error-result",
     NUL_CHAR: "replace-nul",
+    NUL_IN_INPUT: "replace-nul-in-input",
+    NO_THINKING_TEXT: "drop-textless-thinking",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
     BIG_IMAGE: "shrink-image",
@@ -152,6 +181,34 @@ FIX_OF_BIT = {
 }
 
 NUL_SUBSTITUTE = "\u2400"
+
+
+def nul_in(v: Any) -> bool:
+    """Does a JSON value hold U+0000 in any string (keys included)?"""
+    t = type(v)
+    if t is str:
+        return "\x00" in v
+    if t is dict:
+        for k, x in v.items():
+            if "\x00" in k or (type(x) is not int and nul_in(x)):
+                return True
+    elif t is list:
+        for x in v:
+            if nul_in(x):
+                return True
+    return False
+
+
+def _without_nul(v: Any) -> Any:
+    """``v`` with every U+0000 of its strings (keys included) replaced by U+2400 (a copy)."""
+    t = type(v)
+    if t is str:
+        return v.replace("\x00", NUL_SUBSTITUTE)
+    if t is dict:
+        return {k.replace("\x00", NUL_SUBSTITUTE): _without_nul(x) for k, x in v.items()}
+    if t is list:
+        return [_without_nul(x) for x in v]
+    return v
 
 
 def _text_bad(text: Any) -> int:
@@ -209,6 +266,9 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             n = b.get("name")
             if type(n) is str and len(n) > MAX_TOOL_NAME:
                 bad |= LONG_TOOL_NAME
+            inp = b.get("input")
+            if inp and nul_in(inp):
+                bad |= NUL_IN_INPUT
             kept += 1
         elif bt == "tool_result":
             inner = b.get("content")
@@ -236,6 +296,8 @@ def content_problems(content: Any, assistant: bool = False) -> int:
                 bad |= UNSIGNED_THINKING
             elif signature_cut(sig):
                 bad |= CUT_SIGNATURE
+            elif type(b.get("thinking")) is not str:
+                bad |= NO_THINKING_TEXT
             else:
                 kept += 1
         elif bt == "image":
@@ -403,19 +465,25 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
                 out.append({**b, "text": t.replace("\x00", NUL_SUBSTITUTE)})
                 changed = True
                 continue
-        elif bt == "thinking" and bits & (UNSIGNED_THINKING | CUT_SIGNATURE):
+        elif bt == "thinking" and bits & (UNSIGNED_THINKING | CUT_SIGNATURE | NO_THINKING_TEXT):
             s = b.get("signature")
             if not isinstance(s, str) or not s:
                 if bits & UNSIGNED_THINKING:
                     changed = True
                     continue
-            elif bits & CUT_SIGNATURE and signature_cut(s):
+            elif (bits & CUT_SIGNATURE and signature_cut(s)) or (
+                bits & NO_THINKING_TEXT and not isinstance(b.get("thinking"), str)
+            ):
                 changed = True
                 continue
-        elif bt == "tool_use" and bits & LONG_TOOL_NAME:
+        elif bt == "tool_use" and bits & (LONG_TOOL_NAME | NUL_IN_INPUT):
             n = b.get("name")
-            if isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+            if bits & LONG_TOOL_NAME and isinstance(n, str) and len(n) > MAX_TOOL_NAME:
                 out.append(call_as_text(b))
+                changed = True
+                continue
+            if bits & NUL_IN_INPUT and nul_in(b.get("input")):
+                out.append({**b, "input": _without_nul(b["input"])})
                 changed = True
                 continue
         elif bt == "image" and _image_goes(b, bits):

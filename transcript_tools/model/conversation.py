@@ -124,7 +124,7 @@ class Note:
     #: synthetic-tool-result | orphan-tool-result | split-message | empty-message |
     #: orphan-thinking | no-response-sentinel | queued-command-dropped |
     #: thinking-not-sent (detail: how many blocks of a message that is sent) |
-    #: prompt-too-long (detail: what the API said; `tt resume` refuses to send) | the
+    #: prompt-too-long (detail: what the API said; `tt resume` compacts first) | the
     #: `tt validate` code of a request rule fixed (rule 8: empty-text-block, ...)
     code: str
     uuid: str | None

@@ -177,6 +177,20 @@ CODES: dict[str, Code] = {
         ),
         _c("nul-in-content", "api", E, "replace-nul", "a NUL character (U+0000) in text or tool output"),
         _c(
+            "nul-in-tool-input",
+            "api",
+            E,
+            "replace-nul-in-input",
+            "a NUL character (U+0000) in a string of a tool call's input",
+        ),
+        _c(
+            "thinking-text-missing",
+            "api",
+            E,
+            "drop-textless-thinking",
+            "a signed thinking block with no thinking text field (not even an empty string)",
+        ),
+        _c(
             "tool-name-too-long",
             "api",
             E,

@@ -28,7 +28,7 @@ API fixes (on the conversation a resume sends, `active.conversation_nodes`):
 - ``split-message-noncontiguous``: the later lines of the response (with their tool
   results) are moved, by relinking parents, right after the earlier ones.
 - the block-level rules of `api_rules` (``empty-text-block``, ``thinking-unsigned``,
-  ``nul-in-content``, ``tool-name-too-long``, ``tool-reference-too-long``): the record's
+  ``thinking-text-missing``, ``nul-in-content``, ``nul-in-tool-input``, ``tool-name-too-long``, ``tool-reference-too-long``): the record's
   content is fixed as `api_rules` says (each fix's docstring there says why it loses
   least); a message left with no block is dropped and its children take its parent; a
   call kept as text leaves its result an orphan, which the next round keeps as text.
@@ -65,7 +65,9 @@ from ..model.api_rules import (
     LONG_TOOL_NAME,
     LONG_TOOL_REFERENCE,
     MANY_IMAGE_MESSAGE,
+    NO_THINKING_TEXT,
     NUL_CHAR,
+    NUL_IN_INPUT,
     RULE_BITS,
     RULE_MASK,
     UNSIGNED_THINKING,
@@ -385,6 +387,8 @@ _RULE_DETAIL = {
     CUT_SIGNATURE: "dropped thinking blocks whose signature is cut short (the API cannot verify them)",
     EMPTY_ERROR_RESULT: "an error tool_result with no content now says the tool failed without a message",
     NUL_CHAR: "NUL characters replaced with U+2400",
+    NUL_IN_INPUT: "NUL characters in a tool call's input replaced with U+2400 (the call stays)",
+    NO_THINKING_TEXT: "dropped signed thinking blocks with no thinking text field (the API requires one)",
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
     BIG_IMAGE: "images over the API's 5 MB replaced by a text placeholder",

@@ -26,8 +26,12 @@ each turn's spend to, as 2.1.332 appends one to its new sessions.
 
 Nothing here prints: what a person should hear (a model not the session's own, a fork
 written, a cwd gone, the restored cost and mode, files changed, a newer Claude Code) is a one-line string in `Prepared.notices`, in that order, for the
-edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4; a session
-whose last request was refused as past the context window is 4 too: nothing is sent).
+edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
+
+A session whose last request the API refused as past the context window (``prompt-too-long``)
+is compacted before the turn, as Claude Code's auto-compaction does: `_compact_too_long`
+appends ``tt compact``'s offline compaction to the file (a dry run only shows it; when
+the compaction would not shrink the request, it is 4 and nothing is sent).
 """
 
 from __future__ import annotations
@@ -218,12 +222,11 @@ def prepare(
     too_long = next((n for n in got.conversation.notes if n.code == "prompt-too-long"), None)
     if too_long is not None:
         # The API refused this history as past the context window and would refuse it
-        # again, with the new prompt on top (README "Requests the API refuses").
-        raise Unreadable(
-            f"{path}: Claude Code's last request was refused as past the context window "
-            f"({too_long.detail}); resuming would send that history again",
-            hint="`tt repair` compacts it (the history stays in the file), or `tt compact --in-place`",
-        )
+        # again, with the new prompt on top: compact it first, as Claude Code's
+        # auto-compaction does (README "Requests the API refuses").
+        got, line = _compact_too_long(path, got, too_long.detail, cap, dry_run=dry_run)
+        if line is not None:
+            notices.append(line)
     choice = choose_model(got.conversation.model, model, clock, env)
     if not choice.model:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
@@ -363,6 +366,71 @@ def restored_state(
             f"the session was last written by Claude Code {version}, newer than {known}, the version tt knows: records it added may be passed over"
         )
     return tail
+
+
+def _compact_too_long(
+    path: Path, got: ForResume, said: str, cap: int, *, dry_run: bool
+) -> tuple[ForResume, str | None]:
+    """``prompt-too-long``: the offline compaction ``tt repair`` appends (``tt compact``'s
+    extractive summary and the last 40k tokens verbatim), with ``trigger: auto`` as both
+    pinned CLIs write it when the API refuses a turn as too long and they compact and go
+    on (tests/model/test_prompt_too_long_claude.py::test_the_cli_compacts_a_refused_turn_with_trigger_auto;
+    they keep the recent messages as a preserved segment of the lines before the
+    boundary, tt as copies after it, which both CLIs resume alike). Appended to the file before the turn (nothing is
+    removed: the history stays before the boundary), in one write, so a crash cannot
+    leave a boundary without its summary; then the file is loaded again and the turn goes
+    on from the boundary. A dry run writes nothing: the conversation is the compaction's
+    records alone, in memory, and its `ForResume.mended` says a compaction would be
+    appended. Returns the load and the notice for a person (None in a dry run)."""
+    from dataclasses import replace
+
+    from ..compact.files import Target, compact_file
+    from ..compact.summarizers import Extractive
+    from ..edge.writer import append_records, dumps, iso_now, snapshot
+    from ..model import conversation
+    from ..model.errors import FileChanged
+    from ..model.lines import Entry
+
+    before = snapshot(path)
+    result = compact_file(
+        path, Extractive(), Target("dry-run", trigger="auto"), max_bytes=cap, now=iso_now, new_id=new_id
+    )
+    if result.grows or result.nothing_to_do or not result.records:
+        raise Unreadable(
+            f"{path}: Claude Code's last request was refused as past the context window "
+            f"({said}) and an offline compaction would not shrink it; resuming would send that history again",
+            hint="`tt compact --in-place --keep-tokens N` with a smaller N",
+        )
+    what = (
+        f"the last request was refused as past the context window ({said}): "
+        f"compacted offline (~{result.tokens_before:,} -> ~{result.tokens_after:,} tokens; "
+        f"a summary and {result.kept} message(s) kept verbatim)"
+    )
+    if dry_run:
+        entries = [
+            Entry(0, 0, b"", r) for r in result.records if r.get("type") in ("system", "user", "assistant")
+        ]
+        conv = got.conversation
+        compacted = conversation.assemble(entries, entries[-1].record.get("uuid"), conv.session_id)
+        if compacted.model is None:  # the kept part holds no response of a real model
+            compacted = replace(compacted, model=conv.model)
+        return (
+            replace(
+                got,
+                conversation=compacted,
+                mended=[*got.mended, what + "; it would be appended to the file"],
+                start=before[0],  # where the boundary would be: the resume would read from there
+            ),
+            None,
+        )
+    if snapshot(path) != before:
+        # A compaction of lines another writer has since added to would drop them.
+        raise FileChanged(
+            f"{path}: the file changed while tt compacted it (is Claude Code still writing?); nothing was written",
+            hint="close the session and try again",
+        )
+    append_records(path, [b"\n".join(dumps(r) for r in result.records)])
+    return _load(path, cap), f"{what}; appended to {path} (the history stays before it)"
 
 
 def _load(path: Path, max_bytes: int) -> ForResume:
