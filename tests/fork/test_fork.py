@@ -381,11 +381,13 @@ def test_resolve_at() -> None:
     assert resolve_at(s, "886F247E-DC88-462D-96D6-D8A381728A8F") == s.index.find(
         "886f247e-dc88-462d-96d6-d8a381728a8f"
     )
-    for bad in ("0", str(len(units) + 1), "ab"):
+    for bad in ("0", "ab"):
         with pytest.raises(UsageError):
             resolve_at(s, bad)
-    with pytest.raises(NotFound):
-        resolve_at(s, "ffffffff-0000")
+    # A message the session does not have is not found (exit 3), by number or by uuid.
+    for missing in (str(len(units) + 1), "ffffffff-0000"):
+        with pytest.raises(NotFound):
+            resolve_at(s, missing)
 
 
 def test_resolve_at_refuses_sidechain_and_ambiguous_prefixes() -> None:

@@ -107,7 +107,7 @@ def test_fork_continue_takes_the_latest_session_of_this_directory(config: Path, 
 
 def test_fork_usage_errors_and_not_found(config: Path) -> None:
     assert tt("fork", SID, "--at", "0", config=config).returncode == 2
-    assert tt("fork", SID, "--at", "999", config=config).returncode == 2
+    assert tt("fork", SID, "--at", "999", config=config).returncode == 3  # no such message
     r = tt("fork", SID, "--at", "deadbeef-0000", config=config)
     assert r.returncode == 3 and "no message" in r.stderr
     assert tt("fork", "no-such-session", config=config).returncode == 3

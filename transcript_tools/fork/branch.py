@@ -57,8 +57,10 @@ def resolve_at(session: Session, spec: str) -> int:
     if spec.isdigit() and len(spec) <= _COUNT_DIGITS:
         n = int(spec)
         units = message_units(session)
-        if not 1 <= n <= len(units):
-            raise UsageError(f"--at {n}: the session has {len(units)} message(s); give 1..{len(units)}")
+        if n == 0:
+            raise UsageError(f"--at 0: count messages from 1 (the last) to {len(units)}")
+        if n > len(units):  # no such message: exit 3, as a uuid that names none
+            raise NotFound(f"--at {n}: the session has {len(units)} message(s); give 1..{len(units)}")
         return units[-n][-1]
     want = spec.lower()
     i = session.index.find(want)
