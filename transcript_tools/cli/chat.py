@@ -166,7 +166,9 @@ def chat_command(
         }
         sys.stdout.buffer.write(orjson.dumps(out) + b"\n")
         return 0
-    creds = credentials_from_env(os.environ)
+    creds = credentials_from_env(
+        os.environ, hint="export ANTHROPIC_API_KEY=... (or tt chat --json to see what it would continue)"
+    )
     prep = (
         start()
         if ref is None

@@ -187,9 +187,9 @@ def resume_command(
             ref = _pick(session, latest)
         creds = None
         if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
-            from ..edge.client import credentials_from_env
+            from ..edge.client import DRY_RUN_HINT, credentials_from_env
 
-            creds = credentials_from_env(os.environ)  # before anything is written
+            creds = credentials_from_env(os.environ, hint=DRY_RUN_HINT)  # before anything is written
         # The same assembly as query() and the streaming mode (`files_setup`).
         prep = prepare(
             ref,

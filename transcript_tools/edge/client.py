@@ -56,14 +56,21 @@ class Credentials:
         return "ANTHROPIC_API_KEY" if self.api_key else "ANTHROPIC_AUTH_TOKEN"
 
 
-def credentials_from_env(env: Mapping[str, str]) -> Credentials:
-    """The key and endpoint to use, or `CredentialsError` when there is no key."""
+#: What to do without a key, for the commands that can show their request instead.
+DRY_RUN_HINT = "export ANTHROPIC_API_KEY=... (or use --dry-run to see the request without sending it)"
+
+
+def credentials_from_env(
+    env: Mapping[str, str], *, hint: str = "export ANTHROPIC_API_KEY=... (or ANTHROPIC_AUTH_TOKEN)"
+) -> Credentials:
+    """The key and endpoint to use, or `CredentialsError` when there is no key (``hint``:
+    the CLI's commands name their own way out, a library caller gets the variables)."""
     key = env.get("ANTHROPIC_API_KEY", "").strip() or None
     token = env.get("ANTHROPIC_AUTH_TOKEN", "").strip() or None
     if key is None and token is None:
         raise CredentialsError(
             "no API key: ANTHROPIC_API_KEY is not set",
-            hint="export ANTHROPIC_API_KEY=... (or use --dry-run to see the request without sending it)",
+            hint=hint,
         )
     base = env.get("ANTHROPIC_BASE_URL", "").strip() or None
     return Credentials(key, token, base)
