@@ -85,3 +85,19 @@ def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) 
     assert r.returncode == 1, r.stderr
     found = {f["session_id"]: [x["code"] for x in f["findings"]] for f in json.loads(r.stdout)["files"]}
     assert found == {SID: [], NUL_SID: ["nul-file"]}
+
+
+def test_random_bytes_and_other_json_are_named_not_a_transcript(tmp_path: Path) -> None:
+    # Found trying tt as a new user: random bytes were called "empty" and {"a": 1} a
+    # "metadata-only" stub.
+    import os
+
+    noise = tmp_path / "11111111-1111-1111-1111-111111111111.jsonl"
+    noise.write_bytes(os.urandom(3000).replace(b"{", b"("))
+    other = tmp_path / "22222222-2222-2222-2222-222222222222.jsonl"
+    other.write_bytes(b'{"a": 1}\n')
+    for path, what in ((noise, "binary data"), (other, "JSON objects, but no Claude Code record")):
+        r = tt("doctor", str(path), "--json")
+        assert r.returncode == 1, r.stderr
+        [f] = json.loads(r.stdout)["files"][0]["findings"]
+        assert f["code"] == "not-a-transcript" and f["message"].startswith(what)

@@ -20,6 +20,7 @@ code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ===================  ======================  ==========================  =================
 ``nul-file``         not listed              "No conversation found"     restore a backup
 ``empty``            not listed              "No conversation found"     remove the file
+``not-a-transcript`` not listed              "No conversation found"     check the file
 ``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
 ``all-sidechain``    listed                  "No conversation found"     ``tt delete``
 ``sidechain-first``  not listed              loads                       resume by id
@@ -55,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.listing import parse_lite
+from ..model.lines import looks_like
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +136,19 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
                 False,
                 f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
                 "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
+            )
+        )
+    elif size > 0 and (scan.records == 0 or scan.other_types == frozenset({"?"})):
+        # Bytes that are no transcript at all (random data, other JSON): named as tt
+        # validate names them, not as an empty file or a metadata stub.
+        what = looks_like(head, size) if scan.records == 0 else "JSON objects, but no Claude Code record"
+        out.append(
+            Finding(
+                "not-a-transcript",
+                listed,
+                False,
+                f"{what}: this is not a Claude Code transcript",
+                "nothing to resume: check it is the file you meant (`tt delete` refuses a file that is not a transcript)",
             )
         )
     elif size == 0 or scan.records == 0:
