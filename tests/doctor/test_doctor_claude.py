@@ -103,6 +103,10 @@ def empty(raw: bytes, sid: str) -> bytes:
     return b""
 
 
+def other_json(raw: bytes, sid: str) -> bytes:
+    return b'{"a": 1}\n{"b": [2, 3]}\n'
+
+
 def intact(raw: bytes, sid: str) -> bytes:
     return raw
 
@@ -117,6 +121,7 @@ CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, boo
     "all-sidechain": (all_sidechain, ("all-sidechain",), True, False),
     "sidechain-first": (sidechain_first, ("sidechain-first",), False, True),
     "empty": (empty, ("empty",), False, False),
+    "other-json": (other_json, ("not-a-transcript",), False, False),
     "no-title": (no_title, ("no-title",), False, True),
 }
 
