@@ -3,7 +3,7 @@
 `push_session` sends a session's main transcript, its subagent transcripts
 (``<id>/subagents/**/agent-*.jsonl``, subpath ``subagents/…`` as the Agent SDK names them),
 the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
-``file-history/<id>/`` backups. Each transcript is one stream, pushed in one transaction:
+``file-history/<id>/`` backups, all in one transaction. Each transcript is one stream:
 
 - unchanged (same size and mtime as the last push): nothing is read, nothing written;
 - the file starts with exactly the bytes pushed last time (SHA-256 of that prefix): only
@@ -13,10 +13,12 @@ the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
   with all the lines; the old versions stay.
 
 Each version carries the diagnostics of `tt validate` on the file as pushed; nothing is
-repaired: the bytes stored are the bytes read. The CPU work (parse, split, compress) is done
-before the write lock on the state read then; under the lock the state is read again and the
-work redone if it moved, so two pushes of one session at once store each line once, and
-`push_many` can run several sessions' work side by side in worker processes.
+repaired: the bytes stored are the bytes read. The CPU work (parse, split, compress,
+validate: `prepare_stream`) is done with no lock held, on the state read then; under the
+write lock (`apply_stream`) that state is read again and the work redone if it moved, so
+two pushes of one session at once store each line once. `push_many` writes a batch of
+sessions per transaction (a killed push leaves whole sessions as of the last commit) from
+several worker processes, which meet only in those transactions.
 
 `pull_session` writes a session back under a config dir (``--cwd`` picks the project folder
 of another directory), as of a version or a time; it refuses to overwrite an existing file
