@@ -434,3 +434,34 @@ def test_a_job_prepared_before_another_push_committed_is_redone_not_duplicated(t
     with s.read() as cur:
         n = cur.execute("SELECT COUNT(*), COUNT(DISTINCT seq) FROM tt_line").fetchone()
     assert n == (len(lines), len(lines))
+
+
+def test_a_blob_shared_within_a_batch_is_encoded_once_and_stored_once(tmp_path: Path, monkeypatch) -> None:
+    """Sessions of one batch are prepared before any is committed: a long string the first
+    one brought is not compressed again for the next, and is stored once."""
+    from transcript_tools.store import files, prepare
+
+    big = b"x" * 3000 + b"shared tool output"
+    body = (
+        b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"'
+        + big
+        + b'"}}\n'
+    )
+    cfg = tmp_path / "cfg"
+    paths = [_session(cfg, body + f'{{"type":"x","n":{i}}}\n'.encode(), n=i + 1) for i in range(3)]
+    s = _store(tmp_path)
+    seen: list[int] = []
+    real = layers.encode_blob
+
+    def counting(data: bytes):
+        seen.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(prepare.layers, "encode_blob", counting)
+    out = list(files.push_many(s, s.url, paths, config=cfg, workers=1, validate=False))
+    assert [r.streams[0].status for r in out] == ["new"] * 3
+    assert seen == [len(big)]
+    with s.read() as cur:
+        assert cur.execute("SELECT COUNT(*) FROM tt_blob WHERE size = ?", (len(big),)).fetchone()[0] == 1
+    for p in paths:
+        assert _pulled(s, p.stem) == p.read_bytes()

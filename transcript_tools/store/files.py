@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,9 +131,17 @@ class StreamJob:
     lite: str | None = None
 
 
-def prepare_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | None) -> StreamJob:
+def prepare_stream(
+    store: Store,
+    key: StreamKey,
+    path: Path,
+    diagnose: Diagnose | None,
+    pending: set[str] | None = None,
+) -> StreamJob:
     """Read the file and do the CPU work (parse, split, compress, validate) on the store's
-    state read now, outside any lock."""
+    state read now, outside any lock. ``pending``: hashes of blobs that jobs written before
+    this one (in the same or an earlier transaction) carry: not encoded again, and this
+    job's new blobs are added to it."""
     st = _stat(path)
     with store.read() as cur:
         s = store.stream(cur, key)
@@ -144,8 +152,10 @@ def prepare_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose 
         plan = _plan(store, cur, s.id if s else None, v, data)
         basis = _basis(store, cur, s, v)
     prepared = prepare_lines(
-        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
+        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=_known(store, pending)
     )
+    if pending is not None:
+        pending.update(prepared.blobs)
     return StreamJob(
         key,
         path,
@@ -158,6 +168,18 @@ def prepare_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose 
         diagnostics=diagnose(path) if diagnose else None,
         lite=lite_json(key.session_id, data) if not key.subpath else None,
     )
+
+
+def _known(store: Store, pending: set[str] | None) -> Callable[[Iterable[str]], set[str]]:
+    if not pending:
+        return store.known_blobs
+
+    def known(hashes: Iterable[str]) -> set[str]:
+        want = set(hashes)
+        here = want & pending
+        return here | store.known_blobs(want - here) if want - here else here
+
+    return known
 
 
 def apply_stream(store: Store, cur: Any, job: StreamJob, diagnose: Diagnose | None) -> Pushed:
@@ -247,15 +269,20 @@ class SessionJob:
 
 
 def prepare_session(
-    store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics
+    store: Store,
+    session_path: Path,
+    *,
+    config: Path,
+    diagnose: Diagnose | None = validate_diagnostics,
+    pending: set[str] | None = None,
 ) -> SessionJob:
     pk = session_path.parent.name
     sid = session_path.name[: -len(".jsonl")]
-    jobs = [prepare_stream(store, StreamKey(pk, sid), session_path, diagnose)]
+    jobs = [prepare_stream(store, StreamKey(pk, sid), session_path, diagnose, pending)]
     base = session_path.with_suffix("")
     for p in cfg.subagent_files(session_path):
         sub = p.relative_to(base).as_posix()[: -len(".jsonl")]
-        jobs.append(prepare_stream(store, StreamKey(pk, sid, sub), p, diagnose))
+        jobs.append(prepare_stream(store, StreamKey(pk, sid, sub), p, diagnose, pending))
     files = [(rel, _read(p), _stat(p).st_mtime_ns) for rel, p in side_files(session_path, config)]
     return SessionJob(pk, sid, jobs, files)
 
@@ -292,7 +319,8 @@ def _push_chunk(job: tuple[str, list[Path], Path, bool]) -> list[SessionPush]:
         _worker_store = open_store(url, config=config)
     st = _worker_store
     diagnose = validate_diagnostics if validate else None
-    jobs = (prepare_session(st, p, config=config, diagnose=diagnose) for p in paths)
+    pending: set[str] = set()
+    jobs = (prepare_session(st, p, config=config, diagnose=diagnose, pending=pending) for p in paths)
     return list(_commit_batches(st, jobs, diagnose))
 
 
@@ -352,8 +380,11 @@ def push_many(
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(paths) >= 8 else 1
     if workers <= 1:
+        pending: set[str] = set()
         yield from _commit_batches(
-            store, (prepare_session(store, p, config=config, diagnose=diagnose) for p in paths), diagnose
+            store,
+            (prepare_session(store, p, config=config, diagnose=diagnose, pending=pending) for p in paths),
+            diagnose,
         )
         return
     from concurrent.futures import ProcessPoolExecutor
