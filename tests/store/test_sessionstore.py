@@ -365,3 +365,103 @@ def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> Non
     s.conn.execute("UPDATE tt_version SET lite = NULL")
     rebuilt = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
     assert rebuilt == files
+
+
+# --- batched pushes ------------------------------------------------------------------
+
+
+def test_push_many_commits_whole_sessions_a_batch_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """A push that fails mid-way (here: the fourth session's insert raises) leaves the
+    batches committed before it whole and nothing of the batch it was in."""
+    from transcript_tools.store import files
+
+    cfg = tmp_path / "cfg"
+    srcs = REAL_FILES[:5]
+    paths = [_session(cfg, src.read_bytes(), n=i + 1) for i, src in enumerate(srcs)]
+    s = _store(tmp_path)
+    monkeypatch.setattr(files, "BATCH_SESSIONS", 2)
+    real_apply = files.apply_session
+
+    def apply(store, cur, job, diagnose):
+        if job.session_id == paths[3].stem:
+            raise KeyboardInterrupt  # as a kill would, mid-transaction
+        return real_apply(store, cur, job, diagnose)
+
+    monkeypatch.setattr(files, "apply_session", apply)
+    pushed = []
+    with pytest.raises(KeyboardInterrupt):
+        for r in files.push_many(s, s.url, paths, config=cfg, workers=1):
+            pushed.append(r.session_id)
+    assert pushed == [paths[0].stem, paths[1].stem]
+    with s.read() as cur:
+        stored = {x.key.session_id for x in s.list_streams(cur)}
+        assert cur.execute("SELECT COUNT(DISTINCT stream_id) FROM tt_line").fetchone()[0] == 2
+    assert stored == {paths[0].stem, paths[1].stem}
+    for p in paths[:2]:
+        assert _pulled(s, p.stem) == p.read_bytes()
+    monkeypatch.setattr(files, "apply_session", real_apply)
+    assert [r.streams[0].status for r in files.push_many(s, s.url, paths, config=cfg, workers=1)] == [
+        "unchanged",
+        "unchanged",
+        "new",
+        "new",
+        "new",
+    ]
+    for p in paths:
+        assert _pulled(s, p.stem) == p.read_bytes()
+
+
+def test_a_job_prepared_before_another_push_committed_is_redone_not_duplicated(tmp_path: Path) -> None:
+    """The CPU work is done with no lock held: if another push stores the session between
+    the work and the write, the write plans again on what is stored then."""
+    from transcript_tools.store.files import apply_session, prepare_session
+
+    cfg = tmp_path / "cfg"
+    data = (REAL_FILES[0]).read_bytes()
+    lines = records.split_lines(data)
+    half = b"".join(lines[: len(lines) // 2])
+    p = _session(cfg, half)
+    s = _store(tmp_path)
+    push_session(s, p, config=cfg, diagnose=None)
+    p.write_bytes(data)
+    stale = prepare_session(s, p, config=cfg, diagnose=None)  # planned as an append of the rest
+    assert stale.streams[0].plan[0] == "appended"
+    push_session(s, p, config=cfg, diagnose=None)  # another push stores the rest first
+    with s.write() as cur:
+        r = apply_session(s, cur, stale, None)
+    assert r.streams[0].status == "unchanged"
+    assert _pulled(s, p.stem) == data
+    with s.read() as cur:
+        n = cur.execute("SELECT COUNT(*), COUNT(DISTINCT seq) FROM tt_line").fetchone()
+    assert n == (len(lines), len(lines))
+
+
+def test_a_blob_shared_within_a_batch_is_encoded_once_and_stored_once(tmp_path: Path, monkeypatch) -> None:
+    """Sessions of one batch are prepared before any is committed: a long string the first
+    one brought is not compressed again for the next, and is stored once."""
+    from transcript_tools.store import files, prepare
+
+    big = b"x" * 3000 + b"shared tool output"
+    body = (
+        b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"'
+        + big
+        + b'"}}\n'
+    )
+    cfg = tmp_path / "cfg"
+    paths = [_session(cfg, body + f'{{"type":"x","n":{i}}}\n'.encode(), n=i + 1) for i in range(3)]
+    s = _store(tmp_path)
+    seen: list[int] = []
+    real = layers.encode_blob
+
+    def counting(data: bytes):
+        seen.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(prepare.layers, "encode_blob", counting)
+    out = list(files.push_many(s, s.url, paths, config=cfg, workers=1, validate=False))
+    assert [r.streams[0].status for r in out] == ["new"] * 3
+    assert seen == [len(big)]
+    with s.read() as cur:
+        assert cur.execute("SELECT COUNT(*) FROM tt_blob WHERE size = ?", (len(big),)).fetchone()[0] == 1
+    for p in paths:
+        assert _pulled(s, p.stem) == p.read_bytes()

@@ -3,7 +3,7 @@
 `push_session` sends a session's main transcript, its subagent transcripts
 (``<id>/subagents/**/agent-*.jsonl``, subpath ``subagents/…`` as the Agent SDK names them),
 the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
-``file-history/<id>/`` backups. Each transcript is one stream, pushed in one transaction:
+``file-history/<id>/`` backups, all in one transaction. Each transcript is one stream:
 
 - unchanged (same size and mtime as the last push): nothing is read, nothing written;
 - the file starts with exactly the bytes pushed last time (SHA-256 of that prefix): only
@@ -13,10 +13,12 @@ the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
   with all the lines; the old versions stay.
 
 Each version carries the diagnostics of `tt validate` on the file as pushed; nothing is
-repaired: the bytes stored are the bytes read. The CPU work (parse, split, compress) is done
-before the write lock on the state read then; under the lock the state is read again and the
-work redone if it moved, so two pushes of one session at once store each line once, and
-`push_many` can run several sessions' work side by side in worker processes.
+repaired: the bytes stored are the bytes read. The CPU work (parse, split, compress,
+validate: `prepare_stream`) is done with no lock held, on the state read then; under the
+write lock (`apply_stream`) that state is read again and the work redone if it moved, so
+two pushes of one session at once store each line once. `push_many` writes a batch of
+sessions per transaction (a killed push leaves whole sessions as of the last commit) from
+several worker processes, which meet only in those transactions.
 
 `pull_session` writes a session back under a config dir (``--cwd`` picks the project folder
 of another directory), as of a version or a time; it refuses to overwrite an existing file
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ from .engine import Store
 from .find import lite_json
 from .layers import digest
 from .model import StreamInfo, StreamKey
-from .prepare import prepare_lines
+from .prepare import Prepared, prepare_lines
 from .records import split_lines
 
 Diagnose = Callable[[Path], list[dict[str, Any]]]
@@ -104,54 +106,126 @@ def _plan(
     return ("new" if v is None else "rewritten"), 0, 0, None
 
 
-def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | None) -> Pushed:
+def _basis(store: Store, cur: Any, s: Any, v: Any) -> tuple[Any, ...]:
+    """The store state a plan depends on: the same basis under the lock, the same plan."""
+    if s is None or v is None:
+        return (s.current_version if s else 0,)
+    return (s.current_version, v.nbytes, v.sha256, store.last_line(cur, s.id, v.version))
+
+
+@dataclass(slots=True)
+class StreamJob:
+    """One stream's push with its CPU work done (`prepare_stream`), ready for `apply_stream`
+    under the write lock. Picklable: worker processes hand it to the one writer."""
+
+    key: StreamKey
+    path: Path
+    unchanged: Pushed | None = None
+    basis: tuple[Any, ...] = ()
+    plan: tuple[str, int, int, int | None] = ("new", 0, 0, None)
+    prepared: Prepared | None = None
+    nbytes: int = 0
+    sha256: str = ""
+    mtime_ns: int = 0
+    diagnostics: list[dict[str, Any]] | None = None
+    lite: str | None = None
+
+
+def prepare_stream(
+    store: Store,
+    key: StreamKey,
+    path: Path,
+    diagnose: Diagnose | None,
+    pending: set[str] | None = None,
+) -> StreamJob:
+    """Read the file and do the CPU work (parse, split, compress, validate) on the store's
+    state read now, outside any lock. ``pending``: hashes of blobs that jobs written before
+    this one (in the same or an earlier transaction) carry: not encoded again, and this
+    job's new blobs are added to it."""
     st = _stat(path)
     with store.read() as cur:
         s = store.stream(cur, key)
         v = store.version(cur, s.id, s.current_version) if s and s.current_version else None
         if v is not None and v.nbytes == st.st_size and v.file_mtime_ns == st.st_mtime_ns:
-            return Pushed(key, v.version, "unchanged", 0, 0)
+            return StreamJob(key, path, unchanged=Pushed(key, v.version, "unchanged", 0, 0))
         data = _read(path)
-        # The CPU work (parse, split, compress) before the lock, on the state read now;
-        # under the lock the plan is made again and the work redone only if it changed.
         plan = _plan(store, cur, s.id if s else None, v, data)
+        basis = _basis(store, cur, s, v)
     prepared = prepare_lines(
-        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
+        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=_known(store, pending)
     )
-    diags = diagnose(path) if diagnose else None
-    # Pure work out of the write lock too: other pushes wait while it is held.
-    lite = lite_json(key.session_id, data) if not key.subpath else None
-    sha = digest(data)
+    if pending is not None:
+        pending.update(prepared.blobs)
+    return StreamJob(
+        key,
+        path,
+        basis=basis,
+        plan=plan,
+        prepared=prepared,
+        nbytes=len(data),
+        sha256=digest(data),
+        mtime_ns=st.st_mtime_ns,
+        diagnostics=diagnose(path) if diagnose else None,
+        lite=lite_json(key.session_id, data) if not key.subpath else None,
+    )
+
+
+def _known(store: Store, pending: set[str] | None) -> Callable[[Iterable[str]], set[str]]:
+    if not pending:
+        return store.known_blobs
+
+    def known(hashes: Iterable[str]) -> set[str]:
+        want = set(hashes)
+        here = want & pending
+        return here | store.known_blobs(want - here) if want - here else here
+
+    return known
+
+
+def apply_stream(store: Store, cur: Any, job: StreamJob, diagnose: Diagnose | None) -> Pushed:
+    """Store a prepared stream inside the write transaction ``cur``. If another writer moved
+    the stream since the job was prepared, the work is done again on the state now."""
+    if job.unchanged is not None:
+        return job.unchanged
+    key = job.key
+    s = store.stream(cur, key, create=True)
+    assert s is not None
+    v = store.version(cur, s.id, s.current_version) if s.current_version else None
+    if _basis(store, cur, s, v) != job.basis:
+        # Another push got there first: read the file again and plan on what is stored now
+        # (this cursor's transaction sees it; the lock keeps it so).
+        job = prepare_stream(store, key, job.path, diagnose)
+        if job.unchanged is not None:
+            return job.unchanged
+    status, seq, off, torn = job.plan
+    assert job.prepared is not None
+    if status in ("new", "rewritten"):
+        version = store.new_version(cur, s, "first push" if v is None else "rewritten", str(job.path))
+    else:
+        assert v is not None
+        version = v.version
+        if torn is not None:
+            store.delete_lines_from(cur, s.id, version, torn)
+    end, _ = store.insert_prepared(cur, s.id, version, job.prepared)
+    store.set_version_state(
+        cur,
+        s.id,
+        version,
+        nbytes=job.nbytes,
+        sha256=job.sha256,
+        file_mtime_ns=job.mtime_ns,
+        diagnostics=job.diagnostics,
+        lite=job.lite,
+    )
+    return Pushed(key, version, status, end - seq, job.nbytes - off)
+
+
+def push_stream(store: Store, key: StreamKey, path: Path, diagnose: Diagnose | None) -> Pushed:
+    job = prepare_stream(store, key, path, diagnose)
+    if job.unchanged is not None:
+        return job.unchanged
     with store.write() as cur:
-        s = store.stream(cur, key, create=True)
-        assert s is not None
-        v = store.version(cur, s.id, s.current_version) if s.current_version else None
-        again = _plan(store, cur, s.id, v, data)
-        if again != plan:
-            plan = again
-            prepared = prepare_lines(
-                split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=store.known_blobs
-            )
-        status, seq, off, torn = plan
-        if status in ("new", "rewritten"):
-            version = store.new_version(cur, s, "first push" if v is None else "rewritten", str(path))
-        else:
-            assert v is not None
-            version = v.version
-            if torn is not None:
-                store.delete_lines_from(cur, s.id, version, torn)
-        end, _ = store.insert_prepared(cur, s.id, version, prepared)
-        store.set_version_state(
-            cur,
-            s.id,
-            version,
-            nbytes=len(data),
-            sha256=sha,
-            file_mtime_ns=st.st_mtime_ns,
-            diagnostics=diags,
-            lite=lite,
-        )
-    return Pushed(key, version, status, end - seq, len(data) - off)
+        return apply_stream(store, cur, job, diagnose)
 
 
 def _regular(p: Path) -> bool:
@@ -181,38 +255,108 @@ def side_files(session_path: Path, config: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def push_session(
-    store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics
-) -> SessionPush:
+@dataclass(slots=True)
+class SessionJob:
+    """A session's streams prepared and its side files read: `apply_session` stores it."""
+
+    project_key: str
+    session_id: str
+    streams: list[StreamJob]
+    files: list[tuple[str, bytes, int]]
+
+    def unchanged(self) -> bool:
+        return not self.files and all(j.unchanged is not None for j in self.streams)
+
+
+def prepare_session(
+    store: Store,
+    session_path: Path,
+    *,
+    config: Path,
+    diagnose: Diagnose | None = validate_diagnostics,
+    pending: set[str] | None = None,
+) -> SessionJob:
     pk = session_path.parent.name
     sid = session_path.name[: -len(".jsonl")]
-    out = SessionPush(pk, sid)
-    out.streams.append(push_stream(store, StreamKey(pk, sid), session_path, diagnose))
+    jobs = [prepare_stream(store, StreamKey(pk, sid), session_path, diagnose, pending)]
     base = session_path.with_suffix("")
     for p in cfg.subagent_files(session_path):
         sub = p.relative_to(base).as_posix()[: -len(".jsonl")]
-        out.streams.append(push_stream(store, StreamKey(pk, sid, sub), p, diagnose))
-    files = side_files(session_path, config)
-    if files:
-        with store.write() as cur:
-            for rel, p in files:
-                out.files += store.put_file(cur, pk, sid, rel, _read(p), _stat(p).st_mtime_ns)
+        jobs.append(prepare_stream(store, StreamKey(pk, sid, sub), p, diagnose, pending))
+    files = [(rel, _read(p), _stat(p).st_mtime_ns) for rel, p in side_files(session_path, config)]
+    return SessionJob(pk, sid, jobs, files)
+
+
+def apply_session(store: Store, cur: Any, job: SessionJob, diagnose: Diagnose | None) -> SessionPush:
+    out = SessionPush(job.project_key, job.session_id)
+    for j in job.streams:
+        out.streams.append(apply_stream(store, cur, j, diagnose))
+    for rel, data, mtime_ns in job.files:
+        out.files += store.put_file(cur, job.project_key, job.session_id, rel, data, mtime_ns)
     return out
+
+
+def push_session(
+    store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics
+) -> SessionPush:
+    """A session's transcripts and side files, in one transaction (none when nothing changed)."""
+    job = prepare_session(store, session_path, config=config, diagnose=diagnose)
+    if job.unchanged():
+        return apply_session(store, None, job, diagnose)
+    with store.write() as cur:
+        return apply_session(store, cur, job, diagnose)
 
 
 _worker_store: Store | None = None
 
 
-def _push_job(job: tuple[str, Path, Path, bool]) -> SessionPush:
+def _push_chunk(job: tuple[str, list[Path], Path, bool]) -> list[SessionPush]:
     global _worker_store
-    url, path, config, validate = job
+    url, paths, config, validate = job
     if _worker_store is None:
         from ..edge.store_url import open_store
 
         _worker_store = open_store(url, config=config)
-    return push_session(
-        _worker_store, path, config=config, diagnose=validate_diagnostics if validate else None
-    )
+    st = _worker_store
+    diagnose = validate_diagnostics if validate else None
+    pending: set[str] = set()
+    jobs = (prepare_session(st, p, config=config, diagnose=diagnose, pending=pending) for p in paths)
+    return list(_commit_batches(st, jobs, diagnose))
+
+
+#: A batch of sessions is committed once it holds this many sessions or prepared bytes.
+BATCH_SESSIONS = 64
+BATCH_BYTES = 32 << 20
+
+
+def _job_bytes(job: SessionJob) -> int:
+    return sum(j.nbytes for j in job.streams if j.unchanged is None) + sum(len(f[1]) for f in job.files)
+
+
+def _commit_batches(
+    store: Store, jobs: Iterator[SessionJob], diagnose: Diagnose | None
+) -> Iterator[SessionPush]:
+    batch: list[SessionJob] = []
+    size = 0
+
+    def flush() -> list[SessionPush]:
+        if not any(not j.unchanged() for j in batch):
+            return [apply_session(store, None, j, diagnose) for j in batch]
+        with store.write() as cur:
+            return [apply_session(store, cur, j, diagnose) for j in batch]
+
+    for job in jobs:
+        batch.append(job)
+        size += _job_bytes(job)
+        if len(batch) >= BATCH_SESSIONS or size >= BATCH_BYTES:
+            yield from flush()
+            batch, size = [], 0
+    if batch:
+        yield from flush()
+
+
+#: Sessions a worker process prepares, then writes in one transaction.
+CHUNK = 16
 
 
 def push_many(
@@ -225,18 +369,30 @@ def push_many(
     workers: int | None = None,
 ) -> Iterator[SessionPush]:
     """`push_session` for each path, in order, with up to ``workers`` processes (default: one
-    per CPU up to 4, from 8 sessions on). Each process has its own connection; they contend
-    only for the short write transactions, the parsing and compressing run side by side."""
+    per CPU up to 4, from 8 sessions on). Sessions are written a batch per transaction: a
+    process does the CPU work (read, validate, parse, split, compress) of up to `CHUNK`
+    sessions (`BATCH_SESSIONS`, `BATCH_BYTES` in one process) with no lock held, then takes
+    the write lock once to insert them all, so a killed push leaves whole sessions as of the
+    last commit. Each process has its own connection; results stay in the worker that
+    wrote them (only the small `SessionPush` reports travel), and processes meet only in
+    the write transactions."""
+    diagnose = validate_diagnostics if validate else None
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(paths) >= 8 else 1
     if workers <= 1:
-        for p in paths:
-            yield push_session(store, p, config=config, diagnose=validate_diagnostics if validate else None)
+        pending: set[str] = set()
+        yield from _commit_batches(
+            store,
+            (prepare_session(store, p, config=config, diagnose=diagnose, pending=pending) for p in paths),
+            diagnose,
+        )
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_push_job, [(url, p, config, validate) for p in paths], chunksize=1)
+        for done in pool.map(_push_chunk, [(url, c, config, validate) for c in chunks]):
+            yield from done
 
 
 # --- pull ---------------------------------------------------------------------------
