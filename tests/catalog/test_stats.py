@@ -428,31 +428,6 @@ def test_fast_reader_counts_what_the_common_reader_counts(tmp_path: Path) -> Non
         assert session_stats(p).to_dict() == _slow_session_stats(p), p
 
 
-def test_lines_cut_across_blocks_count_as_whole_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The fast reader reads blocks of `BLOCK` bytes and joins a line's pieces across them:
-    # with blocks smaller than a line (every line spans several), of a few lines, and at
-    # the real size, on real files, damaged copies (a torn last line without terminator,
-    # CRLF) and the edge lines, the numbers are those of the common reader.
-    from transcript_tools.catalog import files_usage
-
-    edge = tmp_path / "edge" / S332.name
-    edge.parent.mkdir()
-    edge.write_bytes(S332.read_bytes() + b"\n".join(_edge_lines()))  # the last line unended
-    empty = tmp_path / "empty" / S332.name
-    empty.parent.mkdir()
-    empty.write_bytes(b"")
-    paths = [S332, PROGRESS, SPLIT, edge, empty, *_damaged_copies(tmp_path)]
-    slow = [_slow_session_stats(p) for p in paths]
-    assert any(s["skipped"] for s in slow) and slow[3]["lines"] > slow[0]["lines"]
-    long_line = max(len(ln) for p in paths for ln in p.read_bytes().split(b"\n"))
-    assert long_line > 4096  # the small blocks below cut lines
-    for size in (1, 7, 4096, files_usage.BLOCK):
-        monkeypatch.setattr(files_usage, "BLOCK", size)
-        assert [session_stats(p).to_dict() for p in paths] == slow, size
-
-
 def test_many_processes_give_the_numbers_of_one(tmp_path: Path) -> None:
     paths = [
         p

@@ -1,9 +1,8 @@
 """The disk side of `tt stats`: stream a session's files into `stats.Collector`.
 
 Invariants:
-- Streams every file (any size, bounded memory: one block of `BLOCK` bytes at a time, or
-  the one line that spans blocks; the collector keeps one small record per API call and
-  tool call, never the lines).
+- Streams every file (any size, bounded memory: the collector keeps one small record per
+  API call and tool call, never the lines).
 - Damage never raises: unreadable pieces of lines are reported as `stats.SkippedLine`s
   and the rest of the file is counted.
 - Same numbers on every path: a line msgspec decodes with `_FAST`'s types, or else orjson
@@ -27,11 +26,9 @@ helped: decoding only the fields counted (`_FAST`, msgspec: 0.9 s where orjson t
 making the per-call tuples with ``tuple.__new__``, skipping `is_prompt` for tool results,
 and, for ``--json``, turning each session into its dictionary in the worker that read it
 (`many_stats_dicts`), and pausing the cyclic collector while a session is read: 4.4 s of CPU
-became 2.8 s. Then reading each file in 1 MiB blocks and decoding each line as a memoryview
-of its block (`_records`): iterating the buffered file cost 0.87 s of CPU, mostly copying
-long lines piece by piece; blocks and ``bytes.find`` cost 0.15 s (1.77 s -> 1.10 s for
-reading and decoding). Tried and dropped: msgspec's ``decode_lines`` on whole blocks
-(several times slower here).
+became 2.8 s. Tried and dropped: msgspec's
+``decode_lines`` on whole blocks (several times slower here), reading whole files and
+slicing memoryviews (no faster than iterating the file).
 """
 
 from __future__ import annotations
@@ -246,78 +243,40 @@ else:
     _FastError = (msgspec.DecodeError, RecursionError)
 
 
-#: How much of a file is read at a time: lines are cut from each block in place, and a
-#: line that does not end in it is joined with the next blocks' pieces.
-BLOCK = 1 << 20
-
-
 def _records(path: Path, c: Collector) -> Iterator[dict[str, Any]]:
-    # reader.iter_raw, flattened: the file is read in blocks and each line is a memoryview
-    # of its block (iterating a buffered file copies each line, slowly for long lines: on
-    # the `tt ls` bench set 0.87 s of CPU where reading blocks and `bytes.find` take
-    # 0.15 s). A line that fits `_FAST` (what Claude Code writes) is decoded into a dict
-    # of the fields the collector reads, the rest skipped unbuilt; any other line goes to
-    # orjson, which takes the line with its terminator (trailing whitespace is allowed
-    # JSON), and a line orjson refuses is split and decoded as every reader does. Lines
-    # end at b"\n" as in iterating the file; a line without terminator can only be the
-    # last, which is all `is_last` tells `decode_line`.
+    # reader.iter_raw, flattened: a line that fits `_FAST` (what Claude Code writes) is
+    # decoded into a dict of the fields the collector reads, the rest skipped unbuilt; any
+    # other line goes to orjson, which takes the line with its terminator (trailing
+    # whitespace is allowed JSON), and a line orjson refuses is split and decoded as every
+    # reader does. A line without terminator can only be the last, which is all
+    # `is_last` tells `decode_line`.
     fast, loads, bad = _FAST, orjson.loads, orjson.JSONDecodeError
-    number = offset = 0  # offset: where the line being decoded starts in the file
+    number = offset = 0
     with _open(path) as f:
-        read = f.read
-        pieces: list[bytes] = []  # the start of a line that did not end in its block
         try:
-            while True:
-                block = read(BLOCK)
-                if not block:
-                    if not pieces:
-                        break
-                    head, pos, last = b"".join(pieces), 0, 0  # the last line, unended
-                    pieces = []
-                else:
-                    last = block.rfind(b"\n") + 1  # just past the block's last line
-                    if not last:  # a line longer than a block
-                        pieces.append(block)
-                        continue
-                    head, pos = None, 0
-                    if pieces:  # the line begun in earlier blocks ends here
-                        pos = block.find(b"\n") + 1
-                        pieces.append(block[:pos])
-                        head = b"".join(pieces)
-                    pieces = [block[last:]] if last < len(block) else []
-                find, view = block.find, memoryview(block)
-                while True:
-                    if head is not None:
-                        chunk: Any = head
-                        head = None
-                    elif pos < last:
-                        end = find(b"\n", pos) + 1
-                        chunk = view[pos:end]
-                        pos = end
-                    else:
-                        break
-                    number += 1
-                    if fast is not None:
-                        try:
-                            yield fast(chunk)
-                            offset += len(chunk)
-                            continue
-                        except _FastError:
-                            pass
+            for chunk in f:
+                number += 1
+                if fast is not None:
                     try:
-                        rec = loads(chunk)
-                    except bad:
-                        rec = None
-                    if type(rec) is dict:
-                        yield rec
-                    else:
-                        data, term = split_terminator(bytes(chunk))
-                        ln = decode_line(number, offset, data, term, is_last=not term)
-                        for p in ln.pieces:
-                            if p.code != "blank-line":
-                                c.skipped(str(path), number, p.code)
-                        for e in ln.entries:
-                            yield e.record
-                    offset += len(chunk)
+                        yield fast(chunk)
+                        offset += len(chunk)
+                        continue
+                    except _FastError:
+                        pass
+                try:
+                    rec = loads(chunk)
+                except bad:
+                    rec = None
+                if type(rec) is dict:
+                    yield rec
+                else:
+                    data, term = split_terminator(chunk)
+                    ln = decode_line(number, offset, data, term, is_last=not term)
+                    for p in ln.pieces:
+                        if p.code != "blank-line":
+                            c.skipped(str(path), number, p.code)
+                    for e in ln.entries:
+                        yield e.record
+                offset += len(chunk)
         except OSError as e:
             raise Unreadable(f"{path}: read failed at byte {offset} ({e.strerror})") from e
