@@ -86,7 +86,7 @@ PARALLEL_FROM = 200
 
 #: Into how many runs per worker the sessions are cut: the pool hands a run to whichever
 #: worker is free, so the last run is all one worker may wait for at the end. On the
-#: bench set with two workers (three runs each, at load 4 on 2 cores), 8 runs each left
+#: bench set with two workers (three trials each, at load 4 on 2 cores), 8 runs each left
 #: one idle 0.01-0.19 s at the end, 16 runs 0.01-0.04 s, 32 runs 0.01-0.03 s; each run
 #: adds to the peak memory (45 MiB with 8, 52 MiB with 16, 63 MiB with 32).
 RUNS_PER_WORKER = 16
