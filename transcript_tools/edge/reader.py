@@ -55,9 +55,9 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def _open(path: Path):
+def _open(path: Path, buffering: int = _BUFFER):
     try:
-        return open(path, "rb", buffering=_BUFFER)
+        return open(path, "rb", buffering=buffering)
     except FileNotFoundError as e:
         raise NotFound(f"{path}: no such file") from e
     except IsADirectoryError as e:
