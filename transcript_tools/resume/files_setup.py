@@ -239,9 +239,12 @@ def prepare(
         if line is not None:
             notices.append(line)
     else:
+        from ..edge.reader import file_size
         from ..model.api_checks import MAX_REQUEST_BYTES
 
-        size = request_bytes(got.conversation.messages)
+        # The messages are parts of the file's lines: a file under half the limit cannot
+        # hold a request over it (the guard keeps the measure off every small resume).
+        size = request_bytes(got.conversation.messages) if file_size(path) > MAX_REQUEST_BYTES // 2 else 0
         if size > MAX_REQUEST_BYTES:
             # ``request-too-large``: the API answers 413 to every turn of it; the same
             # compaction, then the kept tail must itself be under the limit.
