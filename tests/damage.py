@@ -843,6 +843,29 @@ def prompt_too_long(data: bytes) -> Damaged:
     )
 
 
+def request_too_large(data: bytes, size: int = 33_000_000) -> Damaged:
+    """A session whose conversation is over the API's 32 MB request limit (a 413
+    ``request_too_large`` on every turn): one tool result in the middle grown to ``size``
+    bytes of build log (a `cat` of a huge file, as anthropics/claude-code users report),
+    the turns after it as they were."""
+    t = _Transcript(data)
+    i = t.middle(_after_last_boundary(t, [i for i in t.messages() if "tool_result" in t.kinds(i)]))
+    rec = _copy(t, i)
+    row = "2026-11-30T10:00:00Z build step ok: compiled module with 0 warnings and 0 errors\n"
+    log = row * (size // len(row) + 1)
+    for b in rec["message"]["content"]:
+        if b.get("type") == "tool_result":
+            b["content"] = log
+            break
+    return Damaged(
+        "request-too-large",
+        b"".join(_edit(t, i, rec)),
+        ("request-too-large",),
+        (),
+        f"a {size / 1e6:.0f} MB tool result on line {i + 1}",
+    )
+
+
 def tool_error_result_empty(data: bytes) -> Damaged:
     """A tool result flagged as an error with no content (a tool that failed without a
     message; jlevy/markform#153)."""

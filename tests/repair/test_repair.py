@@ -405,8 +405,11 @@ def test_real_files_with_errors_come_out_clean(name: str) -> None:
     assert repair_bytes(r.data).plan.identity
 
 
-def test_what_repair_cannot_fix_is_reported_as_remaining() -> None:
-    # A conversation over the API's 32 MB: repair has no fix for it (tt compact has).
+def test_a_request_over_32_mb_is_planned_as_a_compaction() -> None:
+    # A conversation over the API's 32 MB: the plan leaves it to the file side's
+    # compaction (compact-history); what is left after it (a kept tail still over the
+    # limit) is reported as remaining there:
+    # tests/model/test_request_too_large.py::test_a_kept_tail_over_the_limit_is_said_and_not_sent.
     src = S332.read_bytes()
     lines = src.splitlines(keepends=True)
     i = max(k for k, ln in enumerate(lines) if b'"type":"user"' in ln and b'"tool_result"' not in ln)
@@ -414,8 +417,8 @@ def test_what_repair_cannot_fix_is_reported_as_remaining() -> None:
     rec["message"]["content"] = "x" * 33_000_000
     lines[i] = orjson.dumps(rec) + b"\n"
     r = repair_bytes(b"".join(lines))
-    assert [d.code for d in r.plan.remaining] == ["request-too-large"]
-    assert r.plan.remaining_errors == 1
+    assert [(a.fix, a.code) for a in r.plan.actions] == [("compact-history", "request-too-large")]
+    assert r.plan.compact and r.plan.remaining == []
 
 
 def test_an_empty_message_is_dropped_and_its_child_relinked() -> None:

@@ -133,11 +133,12 @@ def test_json_report(damaged: Path, tmp_path: Path) -> None:
 
 
 def test_damage_repair_cannot_fix_exits_1(tmp_path: Path) -> None:
-    # A conversation over the API's 32 MB (tt compact's to shrink, not repair's) and NULs.
+    # A conversation over the API's 32 MB whose last response alone is over it (the
+    # compaction must keep it verbatim, so nothing shrinks it) and NULs.
     lines = S332.read_bytes().splitlines(keepends=True)
-    i = max(k for k, ln in enumerate(lines) if b'"type":"user"' in ln and b'"tool_result"' not in ln)
+    i = max(k for k, ln in enumerate(lines) if b'"type":"assistant"' in ln and b'"type":"text"' in ln)
     rec = orjson.loads(lines[i])
-    rec["message"]["content"] = "x" * 33_000_000
+    next(b for b in rec["message"]["content"] if b["type"] == "text")["text"] = "x" * 33_000_000
     p = tmp_path / "big.jsonl"
     p.write_bytes(b"".join([*lines[:i], orjson.dumps(rec) + b"\n", *lines[i + 1 :], b"\x00\x00\n"]))
     r = tt("repair", str(p), "-o", str(tmp_path / "o.jsonl"))

@@ -1,6 +1,6 @@
 """The Messages API's request rules, as the strict stand-in enforces them.
 
-`refusal(body, raw)` is the 400 the real API gives a ``/v1/messages`` request that
+`refusal(body, raw)` is the 400 (413 for a body over 32 MB) the real API gives a ``/v1/messages`` request that
 breaks one of the rules of tt's catalogue (a request past the context window included) (README "Requests the API refuses"), with the
 status and error message users report in the public threads named there, or None. Only
 the first broken rule is reported, as the API does.
@@ -18,6 +18,8 @@ from typing import Any
 from tests.support.wire import ApiError
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The Messages API's request size limit (32 MB, its overview's "request size limits").
+MAX_REQUEST_BYTES = 32 * 1000 * 1000
 #: The context window the strict stand-in enforces (200k, the window of the models the
 #: pinned CLIs' sessions name), in its own estimate: four characters a token over the
 #: body, base64 image data left out (the API counts images by their pixels).
@@ -29,7 +31,11 @@ def _e(message: str) -> ApiError:
 
 
 def refusal(body: Any, raw: bytes) -> ApiError | None:
-    """The API's 400 for this request body, or None when the rules hold."""
+    """The API's 400 for this request body, or None when the rules hold (a body over
+    32 MB: its 413, before anything else is looked at)."""
+    if len(raw) > MAX_REQUEST_BYTES:
+        # The body users report (anthropics/claude-code#3335, #10314, #14567).
+        return ApiError(413, "Request exceeds the maximum size", error_type="request_too_large")
     nul = raw.find(b"\\u0000")
     if nul >= 0 or (raw and body is None):
         # Claude Code cuts the body at the NUL (anthropics/claude-code#94055), wherever it

@@ -226,7 +226,13 @@ CODES: dict[str, Code] = {
             "compact-history",
             'the session ends in Claude Code\'s persisted "Prompt is too long" error: its history is past the context window',
         ),
-        _c("request-too-large", "api", E, None, "the rebuilt request is over the API's 32 MB limit"),
+        _c(
+            "request-too-large",
+            "api",
+            E,
+            "compact-history",
+            "the rebuilt request is over the API's 32 MB limit",
+        ),
         _c("past-cap", "api", W, None, "the file is past the 50 MiB cap for in-memory loads"),
     )
 }

@@ -22,8 +22,10 @@ One fix per ``tt validate`` code (`diagnostics.CODES` names them): ``cut-torn-ta
 ``fill-error-result``, ``replace-nul``, ``replace-nul-in-input``,
 ``drop-textless-thinking``, ``tool-call-to-text``, ``tool-reference-to-text``,
 ``image-to-text``, ``rename-duplicate-tool-id``); opt-in ``strip-thinking``. The file side
-(`files`) adds ``compact-history`` for ``prompt-too-long``: an offline compaction appended
-after the write (nothing removed).
+(`files`) adds ``compact-history`` for ``prompt-too-long`` and ``request-too-large``: an
+offline compaction appended after the write (nothing removed); for ``request-too-large``
+what it appended is measured against the 32 MB again, and the error stays when the
+messages it keeps verbatim are over it alone.
 
 Invariants:
 - Nothing is lost: output + quarantine hold every input byte.

@@ -192,13 +192,22 @@ def repair_file(
 def _compact(
     path: Path, r: FileReport, *, now: str, new_id: Callable[[], str], backup: bool, force: bool
 ) -> Path | None:
-    """``prompt-too-long``: append an offline compaction (``tt compact --in-place`` with the
-    extractive summariser and its default budget) to the written file. Nothing is
-    removed: the history stays before the boundary, as after Claude Code's own /compact.
-    Returns the backup it made, if any."""
+    """``prompt-too-long`` and ``request-too-large``: append an offline compaction
+    (``tt compact --in-place`` with the extractive summariser and its default budget,
+    40k tokens kept verbatim) to the written file. Nothing is removed: the history stays
+    before the boundary, as after Claude Code's own /compact. Returns the backup it made,
+    if any.
+
+    The budget is in tokens, and an image or a document counts as a few thousand of them
+    whatever its bytes: for ``request-too-large`` the appended records (the summary and
+    the kept tail, of which the request is a part) are measured against the API's 32 MB,
+    and when they are over it (big images in the kept tail) the error is left, with the
+    way out."""
     from ..compact.files import Target, compact_file
     from ..compact.summarizers import Extractive
+    from ..model.api_checks import MAX_REQUEST_BYTES
 
+    code = next((a.code for a in r.actions if a.fix == "compact-history"), None)
     result = compact_file(
         path,
         Extractive(),
@@ -206,11 +215,31 @@ def _compact(
         now=lambda: now,
         new_id=new_id,
     )
-    if result.grows or result.nothing_to_do:
+    if (result.grows or result.nothing_to_do) and code == "request-too-large":
+        r.remaining.append(
+            Diagnostic(
+                code,
+                "an offline compaction would not shrink the request: the messages it keeps verbatim (the last "
+                "response, big images or tool results) are over 32 MB alone; `tt compact --in-place --prune "
+                "images,tool-output` replaces big images and tool results with placeholders",
+                str(r.path),
+            )
+        )
+    elif result.grows or result.nothing_to_do:
         r.remaining.append(
             Diagnostic(
                 "prompt-too-long",
                 "an offline compaction would not shrink the request; run `tt compact` with a smaller --keep-tokens",
+                str(r.path),
+            )
+        )
+    elif code == "request-too-large" and result.bytes_after > MAX_REQUEST_BYTES:
+        r.remaining.append(
+            Diagnostic(
+                code,
+                f"after an offline compaction the kept messages are still about {result.bytes_after / 1e6:.1f} MB, "
+                "over the API's 32 MB request limit (big images or tool results kept verbatim); run "
+                "`tt compact --in-place --prune images,tool-output`",
                 str(r.path),
             )
         )

@@ -89,7 +89,8 @@ class Plan:
     reasons: dict[int, list[Reason]] = field(default_factory=dict)  # input line -> why rewritten
     remaining: list[Diagnostic] = field(default_factory=list)
     api_checked: bool = True
-    #: ``prompt-too-long``: the file side appends an offline compaction after the write.
+    #: ``prompt-too-long`` or ``request-too-large``: the file side appends an offline
+    #: compaction after the write.
     compact: bool = False
     #: Byte offset of every touched line and of every line an insert follows.
     offsets: dict[int, int] = field(default_factory=dict)
@@ -160,6 +161,23 @@ def make_plan(s: Survey, opts: RepairOptions, *, new_id: Callable[[], str]) -> P
                 uuid,
                 f"the history was refused as past the context window ({said}): an offline compaction "
                 "(tt compact's) is appended; the history stays in the file",
+            )
+        )
+    elif any(d.code == "request-too-large" for d in plan.remaining):
+        # The same fix for a request over the API's 32 MB limit (a 413 on every turn): the
+        # compaction's kept tail is budgeted in tokens (40k by default, well under 1 MB of
+        # text); the file side judges the kept tail again and leaves the error when big
+        # images or documents in it keep it over (`files._compact`).
+        said = next(d.message for d in plan.remaining if d.code == "request-too-large")
+        plan.remaining = [d for d in plan.remaining if d.code != "request-too-large"]
+        plan.compact = True
+        plan.actions.append(
+            Action(
+                "compact-history",
+                "request-too-large",
+                None,
+                None,
+                f"{said}: an offline compaction (tt compact's) is appended; the history stays in the file",
             )
         )
     for line in (*plan.reasons, *plan.inserts):

@@ -31,7 +31,10 @@ edge to show. Errors are `errors.TTError`s (usage 2, not found 3, unreadable 4).
 A session whose last request the API refused as past the context window (``prompt-too-long``)
 is compacted before the turn, as Claude Code's auto-compaction does: `_compact_too_long`
 appends ``tt compact``'s offline compaction to the file (a dry run only shows it; when
-the compaction would not shrink the request, it is 4 and nothing is sent).
+the compaction would not shrink the request, it is 4 and nothing is sent). So is one
+whose conversation is over the API's 32 MB request limit (``request-too-large``, a 413
+on every turn); when the compaction's kept tail is itself over it (big images kept
+verbatim), it is 4 and nothing is sent.
 """
 
 from __future__ import annotations
@@ -224,9 +227,38 @@ def prepare(
         # The API refused this history as past the context window and would refuse it
         # again, with the new prompt on top: compact it first, as Claude Code's
         # auto-compaction does (README "Requests the API refuses").
-        got, line = _compact_too_long(path, got, too_long.detail, cap, dry_run=dry_run)
+        why = f"the last request was refused as past the context window ({too_long.detail})"
+        got, line = _compact_too_long(
+            path,
+            got,
+            why,
+            cap,
+            dry_run=dry_run,
+            hint="`tt compact --in-place --keep-tokens N` with a smaller N",
+        )
         if line is not None:
             notices.append(line)
+    else:
+        from ..edge.reader import file_size
+        from ..model.api_checks import MAX_REQUEST_BYTES
+
+        # The messages are parts of the file's lines: a file under half the limit cannot
+        # hold a request over it (the guard keeps the measure off every small resume).
+        size = request_bytes(got.conversation.messages) if file_size(path) > MAX_REQUEST_BYTES // 2 else 0
+        if size > MAX_REQUEST_BYTES:
+            # ``request-too-large``: the API answers 413 to every turn of it; the same
+            # compaction, then the kept tail must itself be under the limit.
+            why = f"the conversation is about {size / 1e6:.1f} MB, over the API's 32 MB request limit"
+            got, line = _compact_too_long(path, got, why, cap, dry_run=dry_run, hint=_PRUNE_HINT)
+            if line is not None:
+                notices.append(line)
+            after = request_bytes(got.conversation.messages)
+            if after > MAX_REQUEST_BYTES:
+                raise Unreadable(
+                    f"{path}: {why}, and after an offline compaction still about {after / 1e6:.1f} MB "
+                    "(big images or tool results in the kept messages); nothing was sent",
+                    hint=_PRUNE_HINT,
+                )
     choice = choose_model(got.conversation.model, model, clock, env)
     if not choice.model:
         raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
@@ -368,10 +400,25 @@ def restored_state(
     return tail
 
 
+#: ``request-too-large`` left after the compaction: what a person can still cut.
+_PRUNE_HINT = (
+    "`tt compact --in-place --prune images,tool-output` replaces big images and tool results "
+    "kept verbatim with placeholders"
+)
+
+
+def request_bytes(messages: list[dict[str, Any]]) -> int:
+    """The bytes of ``messages`` as JSON: the part of the request the 32 MB limit is
+    about (the system prompt and tools add a few tens of kB)."""
+    import orjson
+
+    return len(orjson.dumps(messages))
+
+
 def _compact_too_long(
-    path: Path, got: ForResume, said: str, cap: int, *, dry_run: bool
+    path: Path, got: ForResume, why: str, cap: int, *, dry_run: bool, hint: str
 ) -> tuple[ForResume, str | None]:
-    """``prompt-too-long``: the offline compaction ``tt repair`` appends (``tt compact``'s
+    """``prompt-too-long`` (and ``request-too-large``, ``why`` says which): the offline compaction ``tt repair`` appends (``tt compact``'s
     extractive summary and the last 40k tokens verbatim), with ``trigger: auto`` as both
     pinned CLIs write it when the API refuses a turn as too long and they compact and go
     on (tests/model/test_prompt_too_long_claude.py::test_the_cli_compacts_a_refused_turn_with_trigger_auto;
@@ -397,13 +444,11 @@ def _compact_too_long(
     )
     if result.grows or result.nothing_to_do or not result.records:
         raise Unreadable(
-            f"{path}: Claude Code's last request was refused as past the context window "
-            f"({said}) and an offline compaction would not shrink it; resuming would send that history again",
-            hint="`tt compact --in-place --keep-tokens N` with a smaller N",
+            f"{path}: {why} and an offline compaction would not shrink it; resuming would send that history again",
+            hint=hint,
         )
     what = (
-        f"the last request was refused as past the context window ({said}): "
-        f"compacted offline (~{result.tokens_before:,} -> ~{result.tokens_after:,} tokens; "
+        f"{why}: compacted offline (~{result.tokens_before:,} -> ~{result.tokens_after:,} tokens; "
         f"a summary and {result.kept} message(s) kept verbatim)"
     )
     if dry_run:
