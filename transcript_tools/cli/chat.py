@@ -137,24 +137,26 @@ def chat_command(
         )
 
     ref = None if new else _pick(session, latest)
+
+    def load(*, dry_run: bool) -> Any:  # the session to chat in; a dry run forks nothing
+        if ref is None:
+            return start()
+        return prepare(
+            ref,
+            clock=clock,
+            env=os.environ,
+            model=model,
+            fork=fork_ and not dry_run,
+            cwd=cwd_opt,
+            max_bytes=max_bytes,
+            dry_run=dry_run,
+            applied_modes=CHAT_MODES,
+        )
+
     if as_json:
         import orjson
 
-        p = (
-            start()
-            if ref is None
-            else prepare(
-                ref,
-                clock=clock,
-                env=os.environ,
-                model=model,
-                fork=False,
-                cwd=cwd_opt,
-                max_bytes=max_bytes,
-                dry_run=True,
-                applied_modes=CHAT_MODES,
-            )
-        )
+        p = load(dry_run=True)
         out = {
             "session_id": p.session_id,
             "new": p.new,
@@ -169,20 +171,7 @@ def chat_command(
     creds = credentials_from_env(
         os.environ, hint="export ANTHROPIC_API_KEY=... (or tt chat --json to see what it would continue)"
     )
-    prep = (
-        start()
-        if ref is None
-        else prepare(
-            ref,
-            clock=clock,
-            env=os.environ,
-            model=model,
-            fork=fork_,
-            cwd=cwd_opt,
-            max_bytes=max_bytes,
-            applied_modes=CHAT_MODES,
-        )
-    )
+    prep = load(dry_run=False)
     view = _TerminalView()
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
