@@ -90,7 +90,7 @@ def test_push_log_pull_and_their_exit_codes(tmp_path: Path) -> None:
     assert run(cfg, "store", "push", "--store", url)[0] == 2
     assert run(cfg, "store", "pull", SID, "--store", url, "--as-of", "yesterday")[0] == 2
     code, out, _ = run(cfg, "store", "search", "spotter", "--store", url, "--json")
-    assert code == 0 and json.loads(out)["hits"]
+    assert code == 0 and json.loads(out)["sessions"][0]["hits"]
 
 
 def test_a_corrupt_sqlite_file_is_exit_4_in_one_line(tmp_path: Path) -> None:
@@ -207,3 +207,56 @@ def test_tt_ls_with_store_lists_the_stored_sessions(tmp_path: Path) -> None:
         k: v for k, v in file_row.items() if k not in ("path", "modified_ms", "mtime_ms", "modified")
     }
     assert run(cfg, "ls", "--store", url, "--check")[0] == 2
+
+
+def _strings(v: object) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _strings(x)]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings(x)]
+    return []
+
+
+def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_as_tt_search_does(
+    tmp_path: Path,
+) -> None:
+    # Issue 16, a new user's finding: `tt store search` printed `<session>:<line> <uuid>`
+    # with no text and exited 0 when nothing matched, where `tt search` shows the match in
+    # context and exits 1. Now it is `tt search --store`'s search, flags and output.
+    cfg = tmp_path / "cfg"
+    src = (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes()
+    _session(cfg, src)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    code, out, err = run(cfg, "store", "search", "spotter", "--store", url, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert run(cfg, "search", "spotter", "--store", url, "--json")[1] == out  # the same document
+    (s,) = doc["sessions"]
+    assert s["session_id"] == SID and s["hits"]
+    # Each snippet is cut from the text of the line it names, read here with the json module.
+    lines = src.splitlines()
+    for h in s["hits"]:
+        texts = [" ".join(t.split()) for t in _strings(json.loads(lines[h["line"] - 1]))]
+        core = " ".join(h["snippet"].strip("…").split())
+        assert "spotter" in core.lower() and any(core in t for t in texts), h
+    # Against `tt search` on the file itself: the same hits (the word is whole everywhere).
+    files = json.loads(run(cfg, "search", "spotter", "--all", "--json", "--per-session", "1000")[1])
+    stored = json.loads(
+        run(cfg, "store", "search", "spotter", "--store", url, "--json", "--per-session", "1000")[1]
+    )
+    assert stored["sessions"][0]["hits"] == files["sessions"][0]["hits"]
+    # The text form shows the matched text, as tt search does.
+    code, text, _ = run(cfg, "store", "search", "spotter", "--store", url)
+    assert code == 0 and "spotter" in text.lower() and "line " in text
+    assert text == run(cfg, "search", "spotter", "--store", url)[1]
+    # Nothing matched: exit 1, as tt search; -n/--limit counts sessions as there.
+    code, out, err = run(cfg, "store", "search", "zzzunfindable", "--store", url)
+    assert (code, out) == (1, "") and "no matches" in err
+    assert run(cfg, "search", "zzzunfindable", "--store", url)[0] == 1
+    code, out, _ = run(
+        cfg, "store", "search", "spotter", "-n", "1", "--per-session", "2", "--store", url, "--json"
+    )
+    assert code == 0 and [len(x["hits"]) for x in json.loads(out)["sessions"]] == [2]

@@ -225,3 +225,32 @@ def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for
     wrong = db.replace(pg.PASSWORD, "not-the-Pa55word")
     code, out, err = tt("stats", sid, "--store", wrong)
     assert code == 5 and "not-the-Pa55word" not in out + err and err.startswith("tt: ")
+
+
+def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_on_postgres(
+    tmp_path: Path, db: str
+) -> None:
+    # Issue 16's finding (no text, exit 0 on no match) on the other engine: the same
+    # document as the SQLite store gives for the same session, and exit 1 on no match.
+    cfg = tmp_path / "cfg"
+    d = cfg / "projects" / "-home-u-p"
+    d.mkdir(parents=True)
+    (d / f"{SID}.jsonl").write_bytes((REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    lite = f"sqlite:///{tmp_path / 's.db'}"
+
+    def tt(*args: str) -> tuple[int, str, str]:
+        p = _tt(cfg, *args)
+        out, err = p.communicate(timeout=300)
+        return p.returncode, out.decode(), err.decode()
+
+    for url in (db, lite):
+        assert tt("store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    code, out, err = tt("store", "search", "spotter", "--store", db, "--json")
+    assert code == 0, err
+    (s,) = json.loads(out)["sessions"]
+    assert s["hits"] and all("spotter" in h["snippet"].lower() for h in s["hits"])
+    other = json.loads(tt("store", "search", "spotter", "--store", lite, "--json")[1])
+    (o,) = other["sessions"]
+    assert {**s, "modified_ms": 0} == {**o, "modified_ms": 0}  # each store's own push time
+    code, out, err = tt("store", "search", "zzzunfindable", "--store", db)
+    assert (code, out) == (1, "") and "no matches" in err

@@ -4,7 +4,8 @@
 version), ``pull`` writes one back (as of a version or a time, into another project
 folder with ``--cwd``; never over an existing file without ``--force``), ``log`` lists a
 session's versions with their diagnostics, ``ls`` the stored sessions, ``search`` their
-text through the engine's full-text index. The store is ``--store URL``, else
+text through the engine's full-text index (what ``tt search --store`` prints, with its
+flags and exit codes: 1 when nothing matched). The store is ``--store URL``, else
 ``$TT_STORE``, else ``<config dir>/tt-store.sqlite3``; a URL's password is never shown.
 
 Exit codes as everywhere: 3 no such session, 4 a damaged or foreign SQLite file, 5 an
@@ -268,36 +269,59 @@ def ls(store_url: str | None, as_json: bool) -> None:
 
 @store_command.command("search")
 @click.argument("words", nargs=-1, required=True)
+@click.option("-i", "--ignore-case", "case", flag_value="insensitive", help="Ignore case.")
+@click.option("-s", "--case-sensitive", "case", flag_value="sensitive", help="Match case.")
 @click.option(
-    "-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many hits."
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="At most N sessions (with hits).",
 )
+@click.option(
+    "--per-session", type=click.IntRange(min=1), default=5, show_default=True, help="Hits shown per session."
+)
+@click.option("--no-subagents", is_flag=True, help="Leave subagent files out.")
 @_store_option
 @json_option
-def search(words: tuple[str, ...], limit: int, store_url: str | None, as_json: bool) -> None:
-    """Find stored lines holding all the WORDS (the engine's full-text index), newest pushed first."""
-    st = _open(store_url, create=False)
-    hits = st.search(" ".join(words), limit=limit)
-    out = [
-        {
-            "project": h.key.project_key,
-            "session_id": h.key.session_id,
-            "subpath": h.key.subpath,
-            "version": h.version,
-            "line": h.seq + 1,
-            "uuid": h.uuid,
-        }
-        for h in hits
-    ]
-    if as_json:
-        emit_json({"query": " ".join(words), "hits": out})
-        return
-    c = console()
-    for o in out:
-        c.print(
-            f"{o['session_id']}{'/' + o['subpath'] if o['subpath'] else ''}:{o['line']}  {o['uuid'] or ''}",
-            highlight=False,
-            soft_wrap=True,
-        )
+@click.pass_context
+def search(
+    ctx: click.Context,
+    words: tuple[str, ...],
+    case: str | None,
+    limit: int,
+    per_session: int,
+    no_subagents: bool,
+    store_url: str | None,
+    as_json: bool,
+) -> int:
+    """Search the stored sessions' text through the engine's full-text index, newest pushed
+    first: what `tt search WORDS --store URL` prints (the session, its title, the match in
+    context; --json the same document), from this command's store.
+
+    The WORDS are one pattern, as `tt search "WORDS"` takes it; whole words only (the
+    index's). Exit 0 when something matched, 1 when nothing did.
+    """
+    # One search, not two: `tt search --store` does the work (`store.find.search_store`),
+    # so both print the same hits the same way and agree on the exit code.
+    from ..edge.store_url import resolve_url
+    from .search import search_command
+
+    code: int = ctx.invoke(
+        search_command,
+        pattern=" ".join(words),
+        regex=False,
+        case=case,
+        project=None,
+        all_=False,
+        limit=limit,
+        per_session=per_session,
+        no_subagents=no_subagents,
+        as_json=as_json,
+        store_url=resolve_url(store_url, cfg.config_dir()),
+    )
+    return code
 
 
 def _iso(ms: int) -> str:

@@ -7,7 +7,9 @@ What the index cannot find: a pattern that is part of a word (``ADM`` in ``READM
 regular expressions — the CLI refuses ``--regex`` with ``--store``.
 
 Sessions come newest pushed first, as `SessionHits` (``path`` is ``<project>/<id>.jsonl``
-inside the store, a name, not a file); the current version of each stream is searched.
+inside the store, a name, not a file; the title is the one `tt ls --store` shows, from the
+lite parse kept with the version); the current version of each stream is searched.
+`tt store search` is this search too (its CLI calls `tt search --store`'s).
 
 Invariants: reads the store only; a line that is not a JSON object is never a hit.
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..catalog.search import Hit, Matcher, SessionHits, record_hits
+from .model import StreamKey
 
 if TYPE_CHECKING:  # imported where used: `tt search --store` starts without the listing's code
     from ..catalog.listing import Lite, Row
@@ -50,11 +53,6 @@ def search_store(
                 rows[sk] = []
                 order.append(sk)
             rows[sk].append(r)
-        mtimes = {
-            (s.key.project_key, s.key.session_id): s.mtime_ms
-            for s in store.list_streams(cur)
-            if not s.key.subpath
-        }
         for sk in order:
             found: list[tuple[str, str | None, Hit]] = []
             for stream_id, _pk, _sid, subpath, version, seq, _uuid in rows[sk]:
@@ -70,7 +68,15 @@ def search_store(
                 found, key=lambda x: (x[0], x[2].line)
             )  # main file first, in file order, as tt search
             if hits:
-                sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", None, mtimes.get(sk, 0))
+                # The main stream's row, for the time and the title `tt search` shows of a file
+                # (the lite parse kept with the version): asked of the sessions printed only.
+                main = store.stream(cur, StreamKey(*sk))
+                title = mtime = None
+                if main is not None:
+                    mtime = main.mtime_ms
+                    lite = store.lite_of(cur, main.id, main.current_version)
+                    title = json.loads(lite).get("title") if lite else None
+                sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", title, mtime or 0)
                 sh.hits = [(agent, hit) for _, agent, hit in hits[:per_session]]
                 sh.more = max(0, len(hits) - per_session)
                 yield sh
