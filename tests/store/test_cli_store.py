@@ -8,9 +8,11 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.support.cli import tt as tt_run
 from tests.support.cli import tt_popen
 from tests.support.paths import REAL
 from transcript_tools.edge.store_sqlite import open_sqlite
@@ -85,7 +87,11 @@ def test_push_log_pull_and_their_exit_codes(tmp_path: Path) -> None:
     assert p.read_bytes() == src
     code, out, err = run(cfg, "store", "pull", SID, "--store", url, "--cwd", "/elsewhere/dir", "--json")
     assert code == 0, err
-    assert (cfg / "projects" / "-elsewhere-dir" / f"{SID}.jsonl").read_bytes() == src
+    moved = (cfg / "projects" / "-elsewhere-dir" / f"{SID}.jsonl").read_bytes()
+    assert {json.loads(ln).get("cwd") for ln in moved.splitlines()} - {None} == {"/elsewhere/dir"}
+    code, _, err = run(tmp_path / "cfg2", "store", "pull", SID, "--store", url)
+    assert code == 0, err
+    assert (tmp_path / "cfg2" / "projects" / "-home-u-p" / f"{SID}.jsonl").read_bytes() == src
     assert run(cfg, "store", "log", "0000dead", "--store", url)[0] == 3
     assert run(cfg, "store", "push", "--store", url)[0] == 2
     assert run(cfg, "store", "pull", SID, "--store", url, "--as-of", "yesterday")[0] == 2
@@ -260,3 +266,116 @@ def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_as_tt_searc
         cfg, "store", "search", "spotter", "-n", "1", "--per-session", "2", "--store", url, "--json"
     )
     assert code == 0 and [len(x["hits"]) for x in json.loads(out)["sessions"]] == [2]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_pull_dry_run_refuses_what_the_pull_refuses_and_names_what_force_replaces(tmp_path: Path) -> None:
+    # Issue 16, a new user's finding: `tt store pull --dry-run` said it would write a file
+    # that the pull then refused (exit 6: a local session there, no --force).
+    cfg = tmp_path / "cfg"
+    src = (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes()
+    p = _session(cfg, src)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    before = _files(cfg)
+    dry = run(cfg, "store", "pull", SID, "--store", url, "--dry-run")
+    real = run(cfg, "store", "pull", SID, "--store", url)
+    assert dry[0] == real[0] == 6 and dry[1] == "" and dry[2] == real[2]
+    assert str(p) in dry[2] and "--force" in dry[2]
+    code, out, err = run(cfg, "store", "pull", SID, "--store", url, "--dry-run", "--force", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["would_replace"] == [str(p)] and doc["would_write"] == [] and doc["written"] == []
+    code, out, _ = run(cfg, "store", "pull", SID, "--store", url, "--dry-run", "--force")
+    assert code == 0 and f"would replace (keeping a .bak) {p}" in out and "nothing written" in out
+    assert _files(cfg) == before  # no dry run wrote anything
+    # Where nothing is in the way, the dry run names exactly what the pull then writes.
+    other = tmp_path / "other"
+    code, out, _ = run(other, "store", "pull", SID, "--store", url, "--dry-run", "--json")
+    assert code == 0 and not other.exists()
+    code, out2, err = run(other, "store", "pull", SID, "--store", url, "--json")
+    assert code == 0, err
+    assert (
+        json.loads(out)["would_write"]
+        == json.loads(out2)["written"]
+        == [str(x) for x in sorted(other.rglob("*.jsonl"))]
+    )
+
+
+def test_pull_with_cwd_writes_the_bytes_import_with_cwd_writes(tmp_path: Path) -> None:
+    # Issue 16, a new user's finding: `tt store pull --cwd` left the records' cwd alone
+    # where `tt import --cwd` rewrites them. The oracle is import itself: the same session
+    # exported and imported under the same new cwd gives the same files, byte for byte
+    # (main transcript, subagent, its meta file, file history).
+    from tests.support.trees import stage
+
+    cfg = stage(REAL / "claude-config-2.1.332", tmp_path / "cfg")
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    work = (tmp_path / "machine-b" / "src" / "app").resolve()
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", sid, "--store", url, "--no-validate")[0] == 0
+    stored = _files(cfg)
+    bundle = tmp_path / "s.zip"
+    assert run(cfg, "export", sid, "-o", str(bundle))[0] == 0
+    imported, pulled = tmp_path / "imported", tmp_path / "pulled"
+    code, _, err = run(imported, "import", str(bundle), "--cwd", str(work))
+    assert code == 0, err
+    code, out, err = run(pulled, "store", "pull", sid, "--store", url, "--cwd", str(work), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["old_cwd"], doc["cwd"]) == ("/home/dev/demo-app", str(work)) and doc["relocated_lines"] > 0
+    got, want = _files(pulled), _files(imported)
+    assert got == want and any("subagents" in k for k in got)
+    assert b'"cwd":"/home/dev/demo-app"' not in b"".join(got.values())
+    assert _files(cfg) == stored  # the pushed session untouched
+    s = open_sqlite(tmp_path / "s.db", lambda: 0)
+    assert (
+        session_bytes(s, find_session(s, sid), AsOf())[""]
+        == stored[f"projects/-home-dev-demo-app/{sid}.jsonl"]
+    )
+
+
+@pytest.mark.claude
+def test_real_cli_resumes_a_session_pulled_with_cwd_from_the_new_cwd(claude_332: Any, tmp_path: Path) -> None:
+    # Issue 16: `tt store pull --cwd DIR` on "another machine", then Claude Code 2.1.332
+    # (bundled) resumes it with `--resume ID` run in DIR, against the stand-in: it finds the
+    # session in DIR's project folder and sends the whole conversation, the paths under the
+    # old cwd now under DIR (tool inputs included), as tt's own resume would send it.
+    from tests.support.oracle import compare_histories, conversation_blocks, resume_with_cli
+    from tests.support.trees import stage
+
+    cfg = stage(REAL / "claude-config-2.1.332", tmp_path / "cfg")
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", sid, "--store", url)[0] == 0
+    other = tmp_path / "machine-b" / ".claude"
+    work = (tmp_path / "machine-b" / "src" / "app").resolve()
+    work.mkdir(parents=True)
+    code, _, err = run(other, "store", "pull", sid, "--store", url, "--cwd", str(work))
+    assert code == 0, err
+    sent = resume_with_cli(claude_332, other, sid, work)
+    assert len(conversation_blocks(sent)) > 10  # the conversation, not a fresh session
+    inputs = [
+        json.dumps(b["input"])
+        for m in sent
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+    assert any(f"{work}/util.py" in i for i in inputs), inputs  # the Read's file_path, relocated
+    assert not any("/home/dev/demo-app" in i for i in inputs)
+    r = tt_run(
+        "resume",
+        sid,
+        "-p",
+        "Oracle probe: what do you remember?",
+        "--dry-run",
+        "--json",
+        config=other,
+        cwd=work,
+    )
+    assert r.returncode == 0, r.stderr
+    assert compare_histories(sent, json.loads(r.stdout)["messages"], labels=("claude", "tt")) == ""

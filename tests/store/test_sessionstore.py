@@ -263,21 +263,61 @@ def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_pat
     r = push_session(s, main, config=cfg)
     assert len(r.streams) > 1 and r.files > 0
     other = tmp_path / "other"
-    written = pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else")
+    written = pull_session(s, find_session(s, main.stem), config=other)
     for w in written:
-        rel = w.relative_to(other)
-        if rel.parts[0] == "projects":
-            orig = cfg / "projects" / main.parent.name / Path(*rel.parts[2:])
-        else:
-            orig = cfg / rel
-        assert w.read_bytes() == orig.read_bytes(), rel
-    assert (other / "projects" / "-home-someone-else" / main.name).exists()
+        assert w.read_bytes() == (cfg / w.relative_to(other)).read_bytes(), w
     from transcript_tools.model.errors import WriteFailed
 
     with pytest.raises(WriteFailed):
-        pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else")
-    again = pull_session(s, find_session(s, main.stem), config=other, cwd="/home/someone/else", force=True)
+        pull_session(s, find_session(s, main.stem), config=other)
+    again = pull_session(s, find_session(s, main.stem), config=other, force=True)
     assert again == written
+
+
+def test_pull_with_cwd_rewrites_the_cwd_of_every_record_subagents_included_not_the_store(
+    tmp_path: Path,
+) -> None:
+    # Issue 16, a new user's finding: `tt store pull --cwd DIR` moved the session into DIR's
+    # project folder but left the records' `cwd` as recorded, where `tt import --cwd`
+    # rewrites them. Checked here with the json module; the same bytes as import's in
+    # tests/store/test_cli_store.py.
+    import json
+
+    cfg = tmp_path / "cfg"
+    stage(REAL / "claude-config-2.1.332", cfg)
+    old, new = "/home/dev/demo-app", "/home/someone/else"
+    main = cfg / "projects" / "-home-dev-demo-app" / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    s = _store(tmp_path)
+    push_session(s, main, config=cfg, diagnose=None)
+    stored = session_bytes(s, find_session(s, main.stem), AsOf())
+    other = tmp_path / "other"
+    written = pull_session(s, find_session(s, main.stem), config=other, cwd=new)
+    transcripts = [w for w in written if w.suffix == ".jsonl"]
+    assert len(transcripts) == 2  # the main transcript and its subagent
+    for w in written:
+        rel = w.relative_to(other)
+        orig = cfg / rel if rel.parts[0] != "projects" else main.parent / Path(*rel.parts[2:])
+        assert rel.parts[:2] in (("projects", "-home-someone-else"), ("file-history", main.stem)), rel
+        if w.suffix != ".jsonl":
+            assert w.read_bytes() == orig.read_bytes(), rel  # side files as stored
+            continue
+        before, after = orig.read_bytes().splitlines(), w.read_bytes().splitlines()
+        assert len(before) == len(after)
+        cwds = 0
+        for a, b in zip(before, after, strict=True):
+            if old.encode() not in a:
+                assert a == b  # untouched lines byte for byte
+                continue
+            ra, rb = json.loads(a), json.loads(b)
+            assert ra.get("uuid") == rb.get("uuid") and ra.get("type") == rb.get("type")
+            if "cwd" in ra:
+                assert ra["cwd"] == old and rb["cwd"] == new
+                cwds += 1
+        assert cwds > 0, rel
+        assert f'"file_path":"{new}/'.encode() in w.read_bytes() or "subagents" in rel.parts
+    # The store keeps the bytes as pushed.
+    assert session_bytes(s, find_session(s, main.stem), AsOf()) == stored
+    assert stored[""] == main.read_bytes()
 
 
 # --- the Agent SDK protocol --------------------------------------------------------

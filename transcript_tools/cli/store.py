@@ -1,8 +1,9 @@
 """``tt store``: sessions in a database (SQLite by default, PostgreSQL for a team).
 
 ``push`` sends sessions from the config dir (incremental; a rewritten file becomes a new
-version), ``pull`` writes one back (as of a version or a time, into another project
-folder with ``--cwd``; never over an existing file without ``--force``), ``log`` lists a
+version), ``pull`` writes one back (as of a version or a time; with ``--cwd`` into another project
+folder, its records' paths relocated as ``tt import --cwd`` relocates them; never over an
+existing file without ``--force``, and ``--dry-run`` refuses the same), ``log`` lists a
 session's versions with their diagnostics, ``ls`` the stored sessions, ``search`` their
 text through the engine's full-text index (what ``tt search --store`` prints, with its
 flags and exit codes: 1 when nothing matched). The store is ``--store URL``, else
@@ -169,27 +170,57 @@ def pull(
     store_url: str | None,
     as_json: bool,
 ) -> None:
-    """Write a stored session (subagents and file history included) into the config dir."""
-    from ..store.files import find_session, pull_session, session_arg, session_bytes
+    """Write a stored session (subagents and file history included) into the config dir.
+
+    With --cwd DIR it goes to DIR's project folder and its records' cwd (and the paths
+    under it) are rewritten for DIR, as `tt import --cwd` does; the store is not changed.
+    --dry-run writes nothing and refuses what the pull would refuse (exit 6).
+    """
+    from ..store.files import find_session, plan_pull, session_arg, write_pull
 
     st = _open(store_url, create=False)
     streams = find_session(st, session_arg(session))
-    when = _as_of(as_of)
+    plan = plan_pull(st, streams, config=cfg.config_dir(), cwd=cwd, as_of=_as_of(as_of))
     if dry_run:
-        data = session_bytes(st, streams, when)
-        info = {
-            "session_id": streams[0].key.session_id,
-            "streams": {k or "main": len(v) for k, v in data.items()},
-            "written": [],
-        }
-        emit_json(info) if as_json else console().print(
-            f"would write {len(data)} transcripts ({sum(len(v) for v in data.values())} bytes)",
-            highlight=False,
-        )
+        plan.check(force)  # the pull's own refusal: the same message and exit code
+        replaced = set(plan.existing)
+        if as_json:
+            emit_json(
+                {
+                    "session_id": plan.session_id,
+                    "dry_run": True,
+                    "would_write": [str(p) for p, _ in plan.targets if p not in replaced],
+                    "would_replace": [str(p) for p in plan.existing],
+                    "cwd": plan.cwd,
+                    "old_cwd": plan.old_cwd,
+                    "relocated_lines": plan.relocated_lines,
+                    "written": [],
+                }
+            )
+            return
+        c = console()
+        for p, b in plan.targets:
+            what = "replace (keeping a .bak)" if p in replaced else "write"
+            c.print(f"would {what} {p} ({len(b)} bytes)", highlight=False, soft_wrap=True)
+        if plan.cwd is not None:
+            c.print(
+                f"would rewrite {plan.relocated_lines} lines for the new cwd: {plan.old_cwd} → {plan.cwd}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        c.print("dry run: nothing written", highlight=False)
         return
-    written = pull_session(st, streams, config=cfg.config_dir(), cwd=cwd, as_of=when, force=force)
+    written = write_pull(plan, force=force)
     if as_json:
-        emit_json({"session_id": streams[0].key.session_id, "written": [str(p) for p in written]})
+        emit_json(
+            {
+                "session_id": plan.session_id,
+                "written": [str(p) for p in written],
+                "cwd": plan.cwd,
+                "old_cwd": plan.old_cwd,
+                "relocated_lines": plan.relocated_lines,
+            }
+        )
         return
     for p in written:
         console().print(str(p), highlight=False, soft_wrap=True)

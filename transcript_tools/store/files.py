@@ -20,12 +20,18 @@ two pushes of one session at once store each line once. `push_many` writes a bat
 sessions per transaction (a killed push leaves whole sessions as of the last commit) from
 several worker processes, which meet only in those transactions.
 
-`pull_session` writes a session back under a config dir (``--cwd`` picks the project folder
-of another directory), as of a version or a time; it refuses to overwrite an existing file
-unless ``force``, and then replaces it atomically keeping a backup.
+`pull_session` writes a session back under a config dir, as of a version or a time; it
+refuses to overwrite an existing file unless ``force``, and then replaces it atomically
+keeping a backup. What it writes is `plan_pull`'s plan, which ``--dry-run`` shows, so a dry
+run refuses what the pull refuses (`PullPlan.check`, exit 6). ``--cwd`` puts the session in
+another directory's project folder and relocates its transcripts (subagents included) as
+`tt import --cwd` does, with import's code (`bundle.core.Relocation`): the ``cwd`` fields
+and the paths under the old cwd, project folder and file history; only the copy written
+changes, never the stored bytes.
 
-Invariants: the pulled bytes of a version are the pushed bytes of that version; files are
-only read by push, and only created (or, with force, atomically replaced) by pull.
+Invariants: the pulled bytes of a version are the pushed bytes of that version (without
+``--cwd``); files are only read by push, and only created (or, with force, atomically
+replaced) by pull.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from ..model.errors import AmbiguousSession, NotFound, Unreadable, UsageError, W
 from .engine import Store
 from .find import lite_json
 from .layers import digest
-from .model import StreamInfo, StreamKey
+from .model import StreamInfo, StreamKey, Version
 from .prepare import Prepared, prepare_lines
 from .records import split_lines
 
@@ -422,35 +428,159 @@ class AsOf:
     time_ms: int | None = None
 
 
-def session_bytes(store: Store, streams: list[StreamInfo], as_of: AsOf) -> dict[str, bytes]:
-    """subpath -> the stream's bytes as of ``as_of`` (streams that did not exist yet are left out)."""
-    out: dict[str, bytes] = {}
-    with store.read() as cur:
-        main = next(s for s in streams if s.key.subpath == "")
-        t = as_of.time_ms
-        if as_of.version is not None:
-            mv = store.version(cur, main.id, as_of.version)
-            if mv is None:
-                raise NotFound(
-                    f"session {main.key.session_id} has no version {as_of.version}",
-                    hint="`tt store log` lists its versions",
-                )
-            t = mv.updated_ms
-        for s in streams:
-            vs = store.versions(cur, s.id)
-            if s is main and as_of.version is not None:
-                chosen, limit = as_of.version, None
-            elif t is None:
-                chosen, limit = s.current_version, None
-            else:
-                older = [v for v in vs if v.created_ms <= t]
-                if not older:
-                    continue
-                chosen, limit = older[-1].version, t
-            out[s.key.subpath] = b"".join(x[4] for x in store.lines(cur, s.id, chosen, as_of_ms=limit))
-    if "" not in out:
+def _chosen(
+    store: Store, cur: Any, streams: list[StreamInfo], as_of: AsOf
+) -> list[tuple[StreamInfo, Version, int | None]]:
+    """``(stream, version, time limit)`` of each stream as of ``as_of`` (the main stream
+    first; streams that did not exist yet are left out)."""
+    main = next(s for s in streams if s.key.subpath == "")
+    t = as_of.time_ms
+    if as_of.version is not None:
+        mv = store.version(cur, main.id, as_of.version)
+        if mv is None:
+            raise NotFound(
+                f"session {main.key.session_id} has no version {as_of.version}",
+                hint="`tt store log` lists its versions",
+            )
+        t = mv.updated_ms
+    out: list[tuple[StreamInfo, Version, int | None]] = []
+    for s in sorted(streams, key=lambda x: x.key.subpath != ""):
+        vs = store.versions(cur, s.id)
+        if s is main and as_of.version is not None:
+            chosen, limit = as_of.version, None
+        elif t is None:
+            chosen, limit = s.current_version, None
+        else:
+            older = [v for v in vs if v.created_ms <= t]
+            if not older:
+                continue
+            chosen, limit = older[-1].version, t
+        out.append((s, next(v for v in vs if v.version == chosen), limit))
+    if not out or out[0][0] is not main:
         raise NotFound(f"session {main.key.session_id} was not in the store at that time")
     return out
+
+
+def session_bytes(store: Store, streams: list[StreamInfo], as_of: AsOf) -> dict[str, bytes]:
+    """subpath -> the stream's bytes as of ``as_of`` (streams that did not exist yet are left out)."""
+    with store.read() as cur:
+        return {
+            s.key.subpath: b"".join(x[4] for x in store.lines(cur, s.id, v.version, as_of_ms=limit))
+            for s, v, limit in _chosen(store, cur, streams, as_of)
+        }
+
+
+@dataclass(slots=True)
+class PullPlan:
+    """What a pull writes (`plan_pull`): the same for ``--dry-run`` and the pull itself."""
+
+    session_id: str
+    targets: list[tuple[Path, bytes]]  # (file, bytes), the main transcript first
+    existing: list[Path]  # targets that are there already: refused without force
+    cwd: str | None = None  # --cwd: the new working directory
+    old_cwd: str | None = None  # the session's, as recorded (`model.session.first_cwd`)
+    relocated_lines: int = 0  # transcript lines whose paths were rewritten for the new cwd
+
+    def check(self, force: bool) -> None:
+        """The refusal of a pull over existing files without ``force`` (exit 6)."""
+        if self.existing and not force:
+            raise WriteFailed(
+                f"{self.existing[0]}: already exists; tt never overwrites",
+                hint="pass --force to replace it (a backup is kept)",
+            )
+
+
+def plan_pull(
+    store: Store,
+    streams: list[StreamInfo],
+    *,
+    config: Path,
+    cwd: str | None = None,
+    as_of: AsOf = AsOf(),
+) -> PullPlan:
+    """The files a pull of ``streams`` writes under ``config``, with their bytes; reads the
+    store only. With ``cwd`` the session goes to that directory's project folder and its
+    transcripts (subagents included) are relocated as `tt import --cwd` relocates a bundle's
+    (`bundle.core.Relocation`: the ``cwd`` fields and the paths under the old cwd, project
+    folder and file-history folder); the stored bytes are not changed, only the copy."""
+    main = next(s for s in streams if s.key.subpath == "")
+    sid = main.key.session_id
+    cfg._check_id(sid)
+    new_cwd = None
+    if cwd is not None:
+        from ..bundle.files_import import import_cwd
+
+        new_cwd = cfg.canonical_cwd(import_cwd(cwd))
+    project = config / "projects" / (cfg.project_dir_name(new_cwd) if new_cwd else main.key.project_key)
+    with store.read() as cur:
+        chosen = _chosen(store, cur, streams, as_of)
+        data = {
+            s.key.subpath: b"".join(x[4] for x in store.lines(cur, s.id, v.version, as_of_ms=limit))
+            for s, v, limit in chosen
+        }
+        side = store.files(cur, main.key.project_key, sid)
+    plan = PullPlan(sid, [], [], new_cwd)
+    if new_cwd is not None:
+        plan.old_cwd, plan.relocated_lines = _relocate(
+            data, chosen[0][1].source, sid, new_cwd, project, config
+        )
+    for sub, b in sorted(data.items()):
+        plan.targets.append((project / f"{sid}.jsonl" if sub == "" else project / sid / f"{sub}.jsonl", b))
+    for rel, b, _ in side:
+        kind, _, rest = rel.partition("/")
+        base = project / sid if kind == "session" else config / "file-history" / sid
+        plan.targets.append((base / rest, b))
+    for p, _ in plan.targets:
+        if ".." in p.relative_to(config).parts:
+            raise Unreadable(f"{store.url}: stored path {p} leaves the config dir")
+    plan.existing = [p for p, _ in plan.targets if p.exists()]
+    return plan
+
+
+def _relocate(
+    data: dict[str, bytes], source: str | None, sid: str, new_cwd: str, project: Path, config: Path
+) -> tuple[str | None, int]:
+    """Relocate the transcripts in ``data`` (in place) with `tt import`'s own code
+    (`bundle.files_import._relocate_file`, the mapping `import_bundle` builds from a bundle's
+    manifest, here from the stored records and the path the version was pushed from);
+    returns the old cwd and the number of lines changed."""
+    import tempfile
+
+    import orjson
+
+    from ..bundle.core import Relocation
+    from ..bundle.files_import import _relocate_file
+    from ..model.session import first_cwd
+
+    def records() -> Iterator[dict[str, Any]]:
+        for ln in data[""].splitlines():
+            try:
+                rec = orjson.loads(ln)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+    old_cwd = first_cwd(records())
+    pairs: dict[str, str] = {}
+    if source and Path(source).name == f"{sid}.jsonl" and Path(source).parent.parent.name == "projects":
+        # Pushed from a file: its project folder and its config dir's file history move too,
+        # as a bundle's manifest.project_dir and config_dir do on import.
+        pairs[str(Path(source).parent)] = str(project)
+        pairs[f"{Path(source).parent.parent.parent}/file-history/{sid}"] = str(config / "file-history" / sid)
+    if old_cwd:
+        pairs[old_cwd] = new_cwd
+    reloc = Relocation(pairs)
+    if not reloc:
+        return old_cwd, 0
+    changed = 0
+    with tempfile.TemporaryDirectory(prefix="tt-pull-") as tmp:
+        for i, (sub, b) in enumerate(sorted(data.items())):
+            src, dst = Path(tmp) / f"{i}.jsonl", Path(tmp) / f"{i}.reloc"
+            src.write_bytes(b)
+            changed += _relocate_file(src, dst, reloc)
+            data[sub] = dst.read_bytes()
+    return old_cwd, changed
 
 
 def pull_session(
@@ -462,32 +592,14 @@ def pull_session(
     as_of: AsOf = AsOf(),
     force: bool = False,
 ) -> list[Path]:
-    main = next(s for s in streams if s.key.subpath == "")
-    sid = main.key.session_id
-    cfg._check_id(sid)
-    project = (
-        config / "projects" / (cfg.project_dir_name(cfg.canonical_cwd(cwd)) if cwd else main.key.project_key)
-    )
-    data = session_bytes(store, streams, as_of)
-    with store.read() as cur:
-        side = store.files(cur, main.key.project_key, sid)
-    targets: list[tuple[Path, bytes]] = []
-    for sub, b in sorted(data.items()):
-        targets.append((project / f"{sid}.jsonl" if sub == "" else project / sid / f"{sub}.jsonl", b))
-    for rel, b, _ in side:
-        kind, _, rest = rel.partition("/")
-        base = project / sid if kind == "session" else config / "file-history" / sid
-        targets.append((base / rest, b))
-    for p, _ in targets:
-        if ".." in p.relative_to(config).parts:
-            raise Unreadable(f"{store.url}: stored path {p} leaves the config dir")
-    clash = [p for p, _ in targets if p.exists()]
-    if clash and not force:
-        raise WriteFailed(
-            f"{clash[0]}: already exists; tt never overwrites",
-            hint="pass --force to replace it (a backup is kept)",
-        )
-    for p, b in targets:
+    """Write the session `plan_pull` plans; refused (exit 6) over an existing file unless
+    ``force``, which replaces it atomically keeping a backup."""
+    return write_pull(plan_pull(store, streams, config=config, cwd=cwd, as_of=as_of), force=force)
+
+
+def write_pull(plan: PullPlan, *, force: bool = False) -> list[Path]:
+    plan.check(force)
+    for p, b in plan.targets:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -496,7 +608,7 @@ def pull_session(
             replace_atomically(p, [b], backup=True, force=True)
         else:
             write_new(p, [b])
-    return [p for p, _ in targets]
+    return [p for p, _ in plan.targets]
 
 
 def session_arg(spec: str) -> str:
