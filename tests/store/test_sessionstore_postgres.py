@@ -254,3 +254,34 @@ def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_on_postgres
     assert {**s, "modified_ms": 0} == {**o, "modified_ms": 0}  # each store's own push time
     code, out, err = tt("store", "search", "zzzunfindable", "--store", db)
     assert (code, out) == (1, "") and "no matches" in err
+
+
+def test_pull_dry_run_and_pull_with_cwd_on_postgres_as_on_sqlite(tmp_path: Path, db: str) -> None:
+    # Issue 16's pull findings on the other engine: the dry run refuses what the pull
+    # refuses (exit 6), and --cwd writes the relocated files the SQLite store's pull writes.
+    cfg = tmp_path / "cfg"
+    stage(REAL / "claude-config-2.1.332", cfg)
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    lite = f"sqlite:///{tmp_path / 's.db'}"
+    work = str(tmp_path / "work")
+
+    def tt(config: Path, *args: str) -> tuple[int, str, str]:
+        p = _tt(config, *args)
+        out, err = p.communicate(timeout=300)
+        return p.returncode, out.decode(), err.decode()
+
+    for url in (db, lite):
+        assert tt(cfg, "store", "push", sid, "--store", url, "--no-validate")[0] == 0
+    dry, real = (tt(cfg, "store", "pull", sid, "--store", db, *x) for x in (["--dry-run"], []))
+    assert dry[0] == real[0] == 6 and dry[2] == real[2]
+    files = {}
+    for name, url in (("pg", db), ("lite", lite)):
+        code, _, err = tt(tmp_path / name, "store", "pull", sid, "--store", url, "--cwd", work)
+        assert code == 0, err
+        root = tmp_path / name
+        files[name] = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert files["pg"] == files["lite"] and len(files["pg"]) == 6
+    from transcript_tools.edge.claude_dir import project_dir_name
+
+    main = files["pg"][f"projects/{project_dir_name(work)}/{sid}.jsonl"]
+    assert f'"cwd":"{work}"'.encode() in main and b'"cwd":"/home/dev/demo-app"' not in main
