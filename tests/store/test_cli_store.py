@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -379,3 +381,34 @@ def test_real_cli_resumes_a_session_pulled_with_cwd_from_the_new_cwd(claude_332:
     )
     assert r.returncode == 0, r.stderr
     assert compare_histories(sent, json.loads(r.stdout)["messages"], labels=("claude", "tt")) == ""
+
+
+IMPORTS_PROBE = """
+import sys
+from transcript_tools.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = ("transcript_tools.catalog.listing", "transcript_tools.views.ls", "transcript_tools.views.show",
+         "rich.table", "rich.panel")
+print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)
+"""
+
+
+def test_store_search_text_form_prints_hits_without_importing_the_listing_or_transcript_views(
+    tmp_path: Path,
+) -> None:
+    # Its text form imported views.ls (for one time format) and views.show (for one clock),
+    # and with them the listing and rich's tables and panels: ~60% of its CPU (paired runs).
+    cfg = tmp_path / "cfg"
+    _session(cfg, (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    env = {**os.environ, "NO_COLOR": "1", "CLAUDE_CONFIG_DIR": str(cfg)}
+    for argv in (["store", "search", "spotter", "--store", url], ["search", "spotter", "--store", url]):
+        r = subprocess.run(
+            [sys.executable, "-c", IMPORTS_PROBE, *argv], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert "spotter" in r.stdout.lower(), (argv, r.stdout, r.stderr)
+        assert r.stderr.strip().splitlines()[-1] == "[]", (argv, r.stderr)

@@ -164,7 +164,7 @@ def _show(
 def _labeller(forest: Any):
     from rich.markup import escape
 
-    from ..views.show import Clock
+    from ..views.times import Clock
 
     clock = Clock()
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from ..catalog.listing import Row
+from .times import local_time
 
 HEALTH_STYLE = {"clean": "green", "repairable": "yellow", "damaged": "bold red", "past-cap": "magenta"}
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
@@ -29,10 +29,6 @@ def short_model(model: str | None) -> str:
         return "-"
     m = _DATE_SUFFIX.sub("", model)
     return m[len("claude-") :] if m.startswith("claude-") else m
-
-
-def local_time(ms: int, long: bool = True) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M" if long else "%m-%d %H:%M")
 
 
 def render_rows(

@@ -8,8 +8,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..catalog.search import SessionHits
-from .ls import local_time
-from .show import Clock
+from .times import Clock, local_time
 
 KIND_LABEL = {
     "user": "user",

@@ -9,7 +9,6 @@ that spawned them. (Paging output taller than the terminal is the CLI's: `cli.co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
 from typing import Any
 
 from rich.constrain import Constrain
@@ -22,29 +21,10 @@ from ..show.items import Block, Item, Marker
 from ..show.text import fold, tool_input_text
 from ..show.tree import ACTIVE, DEAD, DETACHED, HISTORY, Branch, Forest, Group
 from .layout import DECOR_WIDTH
+from .times import Clock
 
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold magenta"}
 STATUS_STYLE = {ACTIVE: "green", HISTORY: "default", DEAD: "red", DETACHED: "yellow"}
-
-
-class Clock:
-    """Local times, with the date only when it changes."""
-
-    def __init__(self) -> None:
-        self.day: str | None = None
-
-    def __call__(self, ts: str | None) -> str:
-        if not ts:
-            return ""
-        try:
-            dt = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts).astimezone()
-        except ValueError:
-            return ts
-        day = dt.strftime("%Y-%m-%d")
-        if day != self.day:
-            self.day = day
-            return dt.strftime("%Y-%m-%d %H:%M:%S")
-        return dt.strftime("%H:%M:%S")
 
 
 def render_items(con: Any, items: Iterable[Item], *, fold_lines: int = 6, clock: Clock | None = None) -> None:
