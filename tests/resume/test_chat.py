@@ -175,22 +175,22 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         pane.send("a", "Enter")
         screen = pane.wait_for("bash ran")
         assert "⎿ from-bash-42" in screen
-        pane.send("/model claude-haiku-4-5", "Enter")
-        pane.wait_for("the next turn uses claude-haiku-4-5")
+        pane.send("/model claude-haiku-5-5", "Enter")
+        pane.wait_for("the next turn uses claude-haiku-5-5")
         before = len(api.message_requests[-1].messages)
         pane.send("and now?", "Enter")
-        pane.wait_for("re: and now? on claude-haiku-4-5")
+        pane.wait_for("re: and now? on claude-haiku-5-5")
         req = api.message_requests[-1]
-        assert req.model == "claude-haiku-4-5"
+        assert req.model == "claude-haiku-5-5"
         assert len(req.messages) == before + 2  # the whole history: the last answer and the new prompt added
         pane.send("/cost", "Enter")
         screen = pane.wait_for("cost-state (the running total")
         # /cost equals tt stats of the file (no turn since): each model's tokens and cost, in
-        # the same words, "unpriced" for claude-opus-5-5 (no price in tt's table) in both
+        # the same words, "unpriced" for claude-haiku-5-5 (no price in tt's table: model/pricing.py) in both
         stats = tt_stats_json(path)
         table = tt_stats_text(path)
         shown = {ln.split(":")[0].strip(): ln for ln in screen.splitlines() if ln.startswith("  claude-")}
-        assert set(shown) == {m["model"] for m in stats["models"]} == {"claude-opus-5-5", "claude-haiku-4-5"}
+        assert set(shown) == {m["model"] for m in stats["models"]} == {"claude-opus-5-5", "claude-haiku-5-5"}
         for m in stats["models"]:
             cost = "unpriced" if m["cost_usd"] is None else usd(m["cost_usd"])
             assert shown[m["model"]].endswith(f": {m['calls']} calls, {m['total_tokens']:,} tokens, {cost}")
