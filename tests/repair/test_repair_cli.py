@@ -229,8 +229,12 @@ def test_past_the_cap_fixes_what_a_resume_loads(tmp_path: Path) -> None:
         d[:start]
         + d[d.index(b"\n", boundary) + 1 :].replace(b'"parentUuid":"992281a8', b'"parentUuid":"ff44c48a')
     )
-    skipped = repair_file(no_boundary, RepairOptions(cap=1000), dry_run=True, now=NOW, new_id=id_source())
-    assert not skipped.api_checked and "add-interrupted-result" not in {a.fix for a in skipped.actions}
+    # Issue 14, round 2: past the cap with no boundary (all of it is sent), or with a part
+    # after the last boundary over the cap, the same fix (tests/repair/test_past_the_cap.py).
+    whole = repair_file(no_boundary, RepairOptions(cap=1000), dry_run=True, now=NOW, new_id=id_source())
+    assert whole.api_checked and "add-interrupted-result" in {a.fix for a in whole.actions}
+    over = repair_file(p, RepairOptions(cap=(len(d) - start) // 2), dry_run=True, now=NOW, new_id=id_source())
+    assert over.api_checked and [a.fix for a in over.actions] == ["add-interrupted-result"]
 
 
 _CASES = {

@@ -154,6 +154,11 @@ def repair_file(
     r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
     r.actions, r.api_checked = plan.actions, plan.api_checked
     r.remaining = [replace(d, path=str(path)) for d in plan.remaining]
+    if dry_run and plan.compact:
+        # Whether the compaction would be written: tt compact's own dry run (on the input,
+        # before the other fixes; they do not change what a resume's tokens add up to).
+        _, r.compacted = _compact(path, r, now=now, new_id=new_id, backup=False, force=force, dry_run=True)
+        r.changed = r.changed or r.compacted
     if dry_run or (in_place and plan.identity and not plan.compact):
         return r
     target = path if in_place else out
@@ -195,7 +200,14 @@ def repair_file(
 
 
 def _compact(
-    path: Path, r: FileReport, *, now: str, new_id: Callable[[], str], backup: bool, force: bool
+    path: Path,
+    r: FileReport,
+    *,
+    now: str,
+    new_id: Callable[[], str],
+    backup: bool,
+    force: bool,
+    dry_run: bool = False,
 ) -> tuple[Path | None, bool]:
     """``prompt-too-long`` and ``request-too-large``: append an offline compaction
     (``tt compact --in-place`` with the extractive summariser and its default budget,
@@ -217,7 +229,7 @@ def _compact(
     result = compact_file(
         path,
         Extractive(),
-        Target("in-place", force=force, backup=backup),
+        Target("dry-run") if dry_run else Target("in-place", force=force, backup=backup),
         now=lambda: now,
         new_id=new_id,
     )

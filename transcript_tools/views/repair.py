@@ -68,7 +68,12 @@ def _render(con: Any, r: FileReport) -> None:
             + "[/]"
         )
     if r.written:
-        parts = [f"{r.lines_out} lines to {escape(str(r.output))}"]
+        if r.compacted and not r.lines_out:  # in place, nothing rewritten: the compaction alone
+            parts = [f"an offline compaction appended to {escape(str(r.output))}"]
+        else:
+            parts = [f"{r.lines_out} lines to {escape(str(r.output))}"]
+            if r.compacted:
+                parts.append("an offline compaction appended")
         if r.records_added:
             parts.append(f"{r.records_added} record(s) added")
         if r.quarantine is not None:
