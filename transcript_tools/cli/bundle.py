@@ -104,6 +104,7 @@ def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
 @click.option(
     "--cwd",
     "cwd",
+    metavar="DIR",  # as `-p/--project DIR` and `tt store from --cwd DIR`
     type=click.Path(path_type=Path),
     help="The project folder to continue in (default: the current directory).",
 )

@@ -76,6 +76,7 @@ def _results(results: list[FileResult]) -> list[dict[str, Any]]:
 @click.option(
     "--cwd",
     "cwd",
+    metavar="DIR",  # as `-p/--project DIR` and `tt store from --cwd DIR`
     type=click.Path(path_type=Path),
     help="The project folder the files live in (default: the session's cwd).",
 )
