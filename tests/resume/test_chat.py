@@ -424,11 +424,12 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     chat.handle("/cost")
     stats = tt_stats_json(path)  # `tt stats --json SESSION`, run as a user would
     (model,) = stats["models"]
-    assert model["model"] == "claude-opus-5-5" and model["cost_usd"] is None  # no price in tt's table
+    # priced from Claude Code 2.1.332's catalogue ($4/$20: tests/model/test_pricing.py)
+    assert model["model"] == "claude-opus-5-5" and model["cost_usd"] > 0
     assert view.lines[-4:] == [
-        "cost so far unpriced (as tt stats counts it)",
-        f"  claude-opus-5-5: {model['calls']} calls, {model['total_tokens']:,} tokens, unpriced",
-        "  prices as of 2026-11-29; no price for claude-opus-5-5",
+        f"cost so far {usd(model['cost_usd'])} (as tt stats counts it)",
+        f"  claude-opus-5-5: {model['calls']} calls, {model['total_tokens']:,} tokens, {usd(model['cost_usd'])}",
+        "  prices as of 2026-12-01",
         # the fixture's last cost-state (Claude Code 2.1.332 priced claude-opus-5-5 at $4/$20), restored
         "cost-state (the running total Claude Code restores, at its prices): $1.51: claude-opus-5-5 $1.51",
     ]
