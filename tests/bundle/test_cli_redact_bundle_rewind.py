@@ -313,12 +313,17 @@ def test_rewind_restores_files_of_a_real_checkpointed_session_byte_for_byte(
     assert backups, "the CLI wrote file-history backups (CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING)"
     write = _prompt_uuid(s.transcript, "TOOL:Write")
     glob = _prompt_uuid(s.transcript, "TOOL:Glob")
-    r = tt("rewind", s.session_id, "--at", write, "--cwd", str(work), "--yes", config=s.config_dir)
+    # --no-backup: the folder must hold exactly what the checkpoint did (no .tt-rewind.bak)
+    r = tt(
+        "rewind", s.session_id, "--at", write, "--cwd", str(work), "--yes", "--no-backup", config=s.config_dir
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     # Before the Write: util.py did not exist, app.py held what the session started with.
     assert sorted(p.name for p in work.iterdir()) == ["app.py"]
     assert (work / "app.py").read_bytes() == b"print('hello')\n"
-    r = tt("rewind", s.session_id, "--at", glob, "--cwd", str(work), "--yes", config=s.config_dir)
+    r = tt(
+        "rewind", s.session_id, "--at", glob, "--cwd", str(work), "--yes", "--no-backup", config=s.config_dir
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "app.py").read_bytes() == (s.cwd / "app.py").read_bytes()
     assert (work / "util.py").read_bytes() == (s.cwd / "util.py").read_bytes()
@@ -387,3 +392,68 @@ def test_export_dry_run_reports_the_bundle_and_writes_nothing(config: Path, tmp_
     assert dry["files"] == real["files"] and dry["redactions"] == real["redactions"]
     again = json.loads(tt("export", SID, "-o", str(bundle), "--dry-run", "--json", config=config).stdout)
     assert again["exists"] is True
+
+
+# --- one vocabulary: the documented names and the old spellings (issue 18 item 11, round 2) -
+
+
+def test_import_max_bytes_is_the_documented_name_and_max_size_still_works(
+    config: Path, tmp_path: Path
+) -> None:
+    """Finding: `tt import --max-size` where every other command says --max-bytes. Both
+    spellings cap the bundle (a real session's export); only --max-bytes is in the help."""
+    bundle = tmp_path / "s.zip"
+    assert tt("export", SID, "-o", str(bundle), config=config).returncode == 0
+    unpacked = sum(i.file_size for i in zipfile.ZipFile(bundle).infolist())
+    work = tmp_path / "app"
+    work.mkdir()
+    for flag in ("--max-bytes", "--max-size"):
+        small = tt(
+            "import",
+            str(bundle),
+            "--cwd",
+            str(work),
+            "--dry-run",
+            flag,
+            str(unpacked - 1),
+            config=tmp_path / "d",
+        )
+        assert small.returncode == 4 and f"past the limit of {unpacked - 1}" in small.stderr, (
+            flag,
+            small.stderr,
+        )
+        fits = tt(
+            "import", str(bundle), "--cwd", str(work), "--dry-run", flag, str(unpacked), config=tmp_path / "d"
+        )
+        assert fits.returncode == 0, (flag, fits.stderr)
+    both = tt(
+        "import", str(bundle), "--dry-run", "--max-bytes", "5", "--max-size", "6", config=tmp_path / "d"
+    )
+    assert both.returncode == 2 and "old name of --max-bytes" in both.stderr
+    shown = tt("import", "--help").stdout
+    assert "--max-bytes" in shown and "--max-size" not in shown
+
+
+def test_rewind_keeps_backups_unless_no_backup_and_the_old_backup_flag_still_works(
+    config: Path, tmp_path: Path
+) -> None:
+    """Finding: `tt rewind --backup` (opt-in) where redact, repair and compact say
+    --no-backup (opt-out). Now a rewind keeps <file>.tt-rewind.bak by default, as the
+    others keep <file>.bak; --no-backup keeps none; --backup is accepted, hidden."""
+    args = ["--at", "21327ba7", "--yes", "--json"]
+    for extra, kept in (([], True), (["--backup"], True), (["--no-backup"], False)):
+        (tmp_path / ("x" + "".join(extra))).mkdir()
+        work = _workdir(tmp_path / ("x" + "".join(extra)))
+        r = tt("rewind", SID, "--cwd", str(work), *args, *extra, config=config)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert (work / "app.py").read_bytes() == b"print('hello')\n" and not (work / "util.py").exists()
+        assert (work / "app.py.tt-rewind.bak").is_file() is kept, extra
+        assert (work / "util.py.tt-rewind.bak").is_file() is kept, extra
+        if kept:
+            assert (work / "app.py.tt-rewind.bak").read_bytes() == b"print('hello world')\n"
+    (tmp_path / "both").mkdir()
+    work = _workdir(tmp_path / "both")
+    both = tt("rewind", SID, "--cwd", str(work), *args, "--backup", "--no-backup", config=config)
+    assert both.returncode == 2 and "contradict" in both.stderr
+    shown = tt("rewind", "--help").stdout
+    assert "--no-backup" in shown and "--backup " not in shown

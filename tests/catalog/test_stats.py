@@ -327,15 +327,20 @@ def test_cost_of_each_kind_of_token_by_hand() -> None:
     assert cost_usd("a-model-nobody-prices", t) is None
 
 
-def test_an_unpriced_model_makes_the_total_unknown_not_zero() -> None:
-    st = session_stats(
+def test_an_unpriced_model_makes_the_total_unknown_not_zero(tmp_path: Path) -> None:
+    # The real 2.1.332 session with its model renamed to one no table prices (claude-opus-5-5
+    # itself is priced since tt read Claude Code 2.1.332's catalogue: tests/model/test_pricing.py).
+    src = (
         REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
     )
+    renamed = tmp_path / src.name
+    renamed.write_bytes(src.read_bytes().replace(b'"model":"claude-opus-5-5"', b'"model":"claude-opus-5-6"'))
+    st = session_stats(renamed)
     doc = st.to_dict()
-    # claude-opus-5-5 has no published price in tt's table (pricing.PRICES_READ_ON).
+    assert [m["model"] for m in doc["models"]] == ["claude-opus-5-6"]
     assert [m["cost_usd"] for m in doc["models"]] == [None]
     assert doc["totals"]["cost_usd"] is None and doc["totals"]["priced_cost_usd"] == 0
-    assert doc["totals"]["unpriced_models"] == ["claude-opus-5-5"]
+    assert doc["totals"]["unpriced_models"] == ["claude-opus-5-6"]
     from rich.console import Console
 
     from transcript_tools.views.stats import render_one
@@ -344,10 +349,15 @@ def test_an_unpriced_model_makes_the_total_unknown_not_zero() -> None:
     render_one(con, st, Path("x.jsonl"))
     shown = con.export_text().splitlines()
     # the word tt chat's /cost uses too (tests/resume/test_chat.py), never "$0" or a guess
-    assert next(ln for ln in shown if ln.startswith("opus-5-5")).rstrip().endswith(" unpriced")
-    assert "prices as of 2026-11-29; no price for claude-opus-5-5" in shown
+    assert next(ln for ln in shown if ln.startswith("opus-5-6")).rstrip().endswith(" unpriced")
+    assert "prices as of 2026-12-01; no price for claude-opus-5-6" in shown
     priced = session_stats(REAL / "v2.1.38-tool-heavy.jsonl").to_dict()["totals"]
     assert priced["cost_usd"] == priced["priced_cost_usd"] == pytest.approx(0.2266455, abs=1e-6)  # 6 decimals
+    # the original, on 2.1.332's default model: $4/$20 per MTok (Claude Code 2.1.332's catalogue)
+    t = session_stats(src).tokens
+    assert session_stats(src).to_dict()["totals"]["cost_usd"] == pytest.approx(
+        (t.input * 4 + t.output * 20 + t.cache_read * 0.2 + t.cache_write * 5) / 1e6, abs=1e-6
+    )
 
 
 def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None:

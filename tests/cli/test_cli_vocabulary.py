@@ -133,7 +133,9 @@ def test_the_renamed_options_are_gone() -> None:
     # fork --at and rewind --at name the same thing; --keep is a message (compact), not a backup.
     assert "--at" in _names("fork") and "--at" in _names("rewind") and "--to" not in _names("rewind")
     assert (
-        "--keep" in _names("compact") and "--keep" not in _names("rewind") and "--backup" in _names("rewind")
+        "--keep" in _names("compact")
+        and "--keep" not in _names("rewind")
+        and "--no-backup" in _names("rewind")
     )
     # -n is --limit in ls and search alike.
     assert "-n" in _names("ls") and "-n" in _names("search")
@@ -162,3 +164,23 @@ def test_every_command_that_takes_a_session_offers_continue() -> None:
             if "-c" not in opts:
                 missing.append(name)
     assert missing == []
+
+
+#: Old spellings kept working (scripts written against them) but shown nowhere: each is the
+#: documented option's former name (round 2 of issue 18: `rewind --backup` where the others
+#: say --no-backup, `import --max-size` where the others say --max-bytes).
+ALIASES = {("rewind", "--backup"): "--no-backup", ("import", "--max-size"): "--max-bytes"}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_only_hidden_options_are_old_spellings_of_documented_ones(name: str) -> None:
+    from click.testing import CliRunner
+
+    shown = CliRunner().invoke(cli, [name, "--help"]).output
+    for o in _options(name):
+        for n in o.opts:
+            if o.hidden:
+                assert (name, n) in ALIASES, f"tt {name}: {n} is hidden and is no known old spelling"
+                assert ALIASES[name, n] in _names(name) and f"{n} " not in shown
+            else:
+                assert (name, n) not in ALIASES

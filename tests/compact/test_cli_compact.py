@@ -267,7 +267,7 @@ def test_model_summary_and_exact_count_through_the_stand_in(config: Path, standi
         "--exact",
         "--json",
         "--keep-tokens",
-        "800",
+        "300",  # under the ~700 tokens a resume sends: a budget that fits would be no compaction,
         config=config,
         env=env,
     )
@@ -289,7 +289,18 @@ def test_api_failure_writes_nothing(config: Path, standin: StandIn) -> None:
     standin.script(*[ApiError(400, "bad request")] * 3)
     before = digest(config)
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": standin.base_url}
-    out = tt("compact", SID, "--summarizer", "anthropic", "--model", "m", config=config, env=env)
+    out = tt(
+        "compact",
+        SID,
+        "--summarizer",
+        "anthropic",
+        "--model",
+        "m",
+        "--keep-tokens",
+        "300",
+        config=config,
+        env=env,
+    )
     assert out.returncode == 5 and "bad request" in out.stderr
     assert digest(config) == before
 
@@ -459,17 +470,44 @@ def test_the_real_cli_resumes_the_shipped_fixture_compacted(claude_332: ClaudeCL
 
 
 @pytest.mark.parametrize("mode", [[], ["--in-place"], ["--dry-run"]], ids=["new", "in-place", "dry-run"])
-def test_a_compaction_that_would_grow_the_request_is_not_written(config: Path, mode: list[str]) -> None:
-    # The fixture's conversation is ~700 tokens; the summary alone is bigger.
+def test_a_small_compacted_session_fits_its_budget_not_a_summary_no_smaller(
+    config: Path, mode: list[str]
+) -> None:
+    """Finding (issue 18, round 2): on the real 2.1.332 session (already compacted once by
+    the CLI, ~700 tokens sent on resume) ``--dry-run`` said "the summary is no smaller";
+    it fits the default budget of 40,000 tokens, and says so with both figures."""
     before = digest(config)
-    out = tt("compact", SID, "--keep-tokens", "800", "--json", *mode, config=config)
+    out = tt("compact", SID, "--json", *mode, config=config)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["nothing_to_do"] is True and d["grows"] is False and d["output"] is None
+    assert d["messages"]["summarised"] == 0 and d["tokens"]["budget"] == 40000
+    size = d["tokens"]["before"]
+    assert 0 < size <= 40000 and d["tokens"]["after"] == size
+    assert (
+        f"the session fits its budget: a resume sends ~{size:,} tokens, within --keep-tokens 40,000"
+        in d["notes"]
+    )
+    human = tt("compact", SID, *mode, config=config)
+    assert (
+        human.returncode == 0 and "Nothing to compact" in human.stdout and "fits its budget" in human.stdout
+    )
+    assert "no smaller" not in human.stdout and "Continue it with" not in human.stdout
+    assert digest(config) == before  # nothing written, no backup
+
+
+@pytest.mark.parametrize("mode", [[], ["--in-place"], ["--dry-run"]], ids=["new", "in-place", "dry-run"])
+def test_a_compaction_that_would_grow_the_request_is_not_written(config: Path, mode: list[str]) -> None:
+    # The fixture's conversation is ~700 tokens, over a budget of 300; the summary alone is bigger.
+    before = digest(config)
+    out = tt("compact", SID, "--keep-tokens", "300", "--json", *mode, config=config)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["grows"] is True and d["output"] is None and d["new_session_id"] is None and d["continue"] == []
     assert d["tokens"]["after"] >= d["tokens"]["before"]
     assert any(n.startswith("not compacted: the summary") and "--even-if-larger" in n for n in d["notes"])
     assert digest(config) == before  # nothing written, no backup
-    human = tt("compact", SID, "--keep-tokens", "800", *mode, config=config)
+    human = tt("compact", SID, "--keep-tokens", "300", *mode, config=config)
     assert human.returncode == 0 and "Not compacted" in human.stdout and "would grow" in human.stdout
     assert "Continue it with" not in human.stdout
     assert digest(config) == before
@@ -603,7 +641,7 @@ def test_prune_progress_instead_of_a_summary_that_would_grow_the_request(
         "compact",
         SID,
         "--keep-tokens",
-        "800",
+        "300",
         "--prune",
         "progress",
         "-o",

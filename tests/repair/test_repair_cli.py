@@ -229,8 +229,12 @@ def test_past_the_cap_fixes_what_a_resume_loads(tmp_path: Path) -> None:
         d[:start]
         + d[d.index(b"\n", boundary) + 1 :].replace(b'"parentUuid":"992281a8', b'"parentUuid":"ff44c48a')
     )
-    skipped = repair_file(no_boundary, RepairOptions(cap=1000), dry_run=True, now=NOW, new_id=id_source())
-    assert not skipped.api_checked and "add-interrupted-result" not in {a.fix for a in skipped.actions}
+    # Issue 14, round 2: past the cap with no boundary (all of it is sent), or with a part
+    # after the last boundary over the cap, the same fix (tests/repair/test_past_the_cap.py).
+    whole = repair_file(no_boundary, RepairOptions(cap=1000), dry_run=True, now=NOW, new_id=id_source())
+    assert whole.api_checked and "add-interrupted-result" in {a.fix for a in whole.actions}
+    over = repair_file(p, RepairOptions(cap=(len(d) - start) // 2), dry_run=True, now=NOW, new_id=id_source())
+    assert over.api_checked and [a.fix for a in over.actions] == ["add-interrupted-result"]
 
 
 _CASES = {
@@ -389,3 +393,44 @@ def test_a_batch_notes_a_file_that_is_no_transcript_and_repairs_the_rest(tmp_pat
     # Named on its own, the same file is an error (exit 4), as before.
     one = tt("repair", str(src / "00000000-0000-0000-0000-000000000000.jsonl"), "--dry-run")
     assert one.returncode == 4 and "not a transcript" in one.stderr
+
+
+def _small_refused(tmp_path: Path) -> Path:
+    """The real 2.1.332 session (~700 tokens on resume) ending in Claude Code's persisted
+    "Prompt is too long" error (the prompt and the error record as `damage.prompt_too_long`
+    writes them): a compaction cannot shrink what already fits its budget."""
+    refused = damage.prompt_too_long(S332.read_bytes()).data.splitlines(keepends=True)[-2:]
+    p = tmp_path / f"{SID}.jsonl"
+    p.write_bytes(S332.read_bytes() + b"".join(refused))
+    return p
+
+
+def test_a_compaction_repair_does_not_write_is_not_reported_as_a_change(tmp_path: Path) -> None:
+    """Finding (issue 18, round 2): when the compact-history fix wrote no compaction the
+    report still said "1 changed"."""
+    p = _small_refused(tmp_path)
+    before = p.read_bytes()
+    r = tt("repair", str(p), "--in-place")
+    assert r.returncode == 1  # the error is left, and said
+    out = r.stdout
+    assert "1 file(s): 0 changed, 1 unchanged; 1 error(s) repair cannot fix" in out
+    assert "compact-history (prompt-too-long) (not done)" in out
+    assert "no compaction written (the error above says why); the file is unchanged" in out
+    assert "fits the offline compaction's budget of 40,000 tokens" in out
+    assert p.read_bytes() == before and not Path(f"{p}.bak").exists()
+    doc = json.loads(tt("repair", str(p), "--in-place", "--json").stdout)
+    [f] = doc["files"]
+    assert doc["changed"] == 0 and f["changed"] is False and f["written"] is False and f["compacted"] is False
+    assert f["backup"] is None and f["remaining_errors"] == 1
+    # -o: the copy is written (byte for byte the input), the compaction is not
+    copy = tmp_path / "copy.jsonl"
+    doc = json.loads(tt("repair", str(p), "-o", str(copy), "--json").stdout)
+    [f] = doc["files"]
+    assert f["written"] is True and f["changed"] is False and f["compacted"] is False
+    assert copy.read_bytes() == before
+    # and a compaction that is written is reported as one
+    big = damage.prompt_too_long(S332.read_bytes()).data
+    p.write_bytes(big)
+    doc = json.loads(tt("repair", str(p), "--in-place", "--json").stdout)
+    [f] = doc["files"]
+    assert f["compacted"] is True and f["changed"] is True and len(p.read_bytes()) > len(big)

@@ -175,22 +175,22 @@ def test_a_chat_with_a_tool_call_model_switch_cost_ctrl_c_and_exit(
         pane.send("a", "Enter")
         screen = pane.wait_for("bash ran")
         assert "⎿ from-bash-42" in screen
-        pane.send("/model claude-haiku-4-5", "Enter")
-        pane.wait_for("the next turn uses claude-haiku-4-5")
+        pane.send("/model claude-haiku-5-5", "Enter")
+        pane.wait_for("the next turn uses claude-haiku-5-5")
         before = len(api.message_requests[-1].messages)
         pane.send("and now?", "Enter")
-        pane.wait_for("re: and now? on claude-haiku-4-5")
+        pane.wait_for("re: and now? on claude-haiku-5-5")
         req = api.message_requests[-1]
-        assert req.model == "claude-haiku-4-5"
+        assert req.model == "claude-haiku-5-5"
         assert len(req.messages) == before + 2  # the whole history: the last answer and the new prompt added
         pane.send("/cost", "Enter")
         screen = pane.wait_for("cost-state (the running total")
         # /cost equals tt stats of the file (no turn since): each model's tokens and cost, in
-        # the same words, "unpriced" for claude-opus-5-5 (no price in tt's table) in both
+        # the same words, "unpriced" for claude-haiku-5-5 (no price in tt's table: model/pricing.py) in both
         stats = tt_stats_json(path)
         table = tt_stats_text(path)
         shown = {ln.split(":")[0].strip(): ln for ln in screen.splitlines() if ln.startswith("  claude-")}
-        assert set(shown) == {m["model"] for m in stats["models"]} == {"claude-opus-5-5", "claude-haiku-4-5"}
+        assert set(shown) == {m["model"] for m in stats["models"]} == {"claude-opus-5-5", "claude-haiku-5-5"}
         for m in stats["models"]:
             cost = "unpriced" if m["cost_usd"] is None else usd(m["cost_usd"])
             assert shown[m["model"]].endswith(f": {m['calls']} calls, {m['total_tokens']:,} tokens, {cost}")
@@ -424,11 +424,12 @@ def test_the_chat_core_commands_rename_tag_fork_cost_and_a_turn(config: Path, st
     chat.handle("/cost")
     stats = tt_stats_json(path)  # `tt stats --json SESSION`, run as a user would
     (model,) = stats["models"]
-    assert model["model"] == "claude-opus-5-5" and model["cost_usd"] is None  # no price in tt's table
+    # priced from Claude Code 2.1.332's catalogue ($4/$20: tests/model/test_pricing.py)
+    assert model["model"] == "claude-opus-5-5" and model["cost_usd"] > 0
     assert view.lines[-4:] == [
-        "cost so far unpriced (as tt stats counts it)",
-        f"  claude-opus-5-5: {model['calls']} calls, {model['total_tokens']:,} tokens, unpriced",
-        "  prices as of 2026-11-29; no price for claude-opus-5-5",
+        f"cost so far {usd(model['cost_usd'])} (as tt stats counts it)",
+        f"  claude-opus-5-5: {model['calls']} calls, {model['total_tokens']:,} tokens, {usd(model['cost_usd'])}",
+        "  prices as of 2026-12-01",
         # the fixture's last cost-state (Claude Code 2.1.332 priced claude-opus-5-5 at $4/$20), restored
         "cost-state (the running total Claude Code restores, at its prices): $1.51: claude-opus-5-5 $1.51",
     ]

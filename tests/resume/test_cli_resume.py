@@ -228,8 +228,19 @@ def test_no_key_is_checked_before_a_fork_is_written(tt: Any, config: Path) -> No
 def test_a_budget_on_an_unpriced_model_is_exit_2_before_a_fork_is_written(tt: Any, config: Path) -> None:
     project = transcript(config).parent
     files = sorted(project.glob("*.jsonl"))
-    r = tt("resume", SID332, "--fork", "--max-budget-usd", "1", "-p", "hello", env={"ANTHROPIC_API_KEY": "k"})
-    assert r.code == 2 and "no price is known for model 'claude-opus-5-5'" in r.err
+    r = tt(
+        "resume",
+        SID332,
+        "--fork",
+        "--max-budget-usd",
+        "1",
+        "--model",
+        "claude-haiku-5-5",  # unpriced in tt on purpose (model/pricing.py)
+        "-p",
+        "hello",
+        env={"ANTHROPIC_API_KEY": "k"},
+    )
+    assert r.code == 2 and "no price is known for model 'claude-haiku-5-5'" in r.err
     assert sorted(project.glob("*.jsonl")) == files
 
 
@@ -724,3 +735,18 @@ def test_a_dry_run_for_a_person_is_a_summary_and_json_is_the_request(tt: Any) ->
     assert "read from byte 329782 (the last compact boundary)" in fields["request"]
     assert fields["tools"] == "Read, Glob, Grep" and fields["prompt"] == "'go on'"
     assert lines[-1] == "--json prints the request itself."
+
+
+def test_a_dry_run_says_the_no_response_sentinel_in_words_and_json_keeps_the_code(tt: Any) -> None:
+    """Finding (issue 18 item 14, round 2): the summary printed ``no-response-sentinel``.
+    On a real 2.1.38 session that ends on an unanswered user message."""
+    path = REAL / "v2.1.38-tool-heavy.jsonl"
+    r = tt("resume", str(path), "--dry-run")
+    assert r.code == 0 and r.err == ""
+    out = r.out.decode()
+    assert "no-response-sentinel" not in out
+    note = next(ln for ln in out.splitlines() if ln.split()[:1] == ["note"])
+    assert "ends on a message of yours with no answer" in note and '"No response requested."' in note
+    request = tt("resume", str(path), "--dry-run", "--json")
+    assert request.json()["messages"][-1]["content"][0]["text"] == "No response requested."
+    assert "no-response-sentinel" in request.err  # the code, for scripts

@@ -104,24 +104,32 @@ def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
 @click.option(
     "--cwd",
     "cwd",
+    metavar="DIR",  # as `-p/--project DIR` and `tt store from --cwd DIR`
     type=click.Path(path_type=Path),
     help="The project folder to continue in (default: the current directory).",
 )
 @click.option("--dry-run", is_flag=True, help="Check the bundle and show its manifest; extract nothing.")
 @click.option(
-    "--max-size",
+    "--max-bytes",
     type=click.IntRange(min=1),
-    default=MAX_TOTAL_BYTES,
-    show_default=True,
-    help="Refuse bundles that unpack to more bytes.",
+    default=None,
+    help=f"Refuse bundles that unpack to more bytes.  [default: {MAX_TOTAL_BYTES}]",
 )
+# The old spelling: still accepted (scripts keep working), not shown; the vocabulary is
+# --max-bytes everywhere (CONTRIBUTING.md, "Flags").
+@click.option("--max-size", type=click.IntRange(min=1), default=None, hidden=True)
 @json_option
-def import_command(archive: Path, cwd: Path | None, dry_run: bool, max_size: int, as_json: bool) -> int:
+def import_command(
+    archive: Path, cwd: Path | None, dry_run: bool, max_bytes: int | None, max_size: int | None, as_json: bool
+) -> int:
     """Unpack a bundle written by `tt export` into this machine's Claude config dir, under
     the project folder of --cwd, rewriting paths under the original cwd. Refuses unsafe
     archives (paths escaping the target, links, devices, oversized members), bad
     checksums, and a session id that exists already."""
-    limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, max_size), total_bytes=max_size)
+    if max_bytes is not None and max_size is not None and max_bytes != max_size:
+        raise click.UsageError("--max-size is the old name of --max-bytes: give one")
+    cap = max_bytes or max_size or MAX_TOTAL_BYTES
+    limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, cap), total_bytes=cap)
     target = import_cwd(cwd)
     if dry_run:
         m = read_manifest(archive, limits=limits)

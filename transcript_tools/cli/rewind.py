@@ -76,13 +76,19 @@ def _results(results: list[FileResult]) -> list[dict[str, Any]]:
 @click.option(
     "--cwd",
     "cwd",
+    metavar="DIR",  # as `-p/--project DIR` and `tt store from --cwd DIR`
     type=click.Path(path_type=Path),
     help="The project folder the files live in (default: the session's cwd).",
 )
 @click.option("--allow-outside", is_flag=True, help="Also restore tracked files outside the project folder.")
 @click.option(
-    "--backup", "keep", is_flag=True, help="Save each file's current content as <file>.tt-rewind.bak first."
+    "--no-backup",
+    is_flag=True,
+    help="Save no copy of the files it changes (by default each one's current content is kept as <file>.tt-rewind.bak first).",
 )
+# The old spelling, from when backups were opt-in: still accepted (scripts keep working), not
+# shown; the vocabulary is --no-backup everywhere (CONTRIBUTING.md, "Flags").
+@click.option("--backup", "backup_alias", is_flag=True, hidden=True)
 @click.option("--dry-run", is_flag=True, help="Show the plan and a diff per file; change nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @continue_option
@@ -95,7 +101,8 @@ def rewind_command(
     conversation: bool,
     cwd: Path | None,
     allow_outside: bool,
-    keep: bool,
+    no_backup: bool,
+    backup_alias: bool,
     dry_run: bool,
     yes: bool,
     latest: bool,
@@ -109,6 +116,9 @@ def rewind_command(
     when the next prompt was sent (if no file was edited in between). Files that did not
     exist then are deleted, as Claude Code's /rewind does.
     """
+    if no_backup and backup_alias:
+        raise click.UsageError("--backup and --no-backup contradict each other")
+    keep = not no_backup
     do_files = files_flag or not conversation
     ref = store.resolve(session, latest=latest)
     loaded = load_session(ref.path, max_bytes=max_bytes)

@@ -434,6 +434,20 @@ class _Compaction:
             self.without_unsent(new_id=new_id)
             return
         digest, excerpt = self.digest(p)
+        if result.tokens_before <= self.options.keep_tokens and not self.even_if_larger:
+            # Round-2 finding (issue 18): a small session already compacted summarised one
+            # message and said "the summary is no smaller". What a resume sends fits the
+            # budget: there is nothing to compact, and no summary is asked for.
+            result.nothing_to_do = True
+            result.kept = len(p.kept)
+            result.summarised = result.context = 0
+            result.tokens_after = result.tokens_before
+            result.notes.append(
+                f"the session fits its budget: a resume sends ~{result.tokens_before:,} tokens, within --keep-tokens "
+                f"{self.options.keep_tokens:,}"
+            )
+            self.without_unsent(new_id=new_id)
+            return
         summary = self.summarizer.summarize(
             Material(digest, excerpt.text() if excerpt is not None else "", str(path), len(p.kept))
         )

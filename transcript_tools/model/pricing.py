@@ -1,9 +1,14 @@
 """Model prices in USD per million tokens, with the date they were read.
 
-Used by ``tt stats`` and by the QueryEngine's budget. Prices come from Anthropic's
-public pricing page; cache writes cost 1.25× input (5-minute TTL) or 2× input (1-hour
-TTL) and cache reads 0.1× input. A model not in the table has no price: costs for it
-are reported as unknown, never guessed.
+Used by ``tt stats`` and by the QueryEngine's budget. Two sources, each row saying which:
+Anthropic's public pricing page (the Claude 3 and 4 models), and the model catalogue baked
+into Claude Code 2.1.332 (its ``pricing_tiers``, issued 2026-11-24; the models it prices that
+the page does not yet list, e.g. its default ``claude-opus-5-5``). Cache writes cost 1.25×
+input (5-minute TTL) or 2× input (1-hour TTL) for every model in both; cache reads cost 0.1×
+input except where a row gives its own rate (the catalogue's ``*_cache_read_*`` tiers). A
+model not in the table has no price: costs for it are reported as unknown, never guessed —
+so a key prices only its own model and that model's dated or suffixed ids, never a later
+minor version (``claude-opus-5`` does not price a ``claude-opus-5-6``).
 
 Invariants: pure data and arithmetic; no I/O.
 """
@@ -15,13 +20,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 #: When the table below was last checked against the public pricing page.
-PRICES_READ_ON = "2026-11-29"
+PRICES_READ_ON = "2026-12-01"
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
     input: float
     output: float
+    #: USD per million cache-read tokens when it is not 0.1× input (Claude Code 2.1.332's
+    #: ``tier_*_cache_read_*`` tiers, e.g. $0.20 for claude-opus-5-5's $4 input).
+    cache_read_rate: float | None = None
 
     @property
     def cache_write_5m(self) -> float:
@@ -33,23 +41,41 @@ class Price:
 
     @property
     def cache_read(self) -> float:
-        return self.input * 0.1
+        return self.input * 0.1 if self.cache_read_rate is None else self.cache_read_rate
 
 
 # Keys are model-name prefixes; the longest matching prefix wins, so dated ids
-# (claude-opus-4-5-20251101) find their family.
+# (claude-opus-4-5-20251101) find their family; a key never matches a later minor version
+# (see `price_for`).
 TABLE: dict[str, Price] = {
+    # From Claude Code 2.1.332's baked-in model catalogue (``pricing_tiers`` and each model's
+    # ``pricing`` tier, catalogue issued 2026-11-24; the real CLI's own cost records agree:
+    # tests/model/test_pricing.py). The public page did not list these when read.
+    "claude-opus-5-5": Price(4.0, 20.0, cache_read_rate=0.2),  # tier_4_20_cache_read_0_20
+    "claude-opus-5": Price(5.0, 25.0),  # tier_5_25
+    "claude-sonnet-5-5": Price(2.0, 10.0, cache_read_rate=0.1),  # tier_2_10_cache_read_0_10
+    "claude-sonnet-5": Price(2.0, 10.0),  # tier_2_10
+    "claude-fable-5-2": Price(8.0, 40.0, cache_read_rate=0.2),  # tier_8_40_cache_read_0_20
+    "claude-fable-5-1": Price(10.0, 50.0, cache_read_rate=0.25),  # tier_10_50_cache_read_0_25
+    "claude-fable-5": Price(10.0, 50.0),  # tier_10_50
+    "claude-mythos-5-2": Price(8.0, 40.0, cache_read_rate=0.2),  # tier_8_40_cache_read_0_20
+    "claude-mythos-5-1": Price(10.0, 50.0, cache_read_rate=0.25),  # tier_10_50_cache_read_0_25
+    "claude-mythos-5": Price(10.0, 50.0),  # tier_10_50
+    # claude-haiku-5-5 stays unpriced: its tier (haiku_55) charges 5× once a request's prompt
+    # passes 100,000 tokens, and tt prices token totals, not each request.
     # Opus 4.5 and later are priced at $5/$25 (LiteLLM's table, which ccusage uses, agrees
-    # for 4-7 and 4-8); models named only in the future (claude-opus-5 ...) stay unpriced.
+    # for 4-7 and 4-8; so does 2.1.332's catalogue: tier_5_25).
     "claude-opus-4-8": Price(5.0, 25.0),
     "claude-opus-4-7": Price(5.0, 25.0),
     "claude-opus-4-6": Price(5.0, 25.0),
     "claude-opus-4-5": Price(5.0, 25.0),
     "claude-opus-4-1": Price(15.0, 75.0),
     "claude-opus-4-2": Price(15.0, 75.0),  # claude-opus-4-20250514
+    "claude-opus-4-0": Price(15.0, 75.0),  # the alias of claude-opus-4-20250514
     "claude-opus-4": Price(15.0, 75.0),
     "claude-sonnet-4-6": Price(3.0, 15.0),
     "claude-sonnet-4-5": Price(3.0, 15.0),
+    "claude-sonnet-4-0": Price(3.0, 15.0),  # the alias of claude-sonnet-4-20250514
     "claude-sonnet-4": Price(3.0, 15.0),
     "claude-3-7-sonnet": Price(3.0, 15.0),
     "claude-3-5-sonnet": Price(3.0, 15.0),
@@ -61,12 +87,27 @@ TABLE: dict[str, Price] = {
 }
 
 
+def _later_version(rest: str) -> bool:
+    """True when what follows a key is a minor version (``-6`` of claude-opus-5-6), not a
+    date (``-20251101``) or a suffix (``[1m]``, ``@20250514``)."""
+    if len(rest) < 2 or rest[0] != "-" or not rest[1].isdigit():
+        return False
+    n = 1
+    while n < len(rest) and rest[n].isdigit():
+        n += 1
+    return n - 1 <= 2
+
+
 def price_for(model: str | None) -> Price | None:
     if not model:
         return None
     best: str | None = None
     for k in TABLE:
-        if model.startswith(k) and (best is None or len(k) > len(best)):
+        if (
+            model.startswith(k)
+            and (best is None or len(k) > len(best))
+            and not _later_version(model[len(k) :])
+        ):
             best = k
     return TABLE[best] if best is not None else None
 

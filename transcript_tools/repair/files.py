@@ -61,6 +61,9 @@ class FileReport:
     lines_quarantined: int = 0
     bytes_quarantined: int = 0
     records_added: int = 0
+    #: the ``compact-history`` fix: None when not planned, else whether its compaction was
+    #: written (it is not when it would not shrink the request: `remaining` says why)
+    compacted: bool | None = None
     api_checked: bool = True
     actions: list[Action] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
@@ -89,6 +92,7 @@ class FileReport:
             "lines_quarantined": self.lines_quarantined,
             "bytes_quarantined": self.bytes_quarantined,
             "records_added": self.records_added,
+            "compacted": self.compacted,
             "api_checked": self.api_checked,
             "fixes": counts,
             "actions": [a.to_dict() for a in self.actions],
@@ -150,15 +154,21 @@ def repair_file(
     r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
     r.actions, r.api_checked = plan.actions, plan.api_checked
     r.remaining = [replace(d, path=str(path)) for d in plan.remaining]
+    if dry_run and plan.compact:
+        # Whether the compaction would be written: tt compact's own dry run (on the input,
+        # before the other fixes; they do not change what a resume's tokens add up to).
+        _, r.compacted = _compact(path, r, now=now, new_id=new_id, backup=False, force=force, dry_run=True)
+        r.changed = r.changed or r.compacted
     if dry_run or (in_place and plan.identity and not plan.compact):
         return r
     target = path if in_place else out
     assert target is not None
     if in_place and plan.identity:
         # Nothing to rewrite: the compaction alone, which keeps the original as the .bak.
-        r.changed = True
-        r.backup = _compact(path, r, now=now, new_id=new_id, backup=backup, force=force)
-        r.output, r.written = path, True
+        # When it is not written, neither is anything else: the report says unchanged.
+        r.backup, r.compacted = _compact(path, r, now=now, new_id=new_id, backup=backup, force=force)
+        r.changed = r.written = r.compacted
+        r.output = path if r.compacted else None
         return r
     sink = _Quarantine(quarantine_path(target))
     chunks = _chunks(path, s, plan, now, sink, r)
@@ -183,20 +193,28 @@ def repair_file(
     r.output, r.written = target, True
     r.quarantine = sink.path if sink.count else None
     if plan.compact:
-        r.changed = True
         # The original is the .bak already (in place) or untouched (-o).
-        _compact(target, r, now=now, new_id=new_id, backup=False, force=True)
+        _, r.compacted = _compact(target, r, now=now, new_id=new_id, backup=False, force=True)
+        r.changed = r.changed or r.compacted
     return r
 
 
 def _compact(
-    path: Path, r: FileReport, *, now: str, new_id: Callable[[], str], backup: bool, force: bool
-) -> Path | None:
+    path: Path,
+    r: FileReport,
+    *,
+    now: str,
+    new_id: Callable[[], str],
+    backup: bool,
+    force: bool,
+    dry_run: bool = False,
+) -> tuple[Path | None, bool]:
     """``prompt-too-long`` and ``request-too-large``: append an offline compaction
     (``tt compact --in-place`` with the extractive summariser and its default budget,
     40k tokens kept verbatim) to the written file. Nothing is removed: the history stays
     before the boundary, as after Claude Code's own /compact. Returns the backup it made,
-    if any.
+    if any, and whether the compaction was written (not when it would not shrink the
+    request, or the conversation already fits the budget: the error is left, with why).
 
     The budget is in tokens, and an image or a document counts as a few thousand of them
     whatever its bytes: for ``request-too-large`` the appended records (the summary and
@@ -211,7 +229,7 @@ def _compact(
     result = compact_file(
         path,
         Extractive(),
-        Target("in-place", force=force, backup=backup),
+        Target("dry-run") if dry_run else Target("in-place", force=force, backup=backup),
         now=lambda: now,
         new_id=new_id,
     )
@@ -229,7 +247,13 @@ def _compact(
         r.remaining.append(
             Diagnostic(
                 "prompt-too-long",
-                "an offline compaction would not shrink the request; run `tt compact` with a smaller --keep-tokens",
+                (
+                    f"not compacted: what a resume sends (~{result.tokens_before:,} tokens by tt's estimate) already "
+                    f"fits the offline compaction's budget of {result.budget:,} tokens kept verbatim"
+                    if result.nothing_to_do
+                    else "not compacted: an offline compaction would not shrink the request"
+                )
+                + "; run `tt compact --in-place` with a smaller --keep-tokens",
                 str(r.path),
             )
         )
@@ -243,7 +267,7 @@ def _compact(
                 str(r.path),
             )
         )
-    return result.backup
+    return result.backup, not (result.grows or result.nothing_to_do)
 
 
 def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: FileReport) -> Iterator[bytes]:

@@ -111,8 +111,8 @@ class Plan:
 @dataclass(frozen=True, slots=True)
 class RepairOptions:
     """Choices beyond the default fixes. ``cap``: files past it get the API fixes only on
-    the part a resume loads (what follows the last compact boundary), as ``tt validate``
-    judges only that part."""
+    the part a resume sends (what follows the last compact boundary, or all of a file with
+    none), whatever that part's size (`survey.Survey.need_facts_pass`)."""
 
     drop_orphans: bool = False  # drop orphan tool results instead of keeping them as text
     strip_thinking: bool = False  # remove thinking blocks (signatures rejected after a model switch)

@@ -17,7 +17,9 @@ Invariants:
   entries are addressed by ``(line, k)`` everywhere in repair.
 - Uses the same rules as `validate.core.Validator` (chain types, first occurrence owns a uuid,
   duplicate-line vs duplicate-uuid by the record's bytes, facts only for the part a
-  resume loads past the cap), so a plan resolves exactly what ``tt validate`` reports.
+  resume loads past the cap), so a plan resolves what ``tt validate`` reports. Past the
+  cap the survey judges that part whatever its size (`need_facts_pass`), where the
+  validator judges only its request size when it is over the cap.
 - Pure: no I/O.
 """
 
@@ -115,13 +117,18 @@ class Survey:
     #: last response: (line, uuid, what the API said) (``prompt-too-long``).
     too_long: tuple[int, str, str] | None = None
     _boundary_ts: Any = None
+    #: Collect `NodeFacts` in this pass. Past the cap, only until the first compact
+    #: boundary: the facts of the part a resume sends (what follows the last boundary, or
+    #: the whole file when it has none) then come from `feed_facts`.
     collect: bool = True
+    past_cap: bool = False
     facts_pass_done: bool = False
     _hashes: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
     _chains: dict[tuple[bool, str | None], int] = field(default_factory=lambda: {(False, None): 0})
 
     def __post_init__(self) -> None:
-        self.collect = self.size <= self.cap
+        self.past_cap = self.size > self.cap
+        self.collect = True
 
     # --- pass 1 -------------------------------------------------------------------
 
@@ -192,6 +199,13 @@ class Survey:
                 if opt_in and ((ln.line, k) in self.thinking or (ln.line, k) in self.big_images):
                     self.key_node[(ln.line, k)] = i
                 if flags & BOUNDARY:
+                    if collect and self.past_cap:
+                        # Past the cap, facts are kept only for the part a resume sends: what
+                        # came before a boundary is not sent, and the rest is read again from
+                        # the last one (`need_facts_pass`), so memory holds one part's facts.
+                        collect = self.collect = False
+                        facts.clear()
+                        self.long_calls.clear()
                     self.boundary_offsets.append((ln.offset, ln.line))
                     self.too_long = None  # compacted since
                     self._boundary_ts = rec.get("timestamp")
@@ -267,12 +281,18 @@ class Survey:
     # --- past the cap: facts for the part a resume loads ----------------------------
 
     def need_facts_pass(self) -> int | None:
-        """For files past the cap: the offset a resume would load from, if that part fits
-        (as `Validator.need_second_pass`); None when no second pass is needed or possible."""
-        if self.collect or not self.boundary_offsets:
+        """For files past the cap with a compact boundary: the offset a resume would load
+        from (the last boundary); None when pass 1 kept the facts already (a file within
+        the cap, or one with no boundary: all of it is sent).
+
+        Unlike `Validator.need_second_pass`, the part need not fit the cap: the facts are a
+        few hundred bytes a message whatever the message holds, so the API rules are judged
+        and fixed on files of any size (the survey's memory grows with the number of
+        messages sent, never with their content). Round 2 of issue 14: past the cap repair
+        skipped them, and a request-too-large there still needed `tt compact`."""
+        if not self.past_cap or not self.boundary_offsets:
             return None
-        start = self.boundary_offsets[-1][0]
-        return start if self.size - start <= self.cap else None
+        return self.boundary_offsets[-1][0]
 
     def feed_facts(self, lines: Iterable[DecodedLine]) -> None:
         """The lines from `need_facts_pass`'s offset on (numbered from 1 there, as
@@ -286,7 +306,9 @@ class Survey:
                     i = ix.find(uuid)
                     # The first occurrence owns the uuid: a later duplicate's facts don't count.
                     if i is not None and ix.line[i] == e.line + base and ix.flags[i] & _FACTS:
-                        self.facts[i] = facts_of(e.record, len(e.raw))
+                        f = self.facts[i] = facts_of(e.record, len(e.raw))
+                        if f.bad & LONG_TOOL_NAME:
+                            self.long_calls[i] = long_named_calls(e.record["message"]["content"])
         self.facts_pass_done = True
 
     def finish(self, elsewhere: Elsewhere | None = None) -> None:
@@ -296,7 +318,8 @@ class Survey:
 
     @property
     def api_checked(self) -> bool:
-        """Whether the validator judges this file's conversation (see `Validator.finish`)."""
+        """Whether the facts of the part a resume sends are in: always, once `feed_facts`
+        has run where `need_facts_pass` asks for it."""
         return self.collect or self.facts_pass_done
 
     def key_of(self, i: int) -> Key:

@@ -31,7 +31,8 @@ class DryRun:
     recorded_cwd: str | None
     start: int  # byte the session was read from (non-zero: the last compact boundary)
     repairs: list[str] = field(default_factory=list)  # what was mended in memory, in words
-    notes: list[str] = field(default_factory=list)  # the rebuild's notes (`conversation.Note` codes)
+    #: the rebuild's notes (`conversation.Note` codes; shown in words, `note_words`)
+    notes: list[str] = field(default_factory=list)
     prompt: str | None = None
 
 
@@ -69,8 +70,7 @@ def render(con: Any, d: DryRun) -> None:
             else "nothing repaired (the file is never changed)",
         )
     )
-    if d.notes:
-        rows.append(("rebuild", escape(", ".join(d.notes))))
+    rows.extend(("note", escape(note_words(n))) for n in d.notes)
     if d.prompt is not None:
         shown = d.prompt if len(d.prompt) <= 70 else d.prompt[:69] + "…"
         rows.append(("prompt", escape(repr(shown))))
@@ -78,6 +78,30 @@ def render(con: Any, d: DryRun) -> None:
     for k, v in rows:
         con.print(f"  [dim]{k:<{width}}[/]  {v}", soft_wrap=True)
     con.print("[dim]--json prints the request itself.[/]")
+
+
+#: What each note of the rebuild (`conversation.Note`) means, for a person. ``--json`` keeps
+#: the codes (on stderr, next to the request on stdout).
+NOTE_WORDS = {
+    # conversation rule 7: both CLIs (2.1.197 and 2.1.332) do the same
+    "no-response-sentinel": "the session ends on a message of yours with no answer: an assistant "
+    '"No response requested." is put after it, as Claude Code does, so a new message starts a turn '
+    "of its own",
+    "synthetic-tool-result": "a tool call with no recorded result is answered as interrupted",
+    "orphan-tool-result": "a tool result whose call is not in the message before is left out",
+    "split-message": "parts of one answer written on separate lines are sent as one message",
+    "empty-message": "a message with nothing to send is left out",
+    "orphan-thinking": "an answer of thinking only is left out",
+    "thinking-not-sent": "thinking written by another model is not sent",
+    "queued-command-dropped": "commands queued after your last message are not sent",
+    "prompt-too-long": 'the session ends on the API\'s "Prompt is too long": the request is compacted first',
+}
+
+
+def note_words(code: str) -> str:
+    """A rebuild note in words (`NOTE_WORDS`; the code itself for a request rule fixed, as
+    ``tt validate`` names it)."""
+    return NOTE_WORDS.get(code) or f"fixed what the API refuses ({code}, as tt repair fixes it)"
 
 
 def _size(n: int) -> str:

@@ -44,7 +44,8 @@ def _render(con: Any, r: FileReport) -> None:
             continue
         where = str(a.line) if a.line is not None else "-"
         code = f" [dim]({a.code})[/]" if a.code else ""
-        con.print(f"  {where:>6}  [cyan]{a.fix}[/]{code}  {escape(a.detail)}")
+        undone = " [yellow](not done)[/]" if a.fix == "compact-history" and r.compacted is False else ""
+        con.print(f"  {where:>6}  [cyan]{a.fix}[/]{code}{undone}  {escape(a.detail)}")
     for fix, n in shown.items():
         if n > FOLD:
             con.print(f"  [dim]… and {n - FOLD} more {fix}[/]")
@@ -60,8 +61,19 @@ def _render(con: Any, r: FileReport) -> None:
     if r.mode == "dry-run":
         con.print("  [dim]dry run: nothing written[/]")
         return
+    if r.compacted is False:
+        con.print(
+            "  [yellow]compact-history: no compaction written (the error above says why)"
+            + ("; the file is unchanged" if not r.written else "")
+            + "[/]"
+        )
     if r.written:
-        parts = [f"{r.lines_out} lines to {escape(str(r.output))}"]
+        if r.compacted and not r.lines_out:  # in place, nothing rewritten: the compaction alone
+            parts = [f"an offline compaction appended to {escape(str(r.output))}"]
+        else:
+            parts = [f"{r.lines_out} lines to {escape(str(r.output))}"]
+            if r.compacted:
+                parts.append("an offline compaction appended")
         if r.records_added:
             parts.append(f"{r.records_added} record(s) added")
         if r.quarantine is not None:
