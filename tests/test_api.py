@@ -12,7 +12,7 @@ import pytest
 
 import transcript_tools as tt
 from tests.support import cli
-from tests.support.paths import CONFIG_332
+from tests.support.paths import CONFIG_332, REAL
 from tests.support.trees import stage
 
 SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
@@ -128,6 +128,19 @@ def test_rewind_session_plans_what_tt_rewind_plans(config: Path) -> None:
         (f["path"], f["action"], f["reason"]) for f in cli["files"]
     ]
     assert r.applied == []
+
+
+def test_rewind_session_keeps_a_backup_by_default_as_tt_rewind_does(config: Path) -> None:
+    # tt rewind keeps <file>.tt-rewind.bak unless --no-backup; the library's default is the same.
+    work = config.parent / "demo-app"
+    work.mkdir()
+    backups = REAL / "claude-config-2.1.332" / "file-history" / SID
+    newer = (backups / "cf6fbccebed484a3@v2").read_bytes()
+    (work / "app.py").write_bytes(newer)
+    r = tt.rewind_session(SID, "21327ba7", cwd=work, dry_run=False)
+    assert (work / "app.py").read_bytes() == b"print('hello')\n"
+    (done,) = [f for f in r.applied if f.path.endswith("app.py")]
+    assert done.done and done.kept and Path(done.kept).read_bytes() == newer
 
 
 def test_repair_session_to_a_file_writes_the_layout_with_the_sidecar(config: Path, tmp_path: Path) -> None:

@@ -371,13 +371,14 @@ def rewind_session(
     cwd: str | Path | None = None,
     dry_run: bool = True,
     allow_outside: bool = False,
-    backup: bool = False,
+    backup: bool = True,
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
 ) -> RewindResult:
     """Restore the files a session changed to their state at message ``at`` (``tt rewind
     --files``), from Claude Code's file checkpoints. ``at`` is a uuid (or prefix) or ``"N"``,
     the Nth message from the end. A dry run (the default: pass ``dry_run=False`` to write)
-    only plans; ``backup`` keeps each file's current content as ``<file>.tt-rewind.bak``.
+    only plans; each file's current content is kept as ``<file>.tt-rewind.bak`` unless
+    ``backup=False`` (as ``tt rewind`` does unless ``--no-backup``).
     Files outside ``cwd`` (default: the session's own) are left alone unless
     ``allow_outside``. To branch the conversation there instead, use `fork_session`."""
     from .edge.loader import load_session
