@@ -46,6 +46,8 @@ VALUES = {
     "--max-bytes": None,
     "--model": None,
     "--store": "URL",
+    "--cwd": "DIR",
+    "--add-dir": "DIR",
 }
 #: Commands that change or create files, and so have --dry-run.
 WRITERS = {

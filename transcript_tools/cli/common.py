@@ -72,12 +72,14 @@ def tool_options(f: Any) -> Any:
                 "add_dirs",
                 multiple=True,
                 type=click.Path(exists=True, file_okay=False, path_type=Path),
+                metavar="DIR",
                 help="Also let the file tools into DIR (repeatable), as `claude --add-dir`.",
             ),
             click.option(
                 "--cwd",
                 "cwd_opt",
                 type=click.Path(file_okay=False, path_type=Path),
+                metavar="DIR",
                 help="Run tools here (default: the session's cwd).",
             ),
         )
