@@ -198,61 +198,73 @@ try:
 except ImportError:  # pragma: no cover - the orjson path alone
     pass
 else:
-    from typing import Annotated, TypedDict
+    from typing import Annotated
 
     _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
-    class _CacheCreation(TypedDict, total=False):
-        ephemeral_1h_input_tokens: _Int | bool | None
-        ephemeral_5m_input_tokens: _Int | bool | None
+    # Structs, not typed dicts: one object per JSON object decoded, its fields read as
+    # attributes (an absent field is None, as ``.get`` gives it). ``gc=False``: they hold
+    # only strings, numbers and other such structs (no cycles). `stats.Collector` counts
+    # them directly (`Collector.feed_records`), and the few lines it does not count that
+    # way (a prompt, an error message, a progress copy: see there) it counts as the
+    # dictionary `as_mapping` makes, with every declared field, through the common rules.
 
-    class _Usage(TypedDict, total=False):
-        input_tokens: _Int | bool | None
-        output_tokens: _Int | bool | None
-        cache_creation_input_tokens: _Int | bool | None
-        cache_read_input_tokens: _Int | bool | None
-        cache_creation: _CacheCreation | None
-        speed: str | None
+    class _Fields(msgspec.Struct, gc=False):
+        def as_mapping(self) -> dict[str, Any]:
+            out: dict[str, Any] = msgspec.to_builtins(self)
+            return out
 
-    class _Block(TypedDict, total=False):
-        type: str | None
-        id: str | None
-        name: str | None
-        is_error: bool | None
-        tool_use_id: str | None
-        text: str | None
+    class _CacheCreation(_Fields, gc=False):
+        ephemeral_1h_input_tokens: _Int | bool | None = None
+        ephemeral_5m_input_tokens: _Int | bool | None = None
 
-    class _Message(TypedDict, total=False):
-        model: str | None
-        id: str | None
-        usage: _Usage | None
-        content: list[_Block] | str | None
+    class _Usage(_Fields, gc=False):
+        input_tokens: _Int | bool | None = None
+        output_tokens: _Int | bool | None = None
+        cache_creation_input_tokens: _Int | bool | None = None
+        cache_read_input_tokens: _Int | bool | None = None
+        cache_creation: _CacheCreation | None = None
+        speed: str | None = None
 
-    class _Copy(TypedDict, total=False):  # an agent_progress line's copy of a subagent's line
-        type: str | None
-        message: _Message | None
-        requestId: str | None
-        isApiErrorMessage: bool | None
+    class _Block(_Fields, gc=False):
+        type: str | None = None
+        id: str | None = None
+        name: str | None = None
+        is_error: bool | None = None
+        tool_use_id: str | None = None
+        text: str | None = None
 
-    class _Data(TypedDict, total=False):
-        type: str | None
-        message: _Copy | None
+    class _Message(_Fields, gc=False):
+        model: str | None = None
+        id: str | None = None
+        usage: _Usage | None = None
+        content: list[_Block] | str | None = None
 
-    class _Record(TypedDict, total=False):
-        type: str | None
-        timestamp: str | None
-        isSidechain: bool | None
-        message: _Message | None
-        requestId: str | None
-        subtype: str | None
-        durationMs: _Int | None
-        data: _Data | None
-        isApiErrorMessage: bool | None
-        isCompactSummary: bool | None
-        parentUuid: str | None
-        isMeta: bool | None
-        isVisibleInTranscriptOnly: bool | None
-        promptSource: str | None
+    class _Copy(_Fields, gc=False):  # an agent_progress line's copy of a subagent's line
+        type: str | None = None
+        message: _Message | None = None
+        requestId: str | None = None
+        isApiErrorMessage: bool | None = None
+
+    class _Data(_Fields, gc=False):
+        type: str | None = None
+        message: _Copy | None = None
+
+    class _Record(_Fields, gc=False):
+        type: str | None = None
+        timestamp: str | None = None
+        isSidechain: bool | None = None
+        message: _Message | None = None
+        requestId: str | None = None
+        subtype: str | None = None
+        durationMs: _Int | None = None
+        data: _Data | None = None
+        isApiErrorMessage: bool | None = None
+        isCompactSummary: bool | None = None
+        parentUuid: str | None = None
+        isMeta: bool | None = None
+        isVisibleInTranscriptOnly: bool | None = None
+        promptSource: str | None = None
 
     _FAST = msgspec.json.Decoder(_Record).decode
     # A ValidationError is a DecodeError; nesting deeper than msgspec's limit (lower than
