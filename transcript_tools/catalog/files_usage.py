@@ -39,9 +39,9 @@ kept). Where the rest goes: a decoder of the ``type`` field alone takes three qu
 
 Then (same set, interleaved A/B of CPU time): decoding into msgspec structs read by
 attribute (`stats.Collector` counts them in `_decoded`) rather than typed dicts read with
-``.get``: 2.45 s of CPU for ``tt stats --all --json`` became 2.3 s (the collector's Python
-per line: 0.3 s where it was 0.45 s for 1,000 sessions; the decoding itself barely
-changes). Per 1,000 sessions (655 MB, 183k lines) one process now spends 0.12 s iterating
+``.get``: 2.45 s of CPU for ``tt stats --all --json`` became 2.3 s (the collector alone,
+fed the decoded records of 1,000 sessions: 0.18 s where it was 0.24 s; the decoding itself
+barely changes). Per 1,000 sessions (655 MB, 183k lines) one process now spends 0.12 s iterating
 lines, 0.41 s decoding (a decoder of nothing but the JSON's validity, ``msgspec.Raw``, takes
 0.31 s: skipping the bytes is the floor, and every line must be decoded whole, since a line
 that is not valid JSON is counted otherwise), 0.19 s in the collector and 0.05 s making the
