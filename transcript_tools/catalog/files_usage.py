@@ -50,9 +50,11 @@ dropped: a tagged union of one struct per record type (slower: unknown types rai
 the tag is looked ahead for), leaving the text of blocks undecoded (no change), mmap and
 ``readline`` instead of iterating the file (no faster), counting lines with ``enumerate``
 and taking the offset from ``tell()`` only on the slow path (1-2%), the per-line
-collector inlined into the reading loop (3%), the cyclic collector paused for whole runs
-and in the parent (no change), 3 or 4 workers on 2 cores (no difference beyond the noise
-of a machine at load 4-6).
+collector inlined into the reading loop (3%), 3 or 4 workers on 2 cores (no difference
+beyond the noise of a machine at load 4-6). Kept: the cyclic collector paused for a
+worker's whole run (the dictionaries made and pickled) and in the parent while it takes
+the results: perf gave the collector's passes 3.3% of the samples of ``tt stats --all
+--json``, 0.7% after (CPU 2.50 s -> 2.36 s, medians of 5 interleaved).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -78,19 +81,27 @@ def session_stats(
     path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files
 ) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
-    # Reading makes a few small dicts per line and no reference cycles (refcounting frees
-    # every record): the cyclic collector's passes over them cost a sixth of the time on
-    # the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide, as
-    # the gc module is; collection resumes after).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         c = Collector(session_id_from_name(path.name) or path.name)
         c.feed_records(_records(path, c))
         if subagents:
             for sub in agents(path):
                 c.feed_records(_records(sub, c), subagent=True)
         return c.stats()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Reading makes a few small objects per line and no reference cycles (refcounting
+    # frees every record), nor do the statistics, their dictionaries and their pickles
+    # between processes: the cyclic collector's passes over them cost a sixth of the time
+    # on the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide,
+    # as the gc module is; collection resumes after, and a nested pause leaves it to the
+    # outer one).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if paused:
             gc.enable()
@@ -138,7 +149,7 @@ def many_stats(
     else:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with _gc_paused(), ProcessPoolExecutor(max_workers=workers) as pool:
             each = list(
                 pool.map(
                     partial(_job, subagents=subagents),
@@ -169,14 +180,15 @@ def many_stats_dicts(
 
     size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with _gc_paused(), ProcessPoolExecutor(max_workers=workers) as pool:
         parts = list(pool.map(partial(_run_job, subagents=subagents), runs))
-    return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+        return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
 
 
 def _run_job(paths: list[Path], *, subagents: bool) -> tuple[list[dict[str, Any]], Stats]:
-    each = [_job(p, subagents=subagents) for p in paths]
-    return [s.to_dict() for s in each], combine(each)
+    with _gc_paused():
+        each = [_job(p, subagents=subagents) for p in paths]
+        return [s.to_dict() for s in each], combine(each)
 
 
 _AGENTS: LegacyAgents | None = None
