@@ -10,10 +10,9 @@ Invariants:
   fields the collector reads, with the values orjson would give); any other line goes
   through `lines.decode_line`, as every reader of tt does, so what is counted and what is
   skipped does not depend on the path taken, nor on how many processes read.
-- Many sessions are read by `PARALLEL_FROM` on in several processes (one session per job,
-  or with `many_stats_dicts` a run of consecutive sessions); their statistics are combined
-  in the order of ``paths`` (`stats.combine`), so the result is the one a single process
-  gives.
+- Many sessions are read from `PARALLEL_FROM` on in several processes, this one included
+  (`_in_processes`: runs of consecutive sessions); their statistics are combined in the
+  order of ``paths`` (`stats.combine`), so the result is the one a single process gives.
 
 Measured (`benchmarks/bench_stats.py`, issue 18 item 16; cProfile first): on the 1.3 GB
 `tt ls` bench set, with orjson, one process spent ~0.5 s iterating lines, ~1.4 s in
@@ -54,7 +53,9 @@ collector inlined into the reading loop (3%), 3 or 4 workers on 2 cores (no diff
 beyond the noise of a machine at load 4-6). Kept: the cyclic collector paused for a
 worker's whole run (the dictionaries made and pickled) and in the parent while it takes
 the results: perf gave the collector's passes 3.3% of the samples of ``tt stats --all
---json``, 0.7% after (CPU 2.50 s -> 2.36 s, medians of 5 interleaved).
+--json``, 0.7% after (CPU 2.50 s -> 2.36 s, medians of 5 interleaved); this process
+reading runs too, with one worker process fewer (`_in_processes`: 2.82 s -> 2.69 s of CPU,
+medians of 5 interleaved at load 5; half the results are no longer pickled).
 """
 
 from __future__ import annotations
@@ -63,9 +64,8 @@ import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -147,16 +147,7 @@ def many_stats(
         agents = LegacyAgents()
         each = [session_stats(p, subagents=subagents, agents=agents) for p in paths]
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with _gc_paused(), ProcessPoolExecutor(max_workers=workers) as pool:
-            each = list(
-                pool.map(
-                    partial(_job, subagents=subagents),
-                    paths,
-                    chunksize=max(1, len(paths) // (workers * RUNS_PER_WORKER)),
-                )
-            )
+        each = [s for part in _in_processes(_stats_run, paths, workers, subagents) for s in part]
     return each, combine(each)
 
 
@@ -176,29 +167,58 @@ def many_stats_dicts(
     if workers <= 1:
         each, total = many_stats(paths, subagents=subagents, workers=1)
         return [s.to_dict() for s in each], total
+    parts = _in_processes(_dicts_run, paths, workers, subagents)
+    return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+
+
+_T = TypeVar("_T")
+
+
+def _in_processes(
+    run: Callable[[list[Path], bool, LegacyAgents], _T], paths: list[Path], workers: int, subagents: bool
+) -> list[_T]:
+    """``run`` of each run of consecutive ``paths`` (`RUNS_PER_WORKER` per worker), in order:
+    ``workers - 1`` worker processes take the runs from the first on, while this process
+    takes them from the last back, each one no worker has taken yet (its results are not
+    pickled, and one process fewer is started)."""
     from concurrent.futures import ProcessPoolExecutor
 
     size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
-    with _gc_paused(), ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(partial(_run_job, subagents=subagents), runs))
-        return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+    mine: dict[int, _T] = {}
+    with _gc_paused(), ProcessPoolExecutor(max_workers=workers - 1) as pool:
+        futures = [pool.submit(_worker_run, run, r, subagents) for r in runs]
+        agents = LegacyAgents()  # this call's own: the folders may change between calls
+        for i in range(len(runs) - 1, -1, -1):
+            if not futures[i].cancel():
+                break  # the pool has taken this run, and so every run before it
+            mine[i] = run(runs[i], subagents, agents)
+        return [mine[i] if i in mine else f.result() for i, f in enumerate(futures)]
 
 
-def _run_job(paths: list[Path], *, subagents: bool) -> tuple[list[dict[str, Any]], Stats]:
+def _stats_run(paths: list[Path], subagents: bool, agents: LegacyAgents) -> list[Stats]:
     with _gc_paused():
-        each = [_job(p, subagents=subagents) for p in paths]
+        return [session_stats(p, subagents=subagents, agents=agents) for p in paths]
+
+
+def _dicts_run(
+    paths: list[Path], subagents: bool, agents: LegacyAgents
+) -> tuple[list[dict[str, Any]], Stats]:
+    with _gc_paused():
+        each = [session_stats(p, subagents=subagents, agents=agents) for p in paths]
         return [s.to_dict() for s in each], combine(each)
 
 
 _AGENTS: LegacyAgents | None = None
 
 
-def _job(path: Path, *, subagents: bool) -> Stats:
+def _worker_run(
+    run: Callable[[list[Path], bool, LegacyAgents], _T], paths: list[Path], subagents: bool
+) -> _T:
     global _AGENTS  # one per worker process: a project's legacy agent files read once
     if _AGENTS is None:
         _AGENTS = LegacyAgents()
-    return session_stats(path, subagents=subagents, agents=_AGENTS)
+    return run(paths, subagents, _AGENTS)
 
 
 # --- the fast decoder ------------------------------------------------------------------
