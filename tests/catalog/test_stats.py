@@ -585,6 +585,12 @@ def _edge_lines() -> list[bytes]:
         '"subtype":"microcompact_boundary"',
         '"subtype":"api_error"',
         '"subtype":"turn_duration","durationMs":1500',
+        '"subtype":"turn_duration","durationMs":1',
+        '"subtype":"turn_duration","durationMs":0',
+        '"subtype":"turn_duration","durationMs":-7',
+        '"subtype":"turn_duration","isSidechain":true,"durationMs":40',
+        '"subtype":"compact_boundary","isSidechain":true',
+        '"subtype":"microcompact_boundary","isSidechain":true',
     ):
         lines.append(f'{{"type":"system",{ts},{extra}}}'.encode())
     for n, extra in (
@@ -596,6 +602,8 @@ def _edge_lines() -> list[bytes]:
     lines.append(call(23, speed="fast"))
     lines.append(call(24, cache_creation={"ephemeral_1h_input_tokens": 7, "ephemeral_5m_input_tokens": 9}))
     lines.append(call(25, (b'"id":"msg_edge25",', b"")))  # no message id: counted each time
+    lines.append(result(30, (b'"OUT"', b'"the result before its call"')))  # out of order
+    lines.append(call(30))
     lines.append(call(26))  # one message id, two requests: two calls
     lines.append(call(26, (b'"requestId":"req_edge26"', b'"requestId":"req_edge26b"')))
     return lines

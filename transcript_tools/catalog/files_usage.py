@@ -10,10 +10,9 @@ Invariants:
   fields the collector reads, with the values orjson would give); any other line goes
   through `lines.decode_line`, as every reader of tt does, so what is counted and what is
   skipped does not depend on the path taken, nor on how many processes read.
-- Many sessions are read by `PARALLEL_FROM` on in several processes (one session per job,
-  or with `many_stats_dicts` a run of consecutive sessions); their statistics are combined
-  in the order of ``paths`` (`stats.combine`), so the result is the one a single process
-  gives.
+- Many sessions are read from `PARALLEL_FROM` on in several processes, this one included
+  (`_in_processes`: runs of consecutive sessions); their statistics are combined in the
+  order of ``paths`` (`stats.combine`), so the result is the one a single process gives.
 
 Measured (`benchmarks/bench_stats.py`, issue 18 item 16; cProfile first): on the 1.3 GB
 `tt ls` bench set, with orjson, one process spent ~0.5 s iterating lines, ~1.4 s in
@@ -36,6 +35,27 @@ only with the default 8 KiB buffer); the cyclic collector paused for a worker's 
 rather than per session, and the collector's per-line calls inlined (both within 2%, not
 kept). Where the rest goes: a decoder of the ``type`` field alone takes three quarters of
 `_FAST`'s time (skipping the bytes is most of decoding), and user lines are 73% of the bytes.
+
+Then (same set, interleaved A/B of CPU time): decoding into msgspec structs read by
+attribute (`stats.Collector` counts them in `_decoded`) rather than typed dicts read with
+``.get``: 2.45 s of CPU for ``tt stats --all --json`` became 2.3 s (the collector alone,
+fed the decoded records of 1,000 sessions: 0.18 s where it was 0.24 s; the decoding itself
+barely changes). Per 1,000 sessions (655 MB, 183k lines) one process now spends 0.12 s iterating
+lines, 0.41 s decoding (a decoder of nothing but the JSON's validity, ``msgspec.Raw``, takes
+0.31 s: skipping the bytes is the floor, and every line must be decoded whole, since a line
+that is not valid JSON is counted otherwise), 0.19 s in the collector and 0.05 s making the
+dictionaries; two worker processes add 0.12 s (their results pickled). Measured and
+dropped: a tagged union of one struct per record type (slower: unknown types raise and
+the tag is looked ahead for), leaving the text of blocks undecoded (no change), mmap and
+``readline`` instead of iterating the file (no faster), counting lines with ``enumerate``
+and taking the offset from ``tell()`` only on the slow path (1-2%), the per-line
+collector inlined into the reading loop (3%), 3 or 4 workers on 2 cores (no difference
+beyond the noise of a machine at load 4-6). Kept: the cyclic collector paused for a
+worker's whole run (the dictionaries made and pickled) and in the parent while it takes
+the results: perf gave the collector's passes 3.3% of the samples of ``tt stats --all
+--json``, 0.7% after (CPU 2.50 s -> 2.36 s, medians of 5 interleaved); this process
+reading runs too, with one worker process fewer (`_in_processes`: 2.82 s -> 2.69 s of CPU,
+medians of 5 interleaved at load 5; half the results are no longer pickled).
 """
 
 from __future__ import annotations
@@ -43,9 +63,9 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -61,19 +81,27 @@ def session_stats(
     path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files
 ) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
-    # Reading makes a few small dicts per line and no reference cycles (refcounting frees
-    # every record): the cyclic collector's passes over them cost a sixth of the time on
-    # the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide, as
-    # the gc module is; collection resumes after).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         c = Collector(session_id_from_name(path.name) or path.name)
         c.feed_records(_records(path, c))
         if subagents:
             for sub in agents(path):
                 c.feed_records(_records(sub, c), subagent=True)
         return c.stats()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Reading makes a few small objects per line and no reference cycles (refcounting
+    # frees every record), nor do the statistics, their dictionaries and their pickles
+    # between processes: the cyclic collector's passes over them cost a sixth of the time
+    # on the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide,
+    # as the gc module is; collection resumes after, and a nested pause leaves it to the
+    # outer one).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if paused:
             gc.enable()
@@ -119,16 +147,7 @@ def many_stats(
         agents = LegacyAgents()
         each = [session_stats(p, subagents=subagents, agents=agents) for p in paths]
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            each = list(
-                pool.map(
-                    partial(_job, subagents=subagents),
-                    paths,
-                    chunksize=max(1, len(paths) // (workers * RUNS_PER_WORKER)),
-                )
-            )
+        each = [s for part in _in_processes(_stats_run, paths, workers, subagents) for s in part]
     return each, combine(each)
 
 
@@ -148,36 +167,66 @@ def many_stats_dicts(
     if workers <= 1:
         each, total = many_stats(paths, subagents=subagents, workers=1)
         return [s.to_dict() for s in each], total
+    parts = _in_processes(_dicts_run, paths, workers, subagents)
+    return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+
+
+_T = TypeVar("_T")
+
+
+def _in_processes(
+    run: Callable[[list[Path], bool, LegacyAgents], _T], paths: list[Path], workers: int, subagents: bool
+) -> list[_T]:
+    """``run`` of each run of consecutive ``paths`` (`RUNS_PER_WORKER` per worker), in order:
+    ``workers - 1`` worker processes take the runs from the first on, while this process
+    takes them from the last back, each one no worker has taken yet (its results are not
+    pickled, and one process fewer is started)."""
     from concurrent.futures import ProcessPoolExecutor
 
     size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(partial(_run_job, subagents=subagents), runs))
-    return [d for ds, _ in parts for d in ds], combine(t for _, t in parts)
+    mine: dict[int, _T] = {}
+    with _gc_paused(), ProcessPoolExecutor(max_workers=workers - 1) as pool:
+        futures = [pool.submit(_worker_run, run, r, subagents) for r in runs]
+        agents = LegacyAgents()  # this call's own: the folders may change between calls
+        for i in range(len(runs) - 1, -1, -1):
+            if not futures[i].cancel():
+                break  # the pool has taken this run, and so every run before it
+            mine[i] = run(runs[i], subagents, agents)
+        return [mine[i] if i in mine else f.result() for i, f in enumerate(futures)]
 
 
-def _run_job(paths: list[Path], *, subagents: bool) -> tuple[list[dict[str, Any]], Stats]:
-    each = [_job(p, subagents=subagents) for p in paths]
-    return [s.to_dict() for s in each], combine(each)
+def _stats_run(paths: list[Path], subagents: bool, agents: LegacyAgents) -> list[Stats]:
+    with _gc_paused():
+        return [session_stats(p, subagents=subagents, agents=agents) for p in paths]
+
+
+def _dicts_run(
+    paths: list[Path], subagents: bool, agents: LegacyAgents
+) -> tuple[list[dict[str, Any]], Stats]:
+    with _gc_paused():
+        each = [session_stats(p, subagents=subagents, agents=agents) for p in paths]
+        return [s.to_dict() for s in each], combine(each)
 
 
 _AGENTS: LegacyAgents | None = None
 
 
-def _job(path: Path, *, subagents: bool) -> Stats:
+def _worker_run(
+    run: Callable[[list[Path], bool, LegacyAgents], _T], paths: list[Path], subagents: bool
+) -> _T:
     global _AGENTS  # one per worker process: a project's legacy agent files read once
     if _AGENTS is None:
         _AGENTS = LegacyAgents()
-    return session_stats(path, subagents=subagents, agents=_AGENTS)
+    return run(paths, subagents, _AGENTS)
 
 
 # --- the fast decoder ------------------------------------------------------------------
 #
 # `tt stats` reads a dozen fields of a line; the rest (tool results, file contents, tool
 # inputs, thinking: ~90% of the bytes) need no Python objects. msgspec decodes a line into
-# a dict of just the fields below (as typed dicts: the collector's ``.get`` works unchanged)
-# and skips the rest without building it: half of orjson's time on the `tt ls` bench set.
+# structs of just the fields below and skips the rest without building it: half of orjson's
+# time on the `tt ls` bench set.
 #
 # It gives the collector what orjson would, or raises and the line takes the orjson path:
 # - every field the collector or `prompts.is_prompt` reads is declared (a field left out
@@ -198,61 +247,73 @@ try:
 except ImportError:  # pragma: no cover - the orjson path alone
     pass
 else:
-    from typing import Annotated, TypedDict
+    from typing import Annotated
 
     _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
-    class _CacheCreation(TypedDict, total=False):
-        ephemeral_1h_input_tokens: _Int | bool | None
-        ephemeral_5m_input_tokens: _Int | bool | None
+    # Structs, not typed dicts: one object per JSON object decoded, its fields read as
+    # attributes (an absent field is None, as ``.get`` gives it). ``gc=False``: they hold
+    # only strings, numbers and other such structs (no cycles). `stats.Collector` counts
+    # them directly (`Collector.feed_records`), and the few lines it does not count that
+    # way (a prompt, an error message, a progress copy: see there) it counts as the
+    # dictionary `as_mapping` makes, with every declared field, through the common rules.
 
-    class _Usage(TypedDict, total=False):
-        input_tokens: _Int | bool | None
-        output_tokens: _Int | bool | None
-        cache_creation_input_tokens: _Int | bool | None
-        cache_read_input_tokens: _Int | bool | None
-        cache_creation: _CacheCreation | None
-        speed: str | None
+    class _Fields(msgspec.Struct, gc=False):
+        def as_mapping(self) -> dict[str, Any]:
+            out: dict[str, Any] = msgspec.to_builtins(self)
+            return out
 
-    class _Block(TypedDict, total=False):
-        type: str | None
-        id: str | None
-        name: str | None
-        is_error: bool | None
-        tool_use_id: str | None
-        text: str | None
+    class _CacheCreation(_Fields, gc=False):
+        ephemeral_1h_input_tokens: _Int | bool | None = None
+        ephemeral_5m_input_tokens: _Int | bool | None = None
 
-    class _Message(TypedDict, total=False):
-        model: str | None
-        id: str | None
-        usage: _Usage | None
-        content: list[_Block] | str | None
+    class _Usage(_Fields, gc=False):
+        input_tokens: _Int | bool | None = None
+        output_tokens: _Int | bool | None = None
+        cache_creation_input_tokens: _Int | bool | None = None
+        cache_read_input_tokens: _Int | bool | None = None
+        cache_creation: _CacheCreation | None = None
+        speed: str | None = None
 
-    class _Copy(TypedDict, total=False):  # an agent_progress line's copy of a subagent's line
-        type: str | None
-        message: _Message | None
-        requestId: str | None
-        isApiErrorMessage: bool | None
+    class _Block(_Fields, gc=False):
+        type: str | None = None
+        id: str | None = None
+        name: str | None = None
+        is_error: bool | None = None
+        tool_use_id: str | None = None
+        text: str | None = None
 
-    class _Data(TypedDict, total=False):
-        type: str | None
-        message: _Copy | None
+    class _Message(_Fields, gc=False):
+        model: str | None = None
+        id: str | None = None
+        usage: _Usage | None = None
+        content: list[_Block] | str | None = None
 
-    class _Record(TypedDict, total=False):
-        type: str | None
-        timestamp: str | None
-        isSidechain: bool | None
-        message: _Message | None
-        requestId: str | None
-        subtype: str | None
-        durationMs: _Int | None
-        data: _Data | None
-        isApiErrorMessage: bool | None
-        isCompactSummary: bool | None
-        parentUuid: str | None
-        isMeta: bool | None
-        isVisibleInTranscriptOnly: bool | None
-        promptSource: str | None
+    class _Copy(_Fields, gc=False):  # an agent_progress line's copy of a subagent's line
+        type: str | None = None
+        message: _Message | None = None
+        requestId: str | None = None
+        isApiErrorMessage: bool | None = None
+
+    class _Data(_Fields, gc=False):
+        type: str | None = None
+        message: _Copy | None = None
+
+    class _Record(_Fields, gc=False):
+        type: str | None = None
+        timestamp: str | None = None
+        isSidechain: bool | None = None
+        message: _Message | None = None
+        requestId: str | None = None
+        subtype: str | None = None
+        durationMs: _Int | None = None
+        data: _Data | None = None
+        isApiErrorMessage: bool | None = None
+        isCompactSummary: bool | None = None
+        parentUuid: str | None = None
+        isMeta: bool | None = None
+        isVisibleInTranscriptOnly: bool | None = None
+        promptSource: str | None = None
 
     _FAST = msgspec.json.Decoder(_Record).decode
     # A ValidationError is a DecodeError; nesting deeper than msgspec's limit (lower than

@@ -334,17 +334,111 @@ class Collector:
     def feed(self, entries: Iterable[Entry], *, subagent: bool = False) -> None:
         self.feed_records((e.record for e in entries), subagent=subagent)
 
-    def feed_records(self, records: Iterable[Mapping[str, Any]], *, subagent: bool = False) -> None:
-        """`feed` for bare records (the fast path of `catalog.files_usage`, which needs no `Entry`)."""
+    def feed_records(self, records: Iterable[Any], *, subagent: bool = False) -> None:
+        """`feed` for bare records: dictionaries, or the decoded records of the fast path of
+        `catalog.files_usage` (no `Entry` needed), counted by `_decoded`."""
         s = self.out
         s.files += 1
         s.subagent_files += subagent
-        entry = self._entry
+        entry, decoded = self._entry, self._decoded
         n = 0
         for rec in records:
             n += 1
-            entry(rec, subagent)
+            if type(rec) is dict:
+                entry(rec, subagent)
+            else:
+                decoded(rec, subagent)
         s.lines += n
+
+    def _decoded(self, r: Any, subagent: bool) -> None:
+        # `_entry` for a record decoded with the types of `catalog.files_usage` (a struct
+        # whose fields are attributes, None when absent; each field of the one JSON type
+        # `_entry` accepts, its objects such structs, its lists lists): the checks of types
+        # `_entry` makes are implied, the rest is the same rule for rule. The user lines
+        # that are not tool results (prompts and the like), error messages and progress
+        # copies — a few per session — go through `_entry` itself as ``r.as_mapping()``
+        # (a dictionary of every declared field, None for an absent one, which ``.get``
+        # reads alike). Asserted equal on every real fixture and on edge lines by
+        # tests/catalog/test_stats.py.
+        s = self.out
+        t = r.type
+        ts = r.timestamp
+        if ts and t in CHAIN_TYPES:
+            if s.first is None or ts < s.first:
+                s.first = ts
+            if s.last is None or ts > s.last:
+                s.last = ts
+        side = subagent or r.isSidechain is True
+        if t == "assistant":
+            msg = r.message
+            if msg is None:
+                return
+            if r.isApiErrorMessage is True:
+                s.error_messages += not side
+                return
+            usage = msg.usage
+            model = msg.model
+            if usage is not None and model != "<synthetic>":
+                name = model or "unknown"
+                if usage.speed == "fast":
+                    name += " (fast)"
+                tokens = _struct_tokens(usage)
+                mid = msg.id
+                if not mid:
+                    s.ledger.unkeyed.append(_new(Call, (name, tokens, self._turn, side)))
+                else:
+                    key = (mid, r.requestId)
+                    book = s.ledger.real
+                    old = book.get(key)
+                    book[key] = _new(Call, (name, tokens, self._turn if old is None else old.turn, side))
+            content = msg.content
+            if type(content) is list:
+                for b in content:
+                    if b.type == "tool_use":
+                        i, name = b.id, b.name
+                        if i is not None and name is not None and i not in self._seen_tools:
+                            self._seen_tools.add(i)
+                            self._tool_names[i] = name
+                            s.tools[name] += 1
+                            if i in self._errors:  # the result came first (out-of-order lines)
+                                s.tool_errors[name] += 1
+        elif t == "user":
+            msg = r.message
+            content = msg.content if msg is not None else None
+            result = False
+            if type(content) is list:
+                for b in content:
+                    if b.type == "tool_result":
+                        result = True
+                        if b.is_error is True:
+                            i = b.tool_use_id
+                            if i is not None and i not in self._errors:
+                                self._errors.add(i)
+                                name = self._tool_names.get(i)
+                                if name is not None:
+                                    s.tool_errors[name] += 1
+            if not result:  # maybe a prompt: `_user` and `is_prompt` decide
+                self._user(r.as_mapping(), side)
+            elif not side and r.isCompactSummary is True and r.parentUuid is None:
+                s.compactions += 1  # as in `_user`
+        elif t == "system":
+            sub = r.subtype
+            if sub == "compact_boundary" and not side:
+                s.compactions += 1
+            elif sub == "microcompact_boundary" and not side:
+                s.microcompactions += 1
+            elif sub == "api_error":
+                s.api_errors += 1
+            elif sub == "turn_duration" and not side:
+                d = r.durationMs
+                if d is not None and d > 0:
+                    s.active_ms += d
+        elif t == "progress":
+            data = r.data
+            if data is not None and data.type == "agent_progress":
+                inner = data.message
+                if inner is not None and inner.type == "assistant":
+                    self._usage(inner.as_mapping(), True, copy=True)
 
     def _entry(self, rec: Mapping[str, Any], subagent: bool) -> None:
         # The hot loop of `tt stats` (once per line of every file): kept flat, the
@@ -458,6 +552,35 @@ class Collector:
 
 _new = tuple.__new__
 _from_usage = Tokens.from_usage
+
+
+def _struct_tokens(u: Any) -> Tokens:
+    # `Tokens.from_usage` for a decoded usage (`Collector._decoded`): each count an int, a
+    # bool or None, and a bool is not a count (0), as there.
+    i, o, cw, cr, cc = (
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_creation_input_tokens,
+        u.cache_read_input_tokens,
+        u.cache_creation,
+    )
+    if type(i) is not int:
+        i = 0
+    if type(o) is not int:
+        o = 0
+    if type(cw) is not int:
+        cw = 0
+    if type(cr) is not int:
+        cr = 0
+    h1 = 0
+    if cc is not None:
+        h1, m5 = cc.ephemeral_1h_input_tokens, cc.ephemeral_5m_input_tokens
+        if type(h1) is not int:
+            h1 = 0
+        if type(m5) is not int:
+            m5 = 0
+        cw = max(cw, m5 + h1)  # as in `Tokens.from_usage` (2.1.152)
+    return _new(Tokens, (i, o, cw, cr, h1))
 
 
 def _parse_ts(ts: str | None) -> datetime | None:

@@ -8,7 +8,6 @@ from ..catalog.files import project_dirs, read_row
 from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats, sessions_in
 from ..edge import claude_dir as store
 from ..model.errors import UsageError
-from ..store.files_materialise import materialised
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import no_local_scope, store_option
 
@@ -43,6 +42,8 @@ def stats_command(
         no_local_scope(store_url, **{"-c": latest, "-p": project, "-a": all_})
         if session is None:
             raise UsageError("--store: name a stored session (`tt ls --store URL` lists them)")
+        from ..store.files_materialise import materialised  # only with --store: 15 ms of imports
+
         with materialised(store_url, [session]) as m:
             return _one(m.refs[0], no_subagents, as_json)
     if session is not None or latest:
