@@ -202,3 +202,39 @@ def test_a_file_not_named_by_a_session_id_says_why_and_how(tmp_path: Path) -> No
     assert forked.parent == project
     r = tt("doctor", str(forked))
     assert r.returncode == 0 and "0 with a reason, 1 listed and loadable" in r.stdout
+
+
+def test_all_project_and_continue_name_sessions_as_in_validate(tmp_path: Path) -> None:
+    # Found by a new user: `tt doctor --all` was a usage error (exit 2) while validate, ls
+    # and stats take -a, -p and -c.
+    import os
+
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    config = tmp_path / "config"
+    project = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    project.mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    nul = project / f"{NUL_SID}.jsonl"
+    nul.write_bytes(b"\0" * 10)
+    os.utime(nul, (1_000_000_000, 1_000_000_000))  # the older one: -c is the healthy session
+
+    def files(*args: str) -> tuple[int, dict[str, list[str]]]:
+        r = tt("doctor", "--json", *args, config=config, cwd=cwd)
+        found = {f["session_id"]: [x["code"] for x in f["findings"]] for f in json.loads(r.stdout)["files"]}
+        return r.returncode, found
+
+    both = (1, {SID: [], NUL_SID: ["nul-file"]})
+    assert files("-a") == both
+    assert files("-p", str(cwd)) == both
+    assert files("--project", project.name) == both
+    assert files("-c") == (0, {SID: []})
+    os.utime(nul)  # now the latest
+    assert files("--continue") == (1, {NUL_SID: ["nul-file"]})
+    # The scope is validate's: the same files for -a and for -p.
+    for scope in (["-a"], ["-p", str(cwd)]):
+        r = tt("validate", "--json", "--no-subagents", *scope, config=config, cwd=cwd)
+        assert {Path(f["path"]).name[:-6] for f in json.loads(r.stdout)["files"]} == set(both[1])
+    assert tt("doctor", "-c", "-a", config=config, cwd=cwd).returncode == 2
+    r = tt("doctor", config=config, cwd=cwd)
+    assert r.returncode == 2 and "-p DIR, or --all" in r.stderr

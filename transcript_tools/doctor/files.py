@@ -87,3 +87,20 @@ def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
         return [doctor_file(f) for f in files]
     ref = store.resolve(spec, root=root)
     return [doctor_file(ref.path)]
+
+
+def doctor_targets(
+    specs: tuple[str, ...], *, all_: bool = False, project: str | None = None, root: Path | None = None
+) -> list[Diagnosis]:
+    """``tt doctor``'s files: the sessions of ``project`` / ``all_`` (the scope of tt validate,
+    ls and stats: `catalog.files.project_dirs`), then each spec (`doctor_path`); each file once."""
+    files: list[Path] = []
+    if all_ or project is not None:
+        from ..catalog.files import project_dirs
+
+        files = [f for d in project_dirs(project, all_=all_, root=root) for f in transcripts_in(d)]
+    out = {str(f): doctor_file(f) for f in files}
+    for spec in specs:
+        for d in doctor_path(spec, root=root):
+            out.setdefault(d.path, d)
+    return list(out.values())
