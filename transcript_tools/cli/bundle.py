@@ -91,6 +91,7 @@ def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
         "original_cwd": m.cwd,
         "claude_code_versions": list(m.claude_code_versions),
         "redacted": m.redacted,
+        "redactions": dict(m.redactions),
         "files": [str(p) for p in i.files],
         "relocated_lines": i.relocated_lines,
         "continue": [
@@ -141,6 +142,7 @@ def import_command(
             "cwd": store.canonical_cwd(target),
             "claude_code_versions": list(m.claude_code_versions),
             "redacted": m.redacted,
+            "redactions": dict(m.redactions),
             "files": [x.to_dict() for x in m.members],
             "written": False,
         }
