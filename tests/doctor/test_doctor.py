@@ -238,3 +238,22 @@ def test_all_project_and_continue_name_sessions_as_in_validate(tmp_path: Path) -
     assert tt("doctor", "-c", "-a", config=config, cwd=cwd).returncode == 2
     r = tt("doctor", config=config, cwd=cwd)
     assert r.returncode == 2 and "-p DIR, or --all" in r.stderr
+
+
+def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Path) -> None:
+    # Doctor reads a project folder's files not named by a session id (above); a working
+    # directory's own data.jsonl is no session: its project folder's sessions are read.
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    (cwd / "data.jsonl").write_bytes(b'{"a": 1}\n')
+    project = (
+        tmp_path
+        / "config"
+        / "projects"
+        / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    )
+    project.mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
+    assert r.returncode == 0, r.stderr
+    assert [f["path"] for f in json.loads(r.stdout)["files"]] == [str(project / f"{SID}.jsonl")]

@@ -275,7 +275,8 @@ def test_a_file_not_named_by_a_session_id(
     odd = transcript.with_name(f"{NOT_AN_ID}.jsonl")
     transcript.rename(odd)
 
-    [d] = doctor_path(str(odd.parent))  # the folder: this file, not "no sessions found"
+    # The folder: this file, not "no sessions found".
+    [d] = doctor_path(str(odd.parent), root=config / "projects")
     assert d.path == str(odd) and d.session_id is None
     [f] = d.findings
     assert (f.code, f.listed, f.loads, f.repair) == ("name-not-an-id", False, False, False)

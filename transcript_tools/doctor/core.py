@@ -22,7 +22,7 @@ code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ``empty``            not listed              "No conversation found"     remove the file
 ``not-a-transcript`` not listed              "No conversation found"     check the file
 ``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
-``all-sidechain``    listed                  "No conversation found"     ``tt delete``
+``all-sidechain``    listed                  "No conversation found"     resume its session
 ``sidechain-first``  not listed              loads                       resume by id
 ``no-title``         not listed              loads                       ``tt rename``
 ``name-not-an-id``   not listed              "is not a UUID and does     rename to its id,

@@ -81,8 +81,13 @@ def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
     or a working directory whose sessions (with its worktrees') are diagnosed."""
     p = Path(spec).expanduser()
     if p.is_dir():
-        files = transcripts_in(p)
-        if not files:
+        # A project folder: one under projects/, or one holding sessions (`project_dirs`'
+        # rule); any other directory is a working directory, whose own .jsonl files (data
+        # of the project) are no sessions.
+        projects = store.projects_dir() if root is None else root
+        if p.parent.resolve() == projects.resolve() or store.session_files(p):
+            files = transcripts_in(p)
+        else:
             files = [f for d in store.session_folders(p, root) for f in transcripts_in(d)]
         return [doctor_file(f) for f in files]
     ref = store.resolve(spec, root=root)
