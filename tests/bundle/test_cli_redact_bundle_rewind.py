@@ -457,3 +457,27 @@ def test_rewind_keeps_backups_unless_no_backup_and_the_old_backup_flag_still_wor
     assert both.returncode == 2 and "contradict" in both.stderr
     shown = tt("rewind", "--help").stdout
     assert "--no-backup" in shown and "--backup " not in shown
+
+
+def test_import_speaks_of_redaction_only_when_a_secret_was_replaced(config: Path, tmp_path: Path) -> None:
+    # Found by a new user: tt import said "the bundle was redacted: secrets read
+    # [REDACTED:<kind>]" of a bundle whose export had found no secret.
+    for planted_secrets in (False, True):
+        if planted_secrets:
+            planted(config, tmp_path)
+        bundle = tmp_path / f"s{planted_secrets}.zip"
+        doc = json.loads(tt("export", SID, "-o", str(bundle), "--json", config=config).stdout)
+        found = sum(doc["redactions"].values())
+        assert (found > 0) is planted_secrets
+        work = tmp_path / f"work{planted_secrets}"
+        work.mkdir()
+        r = tt("import", str(bundle), "--cwd", str(work), config=tmp_path / f"dest{planted_secrets}")
+        assert r.returncode == 0, r.stderr
+        said = [ln for ln in r.stdout.splitlines() if "was redacted" in ln or "REDACTED" in ln]
+        assert said == (
+            [f"  the bundle was redacted: {found} secret(s) read [REDACTED:<kind>]"]
+            if planted_secrets
+            else []
+        )
+        j = tt("import", str(bundle), "--cwd", str(work), "--dry-run", "--json", config=tmp_path / "x")
+        assert json.loads(j.stdout)["redactions"] == doc["redactions"]

@@ -89,8 +89,19 @@ def test_ls_check_gives_health_and_exit_1_on_damage(config: Path) -> None:
 
 
 def test_ls_project_of_the_current_directory(config: Path, tmp_path: Path) -> None:
+    # Found by a new user: `tt ls` where no session was ever made was exit 3 while `tt ls -p`
+    # on an empty project folder was "no sessions", exit 0. An empty listing is exit 0 both
+    # ways; only a -p that names no folder and no directory is not found (exit 3).
     r = tt("ls", config=config, cwd=tmp_path)
-    assert r.returncode == 3 and "tt: no sessions for" in r.stderr and "--all" in r.stderr
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith(f"no sessions for {tmp_path.resolve()} under ") and "--all" in r.stdout
+    r = tt("ls", "-p", str(tmp_path), "--json", config=config)
+    assert r.returncode == 0 and json.loads(r.stdout)["sessions"] == []
+    (config / "projects" / "-empty-project").mkdir()
+    r = tt("ls", "-p", str(config / "projects" / "-empty-project"), config=config)
+    assert (r.returncode, r.stdout) == (0, "no sessions\n")
+    r = tt("ls", "-p", str(tmp_path / "missing"), config=config)
+    assert r.returncode == 3 and "neither a project folder" in r.stderr
     r = tt("ls", "--project", "-home-dev-demo-app", config=config)
     assert r.returncode == 0 and S332_ID[:8] in r.stdout
 

@@ -14,28 +14,61 @@ from tests.support import cli
 tt = partial(cli.tt, width=None)
 
 
-@pytest.fixture(params=["empty", "random", "other-json"])
+#: What each kind of file is called, written out here (not read from tt).
+KINDS = {
+    "empty": (b"", "an empty file"),
+    "random": (os.urandom(4000).replace(b"{", b"(").replace(b"\n", b" "), "binary data"),
+    "other-json": (
+        b'{"a":1}\n{"type":"note","text":"hi"}\n',
+        "no Claude Code record (type + sessionId) in its first or last 64 KiB",
+    ),
+}
+
+
+@pytest.fixture(params=list(KINDS))
 def not_a_transcript(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     p = tmp_path / "x.jsonl"
-    if request.param == "empty":
-        p.write_bytes(b"")
-    elif request.param == "random":
-        p.write_bytes(os.urandom(4000).replace(b"{", b"("))
-    else:
-        p.write_bytes(b'{"a":1}\n{"type":"note","text":"hi"}\n')
+    p.write_bytes(KINDS[request.param][0])
     return p
 
 
-@pytest.mark.parametrize(
-    "command",
-    [["show"], ["stats"], ["validate"], ["fork", "--dry-run"], ["compact", "--dry-run"], ["redact"]],
-)
-def test_reading_commands_say_it_is_not_a_transcript(not_a_transcript: Path, command: list[str]) -> None:
-    r = tt(*command, str(not_a_transcript))
-    assert r.returncode == 4 or (command == ["validate"] and r.returncode in (1, 4)), (r.stdout, r.stderr)
-    assert "Traceback" not in r.stderr
-    if r.returncode == 4:
-        assert r.stderr.startswith("tt: ") and "transcript" in r.stderr
+#: Every command that names one session file (tt doctor aside: it reports such a file as its
+#: finding, exit 1; tt ls, search and store list; tt import reads a zip).
+NAMING = [
+    ["show"],
+    ["stats"],
+    ["validate"],
+    ["fork", "--dry-run"],
+    ["compact", "--dry-run"],
+    ["redact"],
+    ["repair", "--dry-run"],
+    ["export", "--dry-run"],
+    ["rename", "{}", "A title", "--dry-run"],
+    ["tag", "{}", "wip", "--dry-run"],
+    ["resume", "--dry-run", "--json"],
+    ["chat", "--json"],
+    ["rewind", "--at", "1", "--dry-run"],
+    ["delete", "--dry-run"],
+]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("command", NAMING, ids=lambda c: c[0])
+def test_every_command_naming_a_non_transcript_exits_4_with_one_message(
+    kind: str, command: list[str], tmp_path: Path
+) -> None:
+    # Found by a new user on random bytes: export and rename/tag exited 2 ("file name is not
+    # a session id"), resume 4 but "no conversation to resume", repair "no JSON record"
+    # where the others said "binary data", and validate called other JSON a damaged
+    # transcript (exit 1). The README promises exit 4 and one message.
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(KINDS[kind][0])
+    args = [a.replace("{}", str(p)) for a in command]
+    if "{}" not in command:
+        args.insert(1, str(p))
+    r = tt(*args)
+    assert (r.returncode, r.stderr) == (4, f"tt: {p}: {KINDS[kind][1]}; this is not a transcript\n"), r.stdout
+    assert p.read_bytes() == KINDS[kind][0]
 
 
 def test_delete_refuses_and_keeps_the_file(not_a_transcript: Path) -> None:

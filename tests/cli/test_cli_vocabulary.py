@@ -148,7 +148,6 @@ NO_CONTINUE = {
     "delete": "deleting is only ever of a session named in full",
     "rename": "SESSION is followed by the title, both positional",
     "tag": "SESSION is followed by the tag, both positional",
-    "doctor": "SESSION|DIR: a directory is its usual argument",
 }
 
 
@@ -186,3 +185,16 @@ def test_the_only_hidden_options_are_old_spellings_of_documented_ones(name: str)
                 assert ALIASES[name, n] in _names(name) and f"{n} " not in shown
             else:
                 assert (name, n) not in ALIASES
+
+
+def test_doctor_names_sessions_with_the_options_of_validate() -> None:
+    # Found trying tt as a new user: `tt doctor --all` was exit 2; -a, -p and -c are now
+    # the same options as validate's (same names, metavar, help and kind).
+    def opts(name: str) -> dict[str, tuple[object, ...]]:
+        return {
+            o.opts[-1]: (tuple(o.opts), o.metavar, o.help, o.is_flag)
+            for o in _options(name)
+            if {"-a", "-p", "-c"} & set(o.opts)
+        }
+
+    assert opts("doctor") == opts("validate") and len(opts("doctor")) == 3

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from tests.support.cli import tt
-from tests.support.paths import CONFIG_332
+from tests.support.paths import CONFIG_332, REAL
 from tests.support.trees import stage
 from transcript_tools.doctor.core import Scan, diagnose, scan_records
 
@@ -101,3 +101,159 @@ def test_random_bytes_and_other_json_are_named_not_a_transcript(tmp_path: Path) 
         assert r.returncode == 1, r.stderr
         [f] = json.loads(r.stdout)["files"][0]["findings"]
         assert f["code"] == "not-a-transcript" and f["message"].startswith(what)
+
+
+# --- found by a new user -------------------------------------------------------------
+
+V2028 = REAL / "v2.0.28-project"
+SID_2028 = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+NOT_AN_ID = "abcd1234-5678-90ef-ghij-klmnopqrstuv"
+
+
+def test_a_live_2_0_28_subagent_file_is_its_sessions_not_a_stray_copy(tmp_path: Path) -> None:
+    # Found by a new user: doctor called a live 2.0.28 subagent file (agent-*.jsonl beside
+    # its session, as 2.0.x keeps them) "all-sidechain" and advised `tt delete` "the stray
+    # copy", printing its path twice, while `tt delete 7f2a --dry-run` lists it as the
+    # session's legacy-subagent.
+    config = tmp_path / "config"
+    stage(V2028, config / "projects")
+    project = config / "projects" / "-Users-zawakin-agent-sample"
+    agent = project / "agent-0c4c3cf8.jsonl"
+    r = tt("delete", SID_2028[:4], "--dry-run", "--json", config=config)
+    assert {"path": str(agent), "kind": "legacy-subagent"}.items() <= json.loads(r.stdout)["targets"][
+        1
+    ].items()
+
+    r = tt("doctor", str(agent), config=config)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(str(agent)) == 1
+    assert f"a subagent transcript of session {SID_2028}: not meant to be listed by /resume" in r.stdout
+    assert "delete" not in r.stdout and "fix:" not in r.stdout
+    [d] = json.loads(tt("doctor", "--json", str(agent), config=config).stdout)["files"]
+    assert (d["subagent_of"], d["findings"]) == (SID_2028, [])
+
+    # tt delete on the agent file alone: that file, as the subagent it is; the session stays.
+    r = tt("delete", str(agent), "--dry-run", config=config)
+    assert r.returncode == 0 and "no session id" not in r.stdout
+    assert r.stdout.startswith(
+        f"Would delete a subagent transcript of session {SID_2028} (the session stays)"
+    )
+    plan = json.loads(tt("delete", str(agent), "--dry-run", "--json", config=config).stdout)
+    assert (plan["subagent_of"], [t["kind"] for t in plan["targets"]]) == (SID_2028, ["legacy-subagent"])
+
+    # Its session's file gone, the same file is a stray subagent: said so, naming the session.
+    (project / f"{SID_2028}.jsonl").unlink()
+    [d] = json.loads(tt("doctor", "--json", str(agent), config=config).stdout)["files"]
+    [f] = d["findings"]
+    assert d["subagent_of"] is None and f["code"] == "all-sidechain" and SID_2028 in f["fix"]
+
+
+def test_a_2_1_332_subagent_file_is_its_sessions(tmp_path: Path) -> None:
+    config = stage(CONFIG_332, tmp_path / "config")
+    agent = config / "projects" / PROJECT.name / SID / "subagents" / "agent-a57f9afd470043d69.jsonl"
+    [d] = json.loads(tt("doctor", "--json", str(agent), config=config).stdout)["files"]
+    assert (d["subagent_of"], d["findings"]) == (SID, [])
+    plan = json.loads(tt("delete", str(agent), "--dry-run", "--json", config=config).stdout)
+    assert (plan["subagent_of"], [t["kind"] for t in plan["targets"]]) == (SID, ["subagent"])
+
+
+def _odd_copy(project: Path, inner_id: str) -> Path:
+    """The real 2.1.332 session under a name that is no session id, its records' sessionId
+    ``inner_id`` (how the new user's file looked: abcd1234-…-klmnopqrstuv.jsonl)."""
+    odd = project / f"{NOT_AN_ID}.jsonl"
+    odd.write_bytes((PROJECT / f"{SID}.jsonl").read_bytes().replace(SID.encode(), inner_id.encode()))
+    return odd
+
+
+def test_a_file_not_named_by_a_session_id_says_why_and_how(tmp_path: Path) -> None:
+    # Found by a new user: `tt ls -a` left such a file out and `tt show abcd1234` was exit 3,
+    # yet doctor said "listed and loadable" of it and "no sessions found" of its folder.
+    # What the real CLI and the SDK do with it: test_doctor_claude.py::test_a_file_not_named_by_a_session_id.
+    project = tmp_path / "projects" / "-home-dev-demo-app"
+    project.mkdir(parents=True)
+    odd = _odd_copy(project, SID)  # records carry a session id, no file of that name beside
+    r = tt("doctor", str(project), config=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.count(str(odd)) == 2  # once as the header, once in the fix's mv
+    assert "name-not-an-id (not listed by /resume, does not load)" in r.stdout
+    assert f"fix: rename it to its session id: `mv {odd} {project}/{SID}.jsonl`" in r.stdout
+    assert "(not a tt repair fix)" in r.stdout
+
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)  # the session's own file beside it: a copy
+    files = {
+        f["path"]: f["findings"] for f in json.loads(tt("doctor", "--json", str(project)).stdout)["files"]
+    }
+    assert files[str(project / f"{SID}.jsonl")] == []
+    [f] = files[str(odd)]
+    assert f["fix"].startswith(f"it is a copy of session {SID}, whose file {SID}.jsonl is beside it")
+
+    # Records whose sessionId is no session id either (the new user's file): tt fork gives
+    # it one, and the fork is a session doctor finds nothing wrong with.
+    (project / f"{SID}.jsonl").unlink()
+    odd = _odd_copy(project, NOT_AN_ID)
+    [f] = json.loads(tt("doctor", "--json", str(odd)).stdout)["files"][0]["findings"]
+    assert (
+        f["fix"]
+        == f"its records' sessionId is no session id either: `tt fork {odd}` writes it under a new id"
+    )
+    r = tt("fork", str(odd), "--json")
+    assert r.returncode == 0, r.stderr
+    forked = Path(json.loads(r.stdout)["path"])
+    assert forked.parent == project
+    r = tt("doctor", str(forked))
+    assert r.returncode == 0 and "0 with a reason, 1 listed and loadable" in r.stdout
+
+
+def test_all_project_and_continue_name_sessions_as_in_validate(tmp_path: Path) -> None:
+    # Found by a new user: `tt doctor --all` was a usage error (exit 2) while validate, ls
+    # and stats take -a, -p and -c.
+    import os
+
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    config = tmp_path / "config"
+    project = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    project.mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    nul = project / f"{NUL_SID}.jsonl"
+    nul.write_bytes(b"\0" * 10)
+    os.utime(nul, (1_000_000_000, 1_000_000_000))  # the older one: -c is the healthy session
+
+    def files(*args: str) -> tuple[int, dict[str, list[str]]]:
+        r = tt("doctor", "--json", *args, config=config, cwd=cwd)
+        found = {f["session_id"]: [x["code"] for x in f["findings"]] for f in json.loads(r.stdout)["files"]}
+        return r.returncode, found
+
+    both = (1, {SID: [], NUL_SID: ["nul-file"]})
+    assert files("-a") == both
+    assert files("-p", str(cwd)) == both
+    assert files("--project", project.name) == both
+    assert files("-c") == (0, {SID: []})
+    os.utime(nul)  # now the latest
+    assert files("--continue") == (1, {NUL_SID: ["nul-file"]})
+    # The scope is validate's: the same files for -a and for -p.
+    for scope in (["-a"], ["-p", str(cwd)]):
+        r = tt("validate", "--json", "--no-subagents", *scope, config=config, cwd=cwd)
+        assert {Path(f["path"]).name[:-6] for f in json.loads(r.stdout)["files"]} == set(both[1])
+    assert tt("doctor", "-c", "-a", config=config, cwd=cwd).returncode == 2
+    r = tt("doctor", config=config, cwd=cwd)
+    assert r.returncode == 2 and "-p DIR, or --all" in r.stderr
+
+
+def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Path) -> None:
+    # Doctor reads a project folder's files not named by a session id (above); a working
+    # directory's own data.jsonl is no session: its project folder's sessions are read.
+    cwd = (tmp_path / "demo-app").resolve()
+    cwd.mkdir()
+    (cwd / "data.jsonl").write_bytes(b'{"a": 1}\n')
+    project = (
+        tmp_path
+        / "config"
+        / "projects"
+        / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    )
+    project.mkdir(parents=True)
+    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
+    assert r.returncode == 0, r.stderr
+    assert [f["path"] for f in json.loads(r.stdout)["files"]] == [str(project / f"{SID}.jsonl")]

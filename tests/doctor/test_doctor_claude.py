@@ -22,7 +22,7 @@ from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
 from tests.support.policy import last_user, prompt_text
 from tests.support.sessions import GeneratedSession, generate_session, stage_config
 from tests.support.standin import StandIn
-from transcript_tools.doctor.files import doctor_file
+from transcript_tools.doctor.files import doctor_file, doctor_path
 
 pytestmark = pytest.mark.claude
 
@@ -250,3 +250,65 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
         ]
     assert run.returncode == 0, run.stderr
     assert sent and PROMPTS[0] in json.dumps(sent[0].messages)
+
+
+NOT_AN_ID = "abcd1234-5678-90ef-ghij-klmnopqrstuv"
+
+
+def test_a_file_not_named_by_a_session_id(
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
+) -> None:
+    """Found by a new user: a session under a name that is no session id (the name of
+    their file) is missing from `tt ls -a` and /resume, yet doctor said "listed and
+    loadable" and, on its folder, "no sessions found". 2.1.332 and the SDK skip it: the
+    name is "not a UUID", and the id inside finds "No conversation". Doctor's fix (rename
+    it to that id) makes both find it."""
+    from claude_agent_sdk import list_sessions
+
+    g = small_session
+    config = stage_config(g.config_dir, tmp_path / "config")
+    transcript = config / "projects" / g.project_dir.name / g.transcript.name
+    odd = transcript.with_name(f"{NOT_AN_ID}.jsonl")
+    transcript.rename(odd)
+
+    # The folder: this file, not "no sessions found".
+    [d] = doctor_path(str(odd.parent), root=config / "projects")
+    assert d.path == str(odd) and d.session_id is None
+    [f] = d.findings
+    assert (f.code, f.listed, f.loads, f.repair) == ("name-not-an-id", False, False, False)
+    assert f.fix == f"rename it to its session id: `mv {odd} {odd.parent}/{g.session_id}.jsonl`"
+
+    sdk_config(config)
+    assert list_sessions(directory=str(g.cwd)) == []
+    sandbox = Sandbox.create(tmp_path, config_dir=config)
+
+    def resume(name: str) -> tuple[int, str, int]:
+        with StandIn() as api:
+            run = run_claude(
+                claude_332,
+                PROBE,
+                sandbox=sandbox,
+                cwd=g.cwd,
+                base_url=api.base_url,
+                resume=name,
+                check=False,
+                clock=CLOCK,
+                timeout=90,
+            )
+            return run.returncode, run.stdout + run.stderr, len(api.message_requests)
+
+    code, out, sent = resume(NOT_AN_ID)
+    assert code != 0 and sent == 0
+    assert f'Provided value "{NOT_AN_ID}" is not a UUID and does not match any session title' in out
+    code, out, sent = resume(g.session_id)
+    assert code != 0 and sent == 0 and f"No conversation found with session ID: {g.session_id}" in out
+
+    odd.rename(transcript)  # the fix doctor names
+    assert doctor_file(transcript).findings == ()
+    assert [s.session_id for s in list_sessions(directory=str(g.cwd))] == [g.session_id]
+    code, out, sent = resume(g.session_id)
+    assert code == 0 and sent > 0, out

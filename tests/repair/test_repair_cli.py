@@ -278,7 +278,7 @@ def test_file_repair_streams_the_same_bytes_as_the_core(tmp_path: Path, case: st
 
 
 @pytest.mark.parametrize(
-    ("content", "needle"), [(b"", "empty file"), (b"\x00\x01garbage\n[]\n", "no JSON record in 2 line(s)")]
+    ("content", "needle"), [(b"", "an empty file"), (b"\x00\x01garbage\n[]\n", "binary data")]
 )
 def test_a_file_that_is_not_a_transcript_is_refused(tmp_path: Path, content: bytes, needle: str) -> None:
     p = tmp_path / "x.jsonl"

@@ -270,7 +270,8 @@ def test_a_file_with_no_conversation_is_exit_4(tt: Any, tmp_path: Path) -> None:
     empty = tmp_path / f"{SESSION}.jsonl"
     empty.write_bytes(b"")
     r = tt("resume", str(empty), "--dry-run", "--json")
-    assert r.code == 4 and "no conversation to resume" in r.err
+    # The one message every command gives a file that is not a transcript.
+    assert r.code == 4 and "an empty file; this is not a transcript" in r.err
 
 
 def test_usage_errors_are_exit_2(tt: Any, config: Path) -> None:

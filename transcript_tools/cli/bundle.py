@@ -23,7 +23,7 @@ from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import ExportReport, export_to
 from ..bundle.files_import import Imported, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
-from .common import console, continue_option, emit_json, json_option
+from .common import console, continue_option, emit_json, json_option, require_transcript
 
 
 def _export_info(e: ExportReport) -> dict[str, Any]:
@@ -70,6 +70,7 @@ def export_command(
     if session is None and not latest:
         raise click.UsageError("name a session (or -c, the latest session here)")
     ref = store.resolve(session, latest=latest)
+    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
     info = _export_info(export_to(ref, output, redact=not no_redact, dry_run=dry_run))
     if as_json:
         emit_json(info)
@@ -90,6 +91,7 @@ def _import_info(i: Imported, archive: Path) -> dict[str, Any]:
         "original_cwd": m.cwd,
         "claude_code_versions": list(m.claude_code_versions),
         "redacted": m.redacted,
+        "redactions": dict(m.redactions),
         "files": [str(p) for p in i.files],
         "relocated_lines": i.relocated_lines,
         "continue": [
@@ -140,6 +142,7 @@ def import_command(
             "cwd": store.canonical_cwd(target),
             "claude_code_versions": list(m.claude_code_versions),
             "redacted": m.redacted,
+            "redactions": dict(m.redactions),
             "files": [x.to_dict() for x in m.members],
             "written": False,
         }

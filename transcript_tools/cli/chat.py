@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from ..model.errors import UsageError
-from .common import continue_option, json_option, max_bytes_option, tool_options
+from .common import continue_option, json_option, max_bytes_option, require_transcript, tool_options
 
 #: The styles the chat's lines use, as terminal colour codes (SGR).
 _STYLES = {"dim": "2", "yellow": "33", "red": "31", "cyan": "36", "green": "32", "bold": "1"}
@@ -137,6 +137,8 @@ def chat_command(
         )
 
     ref = None if new else _pick(session, latest)
+    if ref is not None:
+        require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
 
     def load(*, dry_run: bool) -> Any:  # the session to chat in; a dry run forks nothing
         if ref is None:

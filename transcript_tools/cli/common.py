@@ -164,25 +164,12 @@ def require_transcript(path: Any) -> None:
 
     One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
     """
-    from ..edge.reader import read_head_tail
     from ..model.errors import NotATranscript
-    from ..model.lines import decode_line, looks_like
+    from ..validate.files_kind import not_transcript
 
-    head, tail, st = read_head_tail(path)
-    objects = False
-    # Head and tail: a crash can leave a long NUL run at the start of a real session.
-    for n, line in enumerate((head.split(b"\n") + tail.split(b"\n")[1:])[:800], 1):
-        for e in decode_line(n, 0, line, b"\n", is_last=False).entries:
-            objects = True
-            if isinstance(e.record.get("type"), str) and isinstance(e.record.get("sessionId"), str):
-                return
-    # No JSON object at all: named as tt validate names it (`lines.looks_like`).
-    what = (
-        "no Claude Code record (type + sessionId) in its first or last 64 KiB"
-        if objects
-        else looks_like(head, st.st_size)
-    )
-    raise NotATranscript(f"{path}: {what}; this is not a transcript")
+    what = not_transcript(path)
+    if what is not None:
+        raise NotATranscript(f"{path}: {what}; this is not a transcript")
 
 
 def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:

@@ -1,31 +1,48 @@
 """``tt doctor``: why a session is missing from /resume (`transcript_tools.doctor.core`).
 
-Exit codes: 0 nothing wrong, 1 findings, 3 not found, 4 unreadable.
+TARGETS, ``-c``, ``-p DIR`` and ``-a`` name sessions as in ``tt validate`` (the same options,
+the same scope: `catalog.files.project_dirs`).
+
+Exit codes: 0 nothing wrong, 1 findings, 2 usage, 3 not found, 4 unreadable.
 """
 
 from __future__ import annotations
 
 import click
 
-from ..doctor.files import doctor_path
+from ..doctor.files import doctor_targets
 from ..model.errors import NotFound
 from ..views.doctor import render
-from .common import console, emit_json, json_option
+from .common import console, continue_option, emit_json, json_option, latest_session
 
 
 @click.command("doctor")
-@click.argument("target", metavar="SESSION|DIR")
+@click.argument("targets", nargs=-1, metavar="[SESSION|DIR]...")
+@continue_option
+@click.option(
+    "-p",
+    "--project",
+    metavar="DIR",
+    help="Every session of a project (its working directory, or its folder under projects/).",
+)
+@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
 @json_option
-def doctor_command(target: str, as_json: bool) -> int:
+def doctor_command(
+    targets: tuple[str, ...], latest: bool, project: str | None, all_: bool, as_json: bool
+) -> int:
     """Why a session is missing from the /resume picker or does not load with
     `claude --resume`: each reason with its fix.
 
     SESSION is a path, an id or an id prefix; DIR is a project folder or a working
-    directory (its sessions and its worktrees').
+    directory (its sessions and its worktrees'). -c, -p and -a name sessions as in
+    `tt validate`.
     """
-    diagnoses = doctor_path(target)
-    if not diagnoses:
-        raise NotFound(f"{target}: no sessions found")
+    targets = latest_session(targets, latest, all_, project)
+    if not targets and not all_ and project is None:
+        raise click.UsageError("name a session or a directory (or -c, -p DIR, or --all)")
+    diagnoses = doctor_targets(targets, all_=all_, project=project)
+    if not diagnoses and targets:
+        raise NotFound(f"{' '.join(targets)}: no sessions found")
     if as_json:
         emit_json({"files": [d.to_dict() for d in diagnoses]})
     else:

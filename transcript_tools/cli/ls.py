@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..catalog.files import list_sessions, project_dirs
+from ..model.errors import NotFound
 from ..views.ls import render_rows
 from .common import console, emit_json, json_option, max_bytes_option
 from .from_store import store_option
@@ -60,10 +62,19 @@ def ls_command(
     counts of larger files are lower bounds (N+) unless --check reads them whole;
     --check also gives each file's health and exits 1 when one has errors.
     """
+    none_here = None
     if store_url is not None:
         rows, dirs = _from_store(store_url, project, check), []
     else:
-        dirs = project_dirs(project, all_=all_)
+        try:
+            dirs = project_dirs(project, all_=all_)
+        except NotFound as e:
+            # A working directory (this one, or -p DIR) with no project folder is an empty
+            # listing, exit 0 as for an empty project folder (found by a new user: one was
+            # exit 3, the other 0). Exit 3 is for a -p that names nothing (README, exit codes).
+            if all_ or (project is not None and not Path(project).expanduser().is_dir()):
+                raise
+            dirs, none_here = [], e
         rows = list_sessions(dirs, check=check, cap=max_bytes)
     if tag is not None:
         rows = [r for r in rows if r.lite.tag == tag]
@@ -77,6 +88,8 @@ def ls_command(
     shown = listed[:limit]
     if as_json:
         emit_json({"sessions": [r.to_dict() for r in shown], "hidden": left_out, "checked": check})
+    elif none_here is not None:
+        console().print(f"[dim]{none_here.message}; {none_here.hint}[/]", soft_wrap=True)
     else:
         render_rows(
             console(),

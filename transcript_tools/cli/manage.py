@@ -30,6 +30,7 @@ def _record_command(
     action: str, spec: str, line_of: Callable[[str, str], bytes], value: str, dry_run: bool, as_json: bool
 ) -> int:
     ref = store.resolve(spec)
+    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
     sid = _session_id(ref)
     line = line_of(sid, value)
     if not dry_run:

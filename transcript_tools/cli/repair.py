@@ -136,7 +136,10 @@ def repair_command(
     for ref in mains:
         # In a batch a file that is no transcript is noted and passed over, as `tt validate
         # -a` does, so one stray file neither stops the run half-way nor hides the table.
-        if batch and (not_one := _not_a_transcript(ref)) is not None:
+        # Named alone, it is the one error every command gives such a file (exit 4).
+        if (not_one := _not_a_transcript(ref)) is not None:
+            if not batch:
+                raise not_one
             skipped.append(not_one)
             continue
         reports, outs = repair_session(

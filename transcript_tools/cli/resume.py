@@ -41,7 +41,15 @@ from ..resume.files import ForResume
 
 if TYPE_CHECKING:
     from ..model.conversation import Conversation
-from .common import console, continue_option, json_option, leave_to_exit, max_bytes_option, tool_options
+from .common import (
+    console,
+    continue_option,
+    json_option,
+    leave_to_exit,
+    max_bytes_option,
+    require_transcript,
+    tool_options,
+)
 from .from_store import store_option
 
 FORMATS = ("text", "json", "stream-json")
@@ -185,6 +193,7 @@ def resume_command(
             ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
             ref = _pick(session, latest)
+        require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
         creds = None
         if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
             from ..edge.client import DRY_RUN_HINT, credentials_from_env

@@ -26,7 +26,7 @@ from ..edge.loader import load_session
 from ..model.errors import UsageError
 from ..rewind.core import RewindPlan, resolve_target, summary, unified_diff
 from ..rewind.files import FileResult, apply_plan, plan_files
-from .common import console, continue_option, emit_json, json_option, max_bytes_option
+from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
 
 def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
@@ -121,6 +121,7 @@ def rewind_command(
     keep = not no_backup
     do_files = files_flag or not conversation
     ref = store.resolve(session, latest=latest)
+    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
     loaded = load_session(ref.path, max_bytes=max_bytes)
     s = loaded.session
     sid = ref.session_id or s.session_id

@@ -22,10 +22,31 @@ code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ``empty``            not listed              "No conversation found"     remove the file
 ``not-a-transcript`` not listed              "No conversation found"     check the file
 ``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
-``all-sidechain``    listed                  "No conversation found"     ``tt delete``
+``all-sidechain``    listed                  "No conversation found"     resume its session
 ``sidechain-first``  not listed              loads                       resume by id
 ``no-title``         not listed              loads                       ``tt rename``
+``name-not-an-id``   not listed              "is not a UUID and does     rename to its id,
+                                             not match any session       else ``tt fork``
+                                             title"
 ===================  ======================  ==========================  =================
+
+``name-not-an-id``: Claude Code finds a session by its file, ``<session-id>.jsonl``. A file
+in a project folder under another name (``abcd1234-5678-90ef-ghij-klmnopqrstuv.jsonl``, a
+hand-made copy) is skipped by the SDK's ``list_sessions``; 2.1.332's ``claude -p --resume
+<that name>`` says "is not a UUID and does not match any session title", and ``--resume
+<the sessionId its records carry>`` says "No conversation found" (no request sent either way;
+tests/doctor/test_doctor_claude.py::test_a_file_not_named_by_a_session_id). The fix names
+the file ``<sessionId>.jsonl`` when its records carry a session id and no file of that name
+is beside it, else ``tt fork`` (a new id, in a file of that name). Not a ``tt repair`` fix:
+repair rewrites a file's content at its path; which file is a session is the user's choice
+(the odd name is often a deliberate copy, and ``<sessionId>.jsonl`` may already be there).
+
+A subagent transcript (2.0.x ``agent-<hex>.jsonl`` beside the sessions, 2.1.x
+``<session-id>/subagents/**/agent-*.jsonl``) holds only sidechain messages: no picker lists
+it and ``--resume`` does not load it, by design. When its session's transcript is there
+(`edge.claude_dir`'s finders say it belongs to it), doctor reports no finding and names the
+session (``Diagnosis.subagent_of``); only a subagent file whose session is gone is
+``all-sidechain``.
 
 Seen and *not* reasons (tests/doctor/test_doctor_claude.py): a file whose records have no
 ``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
@@ -56,7 +77,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.listing import parse_lite
+from ..model.ids import is_session_id
 from ..model.lines import looks_like
+from ..model.titles import first_string_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +118,24 @@ class Diagnosis:
     path: str
     session_id: str | None
     findings: tuple[Finding, ...]
+    #: The session whose subagent transcript this is, when that session's file is there.
+    subagent_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "session_id": self.session_id,
+            "subagent_of": self.subagent_of,
             "findings": [f.to_dict() for f in self.findings],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where the file is, as the file side found it: what the bytes alone cannot say."""
+
+    subagent_of: str | None = None  # a subagent transcript of this session (its file is there)
+    id_file_exists: bool = False  # ``<the records' sessionId>.jsonl`` is beside the file
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -121,13 +155,28 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
     return Scan(n, main, side, frozenset(other), nul_only)
 
 
-def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: int, scan: Scan) -> Diagnosis:
-    """Every reason the picker leaves the session out or the CLI does not load it (pure)."""
+def diagnose(
+    path: str,
+    session_id: str | None,
+    head: bytes,
+    tail: bytes,
+    size: int,
+    scan: Scan,
+    place: Place = Place(),
+) -> Diagnosis:
+    """Every reason the picker leaves the session out or the CLI does not load it (pure).
+
+    ``session_id``: the id the file's name is (None: the name is not one)."""
+    if place.subagent_of is not None and not scan.main_messages and scan.sidechain_messages:
+        # A live subagent of a session that is there: not meant for /resume (module docstring).
+        return Diagnosis(path, session_id, (), place.subagent_of)
     sid = session_id or ""
     lite = parse_lite(sid, head, tail, size)
-    listed = lite.hidden is None
-    loads = scan.main_messages > 0
+    named = session_id is not None
+    listed = lite.hidden is None and named
     out: list[Finding] = []
+    if not named and scan.main_messages:
+        out.append(_name_not_an_id(path, head, place))
     if scan.nul_only and size > 0:
         out.append(
             Finding(
@@ -161,17 +210,20 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
                 "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
             )
         )
-    elif not loads and scan.sidechain_messages:
+    elif not scan.main_messages and scan.sidechain_messages:
+        parent = first_string_field(head, "sessionId")
+        of = f"session {parent}'s" if parent and parent != session_id else "a"
         out.append(
             Finding(
                 "all-sidechain",
                 listed,
                 False,
                 f"all {scan.sidechain_messages} messages are a subagent's (isSidechain): Claude Code finds no conversation to resume",
-                "it is a subagent transcript, not a session: resume its parent session; `tt delete` the stray copy",
+                f"it is {of} subagent transcript, not a session, and its session's file is not beside it: "
+                "resume that session (`tt search`); keep this file with it, or `tt delete` it once the session is gone",
             )
         )
-    elif not loads:
+    elif not scan.main_messages:
         kinds = ", ".join(sorted(scan.other_types)) or "none"
         out.append(
             Finding(
@@ -182,7 +234,7 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
                 "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
             )
         )
-    elif lite.hidden == "no-title":
+    elif named and lite.hidden == "no-title":
         out.append(
             Finding(
                 "no-title",
@@ -192,7 +244,7 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
                 f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
             )
         )
-    elif lite.hidden == "sidechain":
+    elif named and lite.hidden == "sidechain":
         out.append(
             Finding(
                 "sidechain-first",
@@ -203,3 +255,25 @@ def diagnose(path: str, session_id: str | None, head: bytes, tail: bytes, size: 
             )
         )
     return Diagnosis(path, session_id, tuple(out))
+
+
+def _name_not_an_id(path: str, head: bytes, place: Place) -> Finding:
+    name = path.rsplit("/", 1)[-1]
+    inner = first_string_field(head, "sessionId")
+    if is_session_id(inner) and not place.id_file_exists:
+        fix = f"rename it to its session id: `mv {path} {path[: len(path) - len(name)]}{inner}.jsonl`"
+    elif is_session_id(inner):
+        fix = (
+            f"it is a copy of session {inner}, whose file {inner}.jsonl is beside it and is the one "
+            f"/resume lists: compare them (`tt show`); `tt fork {path}` to resume this copy apart"
+        )
+    else:
+        fix = f"its records' sessionId is no session id either: `tt fork {path}` writes it under a new id"
+    return Finding(
+        "name-not-an-id",
+        False,
+        False,
+        f"the file name {name!r} is not a session id: Claude Code finds a session by <session-id>.jsonl, "
+        "so /resume and the SDK skip it and `claude --resume` cannot name it",
+        fix,
+    )

@@ -1,6 +1,12 @@
 """The file side of `doctor.core`: read a transcript (head and tail as the SDK does, then a full
 scan) and diagnose it; a session or a directory of them.
 
+A directory's files are its ``*.jsonl`` but subagent transcripts and tt's by-products: the
+sessions (``<session-id>.jsonl``) and any other file a user put there, which /resume skips
+for its name (``name-not-an-id``). Whether a file is a subagent of a session that is there
+is `claude_dir.session_of_subagent`'s answer (`legacy_agents_of` for 2.0.x,
+`subagent_files` for 2.1.x), never a second copy of those finders.
+
 Invariant: only reads, never writes, and opens nothing but the transcripts named or
 listed (`claude_dir` finds them).
 """
@@ -14,8 +20,11 @@ from typing import Any
 from ..catalog.listing import LITE_READ_BYTES
 from ..edge import claude_dir as store
 from ..edge.reader import iter_lines, read_head_tail
+from ..edge.writer import is_by_product
+from ..model.ids import is_session_id
 from ..model.session import session_id_from_name
-from .core import Diagnosis, Scan, diagnose, scan_records
+from ..model.titles import first_string_field
+from .core import Diagnosis, Place, Scan, diagnose, scan_records
 
 
 def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
@@ -43,7 +52,28 @@ def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
 
 def doctor_file(path: Path) -> Diagnosis:
     head, tail, size, scan = scan_file(path)
-    return diagnose(str(path), session_id_from_name(path.name), head, tail, size, scan)
+    name_id = session_id_from_name(path.name)
+    inner = None if name_id else first_string_field(head, "sessionId")
+    place = Place(
+        subagent_of=store.session_of_subagent(path),
+        id_file_exists=is_session_id(inner) and (path.parent / f"{inner}.jsonl").is_file(),
+    )
+    return diagnose(str(path), name_id, head, tail, size, scan, place)
+
+
+def transcripts_in(folder: Path) -> list[Path]:
+    """The files of a project folder doctor reads: every ``*.jsonl`` but subagent
+    transcripts (2.0.x ``agent-*``) and tt's by-products, sorted."""
+    agents = set(store.legacy_agent_files(folder))
+    try:
+        names = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        p
+        for p in names
+        if p.name.endswith(".jsonl") and p not in agents and not is_by_product(p.name) and p.is_file()
+    ]
 
 
 def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
@@ -51,9 +81,31 @@ def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:
     or a working directory whose sessions (with its worktrees') are diagnosed."""
     p = Path(spec).expanduser()
     if p.is_dir():
-        files = store.session_files(p)
-        if not files:
-            files = [f for d in store.session_folders(p, root) for f in store.session_files(d)]
+        # A project folder: one under projects/, or one holding sessions (`project_dirs`'
+        # rule); any other directory is a working directory, whose own .jsonl files (data
+        # of the project) are no sessions.
+        projects = store.projects_dir() if root is None else root
+        if p.parent.resolve() == projects.resolve() or store.session_files(p):
+            files = transcripts_in(p)
+        else:
+            files = [f for d in store.session_folders(p, root) for f in transcripts_in(d)]
         return [doctor_file(f) for f in files]
     ref = store.resolve(spec, root=root)
     return [doctor_file(ref.path)]
+
+
+def doctor_targets(
+    specs: tuple[str, ...], *, all_: bool = False, project: str | None = None, root: Path | None = None
+) -> list[Diagnosis]:
+    """``tt doctor``'s files: the sessions of ``project`` / ``all_`` (the scope of tt validate,
+    ls and stats: `catalog.files.project_dirs`), then each spec (`doctor_path`); each file once."""
+    files: list[Path] = []
+    if all_ or project is not None:
+        from ..catalog.files import project_dirs
+
+        files = [f for d in project_dirs(project, all_=all_, root=root) for f in transcripts_in(d)]
+    out = {str(f): doctor_file(f) for f in files}
+    for spec in specs:
+        for d in doctor_path(spec, root=root):
+            out.setdefault(d.path, d)
+    return list(out.values())

@@ -259,6 +259,26 @@ def legacy_agents_of(session_path: Path) -> list[Path]:
     return legacy_agents_by_session(session_path.parent).get(stem, [])
 
 
+def session_of_subagent(path: Path) -> str | None:
+    """The session whose subagent transcript ``path`` is, when that session's transcript is
+    there: a 2.0.x ``agent-*.jsonl`` beside it that names it, or a file of its 2.1.x
+    ``<id>/subagents/`` folder."""
+    if not path.name.startswith("agent-"):
+        return None
+    sid = agent_session_id(path)
+    if sid and is_session_id(sid):
+        main = path.parent / f"{sid}.jsonl"
+        if main.is_file() and path in legacy_agents_of(main):
+            return sid
+    for up in path.parents:
+        if up.name == "subagents" and is_session_id(up.parent.name):
+            main = up.parent.with_suffix(".jsonl")
+            if main.is_file() and path in subagent_files(main):
+                return up.parent.name
+            break
+    return None
+
+
 def _by_product(name: str) -> bool:
     """A backup or quarantine an older tt left as ``agent-….jsonl.quarantine.jsonl``
     (`writer.by_product` names them ``.agent-…`` now, which the globs above never match)."""

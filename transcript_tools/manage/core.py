@@ -12,7 +12,10 @@ changes; an empty tag clears.
 `plan_delete` decides what ``tt delete`` removes, from a survey of what exists: the
 main file, its ``<session>/`` folder (subagents, tool results; what the SDK's
 ``delete_session`` removes too) and ``file-history/<session>/`` (the checkpoint backups),
-plus 2.0.x ``agent-*.jsonl`` files beside it that name the session.
+plus 2.0.x ``agent-*.jsonl`` files beside it that name the session. A subagent transcript
+named alone (``subagent_of``: `claude_dir.session_of_subagent`) is that file only, planned
+as the subagent it is (``legacy-subagent`` or ``subagent``), its session left whole; a file
+otherwise not named by a session id is that file only.
 
 Invariants:
 - The bytes of a record equal the SDK's for the same input (tests compare them); text
@@ -113,7 +116,7 @@ class Found:
 @dataclass(frozen=True, slots=True)
 class Target:
     path: Path
-    kind: str  # transcript | session-folder | file-history | legacy-subagent
+    kind: str  # transcript | session-folder | file-history | legacy-subagent | subagent
     is_dir: bool
     files: int
     bytes: int
@@ -130,8 +133,9 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class DeletePlan:
-    session_id: str | None
+    session_id: str | None  # the session deleted (None: the file's name is no session id)
     targets: tuple[Target, ...]
+    subagent_of: str | None = None  # a subagent transcript alone: its session, which stays
 
     @property
     def files(self) -> int:
@@ -144,6 +148,7 @@ class DeletePlan:
     def to_dict(self) -> dict[str, object]:
         return {
             "session_id": self.session_id,
+            "subagent_of": self.subagent_of,
             "targets": [t.to_dict() for t in self.targets],
             "files": self.files,
             "bytes": self.bytes,
@@ -156,6 +161,7 @@ def plan_delete(
     session_folder: Found | None = None,
     file_history: Found | None = None,
     legacy_subagents: Iterable[Found] = (),
+    subagent_of: str | None = None,
 ) -> DeletePlan:
     """What ``tt delete`` removes for the transcript ``main`` (see module docstring).
 
@@ -167,6 +173,10 @@ def plan_delete(
         raise UsageError(f"{main.path}: is a directory, not a session transcript")
     stem = main.path.name[:-6] if main.path.name.endswith(".jsonl") else main.path.stem
     sid = stem if is_session_id(stem) else None
+    if sid is None and subagent_of is not None:
+        # A live subagent's file (found by a new user: it was "session (no session id)").
+        kind = "subagent" if "subagents" in main.path.parts else "legacy-subagent"
+        return DeletePlan(None, (Target(main.path, kind, False, 1, main.bytes),), subagent_of)
     targets = [Target(main.path, "transcript", False, 1, main.bytes)]
     if sid is not None:
         if session_folder is not None and session_folder.path.name == sid:

@@ -79,7 +79,7 @@ def survey(ref: store.SessionRef) -> DeletePlan:
         raise NotFound(f"{ref.path}: no such file")
     stem = ref.path.name.removesuffix(".jsonl")
     if not is_session_id(stem):
-        return plan_delete(main)
+        return plan_delete(main, subagent_of=store.session_of_subagent(ref.path))
     # file-history/<id>/ belongs to the config dir's session of that id: only when the
     # transcript named is that session's (not a copy elsewhere) is it part of the plan.
     ours = _inside(ref.path, store.projects_dir())

@@ -68,8 +68,10 @@ def render_import(con: Any, info: dict[str, Any]) -> None:
         )
     )
     out(f"  files    {len(info['files'])}; {info['relocated_lines']} line(s) with paths rewritten")
-    if info["redacted"]:
-        out("  [dim]the bundle was redacted: secrets read [REDACTED:<kind>][/]")
+    # Said only when a secret was replaced (found by a new user: said of a bundle whose
+    # export found none).
+    if info["redacted"] and (n := sum(info["redactions"].values())):
+        out(f"  [dim]the bundle was redacted: {n} secret(s) read [REDACTED:<kind>][/]")
     out("Continue it with:")
     for c in info["continue"]:
         out(f"  {escape(c)}")

@@ -1,4 +1,5 @@
-"""Rendering ``tt doctor`` diagnoses for people: one block per file with a finding."""
+"""Rendering ``tt doctor`` diagnoses for people: one block per file with a finding, one line
+per subagent transcript (not meant for /resume, so not a finding)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from rich.markup import escape
 from ..doctor.core import Diagnosis
 
 
+def _header(d: Diagnosis) -> str:
+    # The path once: a file not named by a session id has no other name.
+    if d.session_id is None:
+        return f"[bold]{escape(d.path)}[/]"
+    return f"[bold]{escape(d.session_id)}[/]  [dim]{escape(d.path)}[/]"
+
+
 def render(con: Any, diagnoses: list[Diagnosis]) -> None:
     bad = [d for d in diagnoses if d.findings]
+    agents = [d for d in diagnoses if d.subagent_of is not None]
     for d in bad:
-        con.print(f"[bold]{escape(d.session_id or d.path)}[/]  [dim]{escape(d.path)}[/]", soft_wrap=True)
+        con.print(_header(d), soft_wrap=True)
         for f in d.findings:
             where = (
                 ("listed" if f.listed else "not listed")
@@ -22,5 +31,16 @@ def render(con: Any, diagnoses: list[Diagnosis]) -> None:
             con.print(f"  [bold red]{f.code}[/] ({where}): {escape(f.message)}", soft_wrap=True)
             repair = "tt repair applies it" if f.repair else "not a tt repair fix"
             con.print(f"    fix: {escape(f.fix)}  [dim]({repair})[/]", soft_wrap=True)
-    ok = len(diagnoses) - len(bad)
-    con.print(f"{len(diagnoses)} file(s): {len(bad)} with a reason, {ok} listed and loadable", soft_wrap=True)
+    for d in agents:
+        sid = escape(d.subagent_of or "")
+        con.print(_header(d), soft_wrap=True)
+        con.print(
+            f"  a subagent transcript of session {sid}: not meant to be listed by /resume nor loaded "
+            f"alone; `claude --resume {sid}` resumes its session. Nothing to fix.",
+            soft_wrap=True,
+        )
+    ok = len(diagnoses) - len(bad) - len(agents)
+    tail = f", {len(agents)} subagent transcript(s)" if agents else ""
+    con.print(
+        f"{len(diagnoses)} file(s): {len(bad)} with a reason, {ok} listed and loadable{tail}", soft_wrap=True
+    )

@@ -19,10 +19,13 @@ def _size(n: int) -> str:
 
 def render_plan(con: Any, plan: DeletePlan, *, deleted: bool) -> None:
     head = "Deleted" if deleted else "Would delete"
-    con.print(
-        f"[bold]{head}[/] session {escape(plan.session_id or '(no session id)')}: {plan.files} file(s), {_size(plan.bytes)}",
-        soft_wrap=True,
-    )
+    if plan.subagent_of is not None:
+        what = f"a subagent transcript of session {escape(plan.subagent_of)} (the session stays)"
+    elif plan.session_id is None:
+        what = "one file, not named by a session id (nothing beside it goes)"
+    else:
+        what = f"session {escape(plan.session_id)}"
+    con.print(f"[bold]{head}[/] {what}: {plan.files} file(s), {_size(plan.bytes)}", soft_wrap=True)
     for t in plan.targets:
         what = f"{t.files} file(s), {_size(t.bytes)}" if t.is_dir else _size(t.bytes)
         con.print(
