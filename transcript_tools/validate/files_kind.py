@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..edge.reader import read_head_tail
+from ..edge.reader import iter_lines, read_head_tail
 from ..model.lines import LOOKS_LIKE_BYTES, looks_like
 
 if TYPE_CHECKING:
@@ -26,3 +26,15 @@ def settle_not_transcript(report: Report, path: Path) -> Report:
         report.not_transcript = looks_like(head, report.size)
         report.diagnostics = []
     return report
+
+
+def not_a_transcript(path: Path) -> str | None:
+    """`settle_not_transcript`'s rule without validating the rest: what the file looks like
+    (`lines.looks_like`) when no line of it is a JSON object, None when one is, however
+    damaged the rest. Reads up to the first line holding a record: the first line of any
+    file Claude Code wrote; the whole file only when there is none."""
+    for line in iter_lines(path):
+        if line.entries:
+            return None
+    head, _, st = read_head_tail(path, LOOKS_LIKE_BYTES)
+    return looks_like(head, st.st_size)
