@@ -385,6 +385,26 @@ def test_finding_a_resume_from_the_store_pushes_a_2_0_x_agent_file_back_with_its
 
 
 @pytest.mark.parametrize(
+    "rel", ["project/7f2abd2d-0000.jsonl", "project/x/agent-1.jsonl", "project/notes.txt"]
+)
+def test_a_stored_project_file_that_is_no_2_0_x_agent_file_is_never_written(tmp_path: Path, rel: str) -> None:
+    # A store may be anyone's: the side-file kind that writes into the project folder writes
+    # only an `agent-*.jsonl` there, never another session's transcript or a path below.
+    from transcript_tools.model.errors import Unreadable
+    from transcript_tools.store.files import plan_pull
+
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    s = _store(tmp_path)
+    push_session(s, cfg / "projects" / "-Users-zawakin-agent-sample" / f"{SID2028}.jsonl", config=cfg)
+    with s.write() as cur:
+        s.put_file(cur, "-Users-zawakin-agent-sample", SID2028, rel, b"{}\n", None)
+    with pytest.raises(Unreadable, match=r"is not a 2\.0\.x subagent transcript"):
+        plan_pull(s, find_session(s, SID2028), config=tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize(
     ("data", "what"),
     [
         (b"", "an empty file"),
