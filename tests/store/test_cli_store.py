@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.cli import tt as tt_run
 from tests.support.cli import tt_popen
-from tests.support.paths import REAL
+from tests.support.paths import FIXTURES, REAL
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import AsOf, find_session, session_bytes
@@ -85,8 +85,10 @@ def test_push_log_pull_and_their_exit_codes(tmp_path: Path) -> None:
     code, out, _ = run(cfg, "store", "log", SID[:8], "--store", url, "--json")
     (v,) = json.loads(out)["versions"]
     assert (v["version"], v["bytes"], v["lines"]) == (1, len(src), src.count(b"\n"))
+    p.write_bytes(src + _lines(0, 1))  # the local file went on: other bytes than stored
     assert run(cfg, "store", "pull", SID, "--store", url)[0] == 6  # exists: never overwritten
-    assert p.read_bytes() == src
+    assert p.read_bytes() == src + _lines(0, 1)
+    p.write_bytes(src)
     code, out, err = run(cfg, "store", "pull", SID, "--store", url, "--cwd", "/elsewhere/dir", "--json")
     assert code == 0, err
     moved = (cfg / "projects" / "-elsewhere-dir" / f"{SID}.jsonl").read_bytes()
@@ -282,6 +284,7 @@ def test_pull_dry_run_refuses_what_the_pull_refuses_and_names_what_force_replace
     p = _session(cfg, src)
     url = f"sqlite:///{tmp_path / 's.db'}"
     assert run(cfg, "store", "push", SID, "--store", url, "--no-validate")[0] == 0
+    p.write_bytes(src + _lines(0, 1))  # the local session went on since the push
     before = _files(cfg)
     dry = run(cfg, "store", "pull", SID, "--store", url, "--dry-run")
     real = run(cfg, "store", "pull", SID, "--store", url)
@@ -412,3 +415,175 @@ def test_store_search_text_form_prints_hits_without_importing_the_listing_or_tra
         )
         assert "spotter" in r.stdout.lower(), (argv, r.stdout, r.stderr)
         assert r.stderr.strip().splitlines()[-1] == "[]", (argv, r.stderr)
+
+
+# --- issue 16, a new user's second round ---------------------------------------------
+
+#: A real Claude Code 2.0.28 project folder: the session and its two subagent transcripts
+#: beside it (``agent-<id>.jsonl``, where 2.0.x writes them).
+V2028 = REAL / "v2.0.28-project"
+SID2028 = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+PK2028 = "-Users-zawakin-agent-sample"
+
+
+def test_finding_push_all_takes_2_0_x_agent_files_with_their_session_and_store_reads_see_them(
+    tmp_path: Path,
+) -> None:
+    # Issue 16, a new user's finding (high): `tt store push --all` then `tt store pull`
+    # brought back the main transcript of a 2.0.x session without its subagent files, and
+    # `tt stats --store` said "subagents none" where `tt stats FILE` counts 2 files.
+    from tests.support.trees import stage
+
+    cfg = stage(V2028, tmp_path / "cfg" / "projects").parent
+    main = cfg / "projects" / PK2028 / f"{SID2028}.jsonl"
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    code, out, err = run(cfg, "store", "push", "--all", "--store", url, "--json")
+    assert code == 0, err
+    (pushed,) = json.loads(out)["sessions"]  # the agent files are no sessions of their own
+    assert pushed["session_id"] == SID2028 and pushed["files"] == 2
+    code, out, _ = run(cfg, "store", "ls", "--store", url, "--json")
+    assert [s["session_id"] for s in json.loads(out)["sessions"]] == [SID2028]
+    # Read from the store, the session has its subagents as the files have them.
+    for args in (("stats", "--json"), ("show", "--json"), ("validate", "--json"), ("ls", "--json")):
+        want = run(cfg, args[0], *((str(main),) if args[0] != "ls" else ("-a",)), *args[1:])
+        got = run(cfg, args[0], *((SID2028[:4],) if args[0] != "ls" else ()), *args[1:], "--store", url)
+        assert got[0] == want[0] == 0, (args, got[2])
+        named = want[1].replace(str(cfg / "projects") + "/", "")
+        if args[0] == "ls":  # each its own mtime: the push time, the file's
+            got_rows, want_rows = (
+                [
+                    {k: v for k, v in r.items() if "modified" not in k and "mtime" not in k}
+                    for r in json.loads(x)["sessions"]
+                ]
+                for x in (got[1], named)
+            )
+            assert got_rows == want_rows and want_rows[0]["subagents"] == 2
+            continue
+        assert got[1] == named, args
+    assert json.loads(run(cfg, "stats", SID2028, "--store", url, "--json")[1])["subagents"]["files"] == 2
+    # Pulled elsewhere: every file back where Claude Code 2.0.x keeps it, byte for byte.
+    other = tmp_path / "other"
+    code, out, err = run(other, "store", "pull", SID2028[:4], "--store", url)
+    assert code == 0, err
+    assert _files(other) == _files(cfg) and len(_files(other)) == 3
+    # With --cwd, the agent files are relocated with the session, as `tt import --cwd` does.
+    work = str((tmp_path / "machine-b" / "app").resolve())
+    bundle = tmp_path / "s.zip"
+    assert run(cfg, "export", SID2028, "-o", str(bundle))[0] == 0
+    imported, pulled = tmp_path / "imported", tmp_path / "pulled"
+    assert run(imported, "import", str(bundle), "--cwd", work)[0] == 0
+    code, out, err = run(pulled, "store", "pull", SID2028, "--store", url, "--cwd", work, "--json")
+    assert code == 0, err
+    got_files = _files(pulled)
+    assert got_files == _files(imported) and sum("agent-" in k for k in got_files) == 2
+    assert all(b'"cwd":"/Users/zawakin/agent-sample"' not in b for b in got_files.values())
+    assert all(f'"cwd":"{work}"'.encode() in b for k, b in got_files.items() if "agent-" in k)
+
+
+def test_finding_push_all_does_not_push_a_2_0_x_agent_file_as_a_session(tmp_path: Path) -> None:
+    # `--all` and `-p DIR` take main transcripts only (`<uuid>.jsonl`); an agent file goes
+    # with the session its records name, never as a session "agent-…".
+    from tests.support.trees import stage
+
+    cfg = stage(V2028, tmp_path / "cfg" / "projects").parent
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for how in (("--all",), ("-p", "/Users/zawakin/agent-sample")):
+        code, out, err = run(cfg, "store", "push", *how, "--store", url, "--json")
+        assert code == 0, (how, err)
+        assert [s["session_id"] for s in json.loads(out)["sessions"]] == [SID2028], how
+    s = open_sqlite(tmp_path / "s.db", lambda: 0)
+    with s.read() as cur:
+        assert {x.key.session_id for x in s.list_streams(cur)} == {SID2028}
+        assert [rel for rel, _, _ in s.files(cur, PK2028, SID2028)] == [
+            "project/agent-0c4c3cf8.jsonl",
+            "project/agent-90fa40b6.jsonl",
+        ]
+
+
+def test_finding_push_refuses_a_file_that_is_no_transcript_as_validate_does_and_a_batch_skips_it(
+    tmp_path: Path,
+) -> None:
+    # Issue 16, a new user's finding (medium): `tt store push binary.jsonl` (random bytes)
+    # and `empty.jsonl` exited 0 and stored sessions "binary" and "empty", which `tt store
+    # pull` would then write into the config dir. Named on its own such a file is exit 4
+    # with `tt validate FILE`'s words; in --all it is noted and skipped, the rest pushed, as
+    # `tt repair -a` does; a damaged transcript is pushed as it is, with its diagnostics.
+    import random
+
+    cfg = tmp_path / "cfg"
+    real = _session(cfg, (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    proj = real.parent
+    strays = {
+        "binary.jsonl": random.Random(16).randbytes(4096),
+        "empty.jsonl": b"",
+        f"{uuid.UUID(int=21)}.jsonl": b"\0" * 5000,
+        f"{uuid.UUID(int=22)}.jsonl": random.Random(22).randbytes(3000),
+        f"{uuid.UUID(int=23)}.jsonl": b"",
+    }
+    for name, data in strays.items():
+        (proj / name).write_bytes(data)
+    damaged = proj / f"{uuid.UUID(int=24)}.jsonl"
+    damaged.write_bytes(
+        (FIXTURES / "damaged" / "torn-tail+fused-records+nul-run+dangling-parent.jsonl").read_bytes()
+    )
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for name in ("binary.jsonl", "empty.jsonl"):
+        code, out, err = run(cfg, "store", "push", str(proj / name), "--store", url)
+        v = run(cfg, "validate", str(proj / name))
+        assert (code, out) == (4, "") and err == v[2] and v[0] == 4, (name, err)
+        assert err.startswith(f"tt: {proj / name}: ") and "this is not a transcript" in err
+    code, out, err = run(cfg, "store", "push", "--all", "--store", url, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert sorted(s["session_id"] for s in doc["sessions"]) == sorted([real.stem, damaged.stem])
+    assert len(doc["skipped"]) == 3 and all("this is not a transcript" in m for m in doc["skipped"])
+    assert sorted(err.splitlines()) == sorted(f"tt: {m}: skipped" for m in doc["skipped"])
+    code, out, _ = run(cfg, "store", "log", damaged.stem, "--store", url, "--json")
+    (v,) = json.loads(out)["versions"]
+    assert v["errors"] > 0 and v["bytes"] == damaged.stat().st_size  # stored as it is, with its damage
+    code, out, _ = run(cfg, "store", "ls", "--store", url, "--json")
+    assert sorted(s["session_id"] for s in json.loads(out)["sessions"]) == sorted([real.stem, damaged.stem])
+    assert run(cfg, "store", "pull", "binary", "--store", url, "--dry-run")[0] == 3
+
+
+def test_finding_pull_of_what_is_there_already_writes_nothing_and_exits_0(tmp_path: Path) -> None:
+    # Issue 16, a new user's finding (low): pulling a session whose local files are
+    # byte-identical to the stored version refused with exit 6, and --force wrote a .bak of
+    # the same bytes. Nothing to do: said, exit 0, nothing written (dry run too).
+    from tests.support.trees import stage
+
+    cfg = stage(REAL / "claude-config-2.1.332", tmp_path / "cfg")
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", sid, "--store", url, "--no-validate")[0] == 0
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in cfg.rglob("*") if p.is_file()}
+    main = cfg / "projects" / "-home-dev-demo-app" / f"{sid}.jsonl"
+    mine = sorted(
+        str(p)
+        for p in [main, *main.with_suffix("").rglob("*"), *(cfg / "file-history" / sid).rglob("*")]
+        if p.is_file()
+    )
+    assert len(mine) > 3  # subagent, its meta file, file history
+    for extra in ([], ["--force"], ["--dry-run"], ["--dry-run", "--force"]):
+        code, out, err = run(cfg, "store", "pull", sid, "--store", url, *extra)
+        assert (code, err) == (0, ""), (extra, err)
+        assert out.startswith(f"nothing to do: session {sid} is there already, byte for byte as stored"), out
+        assert str(main) in out and "would" not in out
+        code, out, err = run(cfg, "store", "pull", sid, "--store", url, *extra, "--json")
+        doc = json.loads(out)
+        assert code == 0 and doc["written"] == [] and sorted(doc["unchanged"]) == mine
+        assert doc.get("would_write", []) == doc.get("would_replace", []) == []
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in cfg.rglob("*") if p.is_file()}
+    assert after == before  # no .bak, nothing rewritten
+    # One file changed locally: only that one is in the way (exit 6); --force replaces it alone.
+    main.write_bytes(before[main][0] + b"\n")
+    code, _, err = run(cfg, "store", "pull", sid, "--store", url)
+    assert code == 6 and str(main) in err
+    code, out, err = run(cfg, "store", "pull", sid, "--store", url, "--force", "--json")
+    doc = json.loads(out)
+    assert (
+        code == 0
+        and doc["written"] == [str(main)]
+        and sorted(doc["unchanged"]) == sorted(set(mine) - {str(main)})
+    )
+    assert main.read_bytes() == before[main][0]

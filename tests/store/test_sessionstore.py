@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import re
 import uuid
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.paths import CONFIG_332, REAL
+from tests.support.paths import CONFIG_332, FIXTURES, REAL
 from tests.support.trees import stage
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store import layers, records
@@ -268,10 +269,17 @@ def test_pull_materialises_subagents_and_side_files_and_never_overwrites(tmp_pat
         assert w.read_bytes() == (cfg / w.relative_to(other)).read_bytes(), w
     from transcript_tools.model.errors import WriteFailed
 
+    # What is there already, byte for byte, is left alone (issue 16: it was refused, exit 6).
+    assert pull_session(s, find_session(s, main.stem), config=other) == []
+    changed = written[0]
+    changed.write_bytes(changed.read_bytes() + b"\n")  # other bytes: refused without force
     with pytest.raises(WriteFailed):
         pull_session(s, find_session(s, main.stem), config=other)
     again = pull_session(s, find_session(s, main.stem), config=other, force=True)
-    assert again == written
+    assert again == [changed] and changed.read_bytes() == main.read_bytes()
+    from transcript_tools.edge.writer import BACKUP_SUFFIX, by_product
+
+    assert by_product(changed, BACKUP_SUFFIX).read_bytes() == main.read_bytes() + b"\n"
 
 
 def test_pull_with_cwd_rewrites_the_cwd_of_every_record_subagents_included_not_the_store(
@@ -318,6 +326,127 @@ def test_pull_with_cwd_rewrites_the_cwd_of_every_record_subagents_included_not_t
     # The store keeps the bytes as pushed.
     assert session_bytes(s, find_session(s, main.stem), AsOf()) == stored
     assert stored[""] == main.read_bytes()
+
+
+# --- issue 16, a new user's second round -------------------------------------------
+
+#: A real Claude Code 2.0.28 project folder: the main transcript and the session's two
+#: subagent transcripts beside it (``agent-<id>.jsonl``, not under ``<id>/subagents/``).
+V2028 = REAL / "v2.0.28-project"
+SID2028 = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+
+
+def _tree(root: Path) -> dict[Path, bytes]:
+    return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_finding_2_0_x_agent_files_beside_the_session_are_pushed_with_it_and_pulled_back_in_place(
+    tmp_path: Path,
+) -> None:
+    # Issue 16, a new user's finding (high): push/pull dropped the subagent transcripts of a
+    # Claude Code 2.0.x session, which 2.0.x writes beside the main file; only the main
+    # transcript was stored, so the pulled session had no subagents.
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    proj = cfg / "projects" / "-Users-zawakin-agent-sample"
+    main = proj / f"{SID2028}.jsonl"
+    assert len(list(proj.glob("agent-*.jsonl"))) == 2
+    s = _store(tmp_path)
+    r = push_session(s, main, config=cfg)
+    assert [x.key.subpath for x in r.streams] == [""] and r.files == 2
+    with s.read() as cur:  # not stored as sessions of their own
+        assert [x.key for x in s.list_streams(cur, None)] == [StreamKey(proj.name, SID2028)]
+    other = tmp_path / "other"
+    written = pull_session(s, find_session(s, SID2028), config=other)
+    assert _tree(other) == _tree(cfg) and sorted(written) == sorted(other / k for k in _tree(cfg))
+    # Unchanged: nothing pushed again; an agent file that grew is pushed with its session.
+    assert push_session(s, main, config=cfg).files == 0
+    agent = proj / "agent-90fa40b6.jsonl"
+    agent.write_bytes(agent.read_bytes() + agent.read_bytes().splitlines(keepends=True)[-1])
+    assert push_session(s, main, config=cfg).files == 1
+    again = tmp_path / "again"
+    pull_session(s, find_session(s, SID2028), config=again)
+    assert _tree(again) == _tree(cfg)
+
+
+def test_finding_a_resume_from_the_store_pushes_a_2_0_x_agent_file_back_with_its_session(
+    tmp_path: Path,
+) -> None:
+    # What `--store` pulls into its temporary config dir it pushes back when it changed: a
+    # 2.0.x agent file beside the sessions belongs to the session its records name, not to
+    # a session of its own.
+    from transcript_tools.store.files_materialise import _main_of
+
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    proj = cfg / "projects" / "-Users-zawakin-agent-sample"
+    assert _main_of(proj / "agent-0c4c3cf8.jsonl", cfg) == proj / f"{SID2028}.jsonl"
+    assert _main_of(proj / f"{SID2028}.jsonl", cfg) == proj / f"{SID2028}.jsonl"
+
+
+@pytest.mark.parametrize(
+    "rel", ["project/7f2abd2d-0000.jsonl", "project/x/agent-1.jsonl", "project/notes.txt"]
+)
+def test_a_stored_project_file_that_is_no_2_0_x_agent_file_is_never_written(tmp_path: Path, rel: str) -> None:
+    # A store may be anyone's: the side-file kind that writes into the project folder writes
+    # only an `agent-*.jsonl` there, never another session's transcript or a path below.
+    from transcript_tools.model.errors import Unreadable
+    from transcript_tools.store.files import plan_pull
+
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    s = _store(tmp_path)
+    push_session(s, cfg / "projects" / "-Users-zawakin-agent-sample" / f"{SID2028}.jsonl", config=cfg)
+    with s.write() as cur:
+        s.put_file(cur, "-Users-zawakin-agent-sample", SID2028, rel, b"{}\n", None)
+    with pytest.raises(Unreadable, match=r"is not a 2\.0\.x subagent transcript"):
+        plan_pull(s, find_session(s, SID2028), config=tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (b"", "an empty file"),
+        (random.Random(16).randbytes(4096), "binary data"),
+        (b"\0" * 5000, "NUL bytes only"),
+        (b'{\n  "type": "user"\n}\n', "pretty-printed JSON"),
+        (b'{"type":"us', "an incomplete JSON object"),
+    ],
+    ids=["empty", "random-bytes", "nuls", "pretty-json", "torn-only"],
+)
+def test_finding_a_file_in_which_no_line_is_a_json_object_is_not_pushed(
+    tmp_path: Path, data: bytes, what: str
+) -> None:
+    # Issue 16, a new user's finding (medium): `tt store push binary.jsonl` stored random
+    # bytes (and an empty file) as a session. Refused now with the words `tt validate FILE`
+    # has for it (the oracle: validate's own report of the file).
+    from transcript_tools.model.errors import NotATranscript
+    from transcript_tools.validate.files import validate_path
+
+    cfg = tmp_path / "cfg"
+    p = _session(cfg, data)
+    s = _store(tmp_path)
+    with pytest.raises(NotATranscript) as e:
+        push_session(s, p, config=cfg)
+    assert validate_path(p).not_transcript == what
+    assert e.value.message == f"{p}: {what}; this is not a transcript" and e.value.exit_code == 4
+    with s.read() as cur:
+        assert s.list_streams(cur, None) == []
+
+
+def test_finding_a_damaged_transcript_is_still_pushed_as_it_is(tmp_path: Path) -> None:
+    # Only a file with no JSON object at all is refused: one whose records sit after a NUL
+    # run, or between torn lines, is a damaged session and is stored byte for byte.
+    cfg = tmp_path / "cfg"
+    good = (REAL / "v1.0.51-rejected-tool-interrupt.jsonl").read_bytes().splitlines(keepends=True)
+    data = b"\0" * 3000 + b"\n" + b"\xff\xfe torn\n" + good[1] + b'{"type":"us'
+    s = _store(tmp_path)
+    damaged = [p.read_bytes() for p in sorted((FIXTURES / "damaged").glob("*.jsonl"))]
+    for i, d in enumerate([data, *damaged]):
+        p = _session(cfg, d, n=i + 1)
+        push_session(s, p, config=cfg)
+        assert _pulled(s, p.stem) == d
 
 
 # --- the Agent SDK protocol --------------------------------------------------------
@@ -405,6 +534,22 @@ def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> Non
     s.conn.execute("UPDATE tt_version SET lite = NULL")
     rebuilt = {r.session_id: (r.lite, r.size, r.counts, r.skipped, r.subagents) for r in store_rows(s)}
     assert rebuilt == files
+
+
+def test_finding_ls_from_the_store_counts_a_2_0_x_sessions_agent_files_as_tt_ls_does(tmp_path: Path) -> None:
+    # Issue 16 (round 2): the 2.0.x subagent files are stored beside their session, and
+    # `tt ls --store` counts them as `tt ls` counts them in the folder.
+    from transcript_tools.catalog.files import list_sessions
+    from transcript_tools.store.find import store_rows
+
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    proj = cfg / "projects" / "-Users-zawakin-agent-sample"
+    s = _store(tmp_path)
+    push_session(s, proj / f"{SID2028}.jsonl", config=cfg, diagnose=None)
+    files = {r.session_id: (r.lite, r.size, r.subagents) for r in list_sessions([proj], workers=1)}
+    stored = {r.session_id: (r.lite, r.size, r.subagents) for r in store_rows(s)}
+    assert stored == files and files[SID2028][2] == 2
 
 
 # --- batched pushes ------------------------------------------------------------------

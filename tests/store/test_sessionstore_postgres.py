@@ -272,6 +272,8 @@ def test_pull_dry_run_and_pull_with_cwd_on_postgres_as_on_sqlite(tmp_path: Path,
 
     for url in (db, lite):
         assert tt(cfg, "store", "push", sid, "--store", url, "--no-validate")[0] == 0
+    local = cfg / "projects" / "-home-dev-demo-app" / f"{sid}.jsonl"
+    local.write_bytes(local.read_bytes() + b"\n")  # the local copy differs from the stored one
     dry, real = (tt(cfg, "store", "pull", sid, "--store", db, *x) for x in (["--dry-run"], []))
     assert dry[0] == real[0] == 6 and dry[2] == real[2]
     files = {}
@@ -285,3 +287,40 @@ def test_pull_dry_run_and_pull_with_cwd_on_postgres_as_on_sqlite(tmp_path: Path,
 
     main = files["pg"][f"projects/{project_dir_name(work)}/{sid}.jsonl"]
     assert f'"cwd":"{work}"'.encode() in main and b'"cwd":"/home/dev/demo-app"' not in main
+
+
+def test_findings_of_the_second_round_on_postgres_as_on_sqlite(tmp_path: Path, db: str) -> None:
+    # Issue 16, a new user's second round, on the other engine: a 2.0.x session's agent
+    # files beside it are pushed and pulled back in place (and `tt stats --store` counts
+    # them), a file that is no transcript is refused (exit 4) and skipped in --all, and a
+    # pull of what is there already writes nothing (exit 0).
+    import random
+
+    sid, pk = "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9", "-Users-zawakin-agent-sample"
+    cfg = stage(REAL / "v2.0.28-project", tmp_path / "cfg" / "projects").parent
+    stray = cfg / "projects" / pk / f"{uuid.UUID(int=31)}.jsonl"
+    stray.write_bytes(random.Random(31).randbytes(2048))
+
+    def tt(config: Path, *args: str) -> tuple[int, str, str]:
+        p = _tt(config, *args)
+        out, err = p.communicate(timeout=300)
+        return p.returncode, out.decode(), err.decode()
+
+    code, out, err = tt(cfg, "store", "push", "--all", "--store", db, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(s["session_id"], s["files"]) for s in doc["sessions"]] == [(sid, 2)]
+    assert doc["skipped"] == [f"{stray}: binary data; this is not a transcript"]
+    assert tt(cfg, "store", "push", str(stray), "--store", db)[0] == 4
+    want = json.loads(tt(cfg, "stats", str(cfg / "projects" / pk / f"{sid}.jsonl"), "--json")[1])
+    got = json.loads(tt(cfg, "stats", sid[:8], "--store", db, "--json")[1])
+    assert got["subagents"] == want["subagents"] and want["subagents"]["files"] == 2
+    (row,) = json.loads(tt(cfg, "ls", "--store", db, "--json")[1])["sessions"]
+    assert row["session_id"] == sid and row["subagents"] == 2  # as `tt ls` counts them
+    other = tmp_path / "other"
+    assert tt(other, "store", "pull", sid, "--store", db)[0] == 0
+    stray.unlink()
+    files = {str(p.relative_to(cfg)): p.read_bytes() for p in cfg.rglob("*") if p.is_file()}
+    assert {str(p.relative_to(other)): p.read_bytes() for p in other.rglob("*") if p.is_file()} == files
+    code, out, err = tt(other, "store", "pull", sid, "--store", db, "--force")
+    assert (code, err) == (0, "") and out.startswith("nothing to do") and len(list(other.rglob("*.bak"))) == 0

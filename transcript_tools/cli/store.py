@@ -68,8 +68,13 @@ def push(
     store_url: str | None,
     as_json: bool,
 ) -> None:
-    """Send sessions to the store: only what was appended since the last push."""
-    from ..store.files import push_many
+    """Send sessions to the store: only what was appended since the last push.
+
+    A session goes with its subagents (2.0.x's agent-*.jsonl beside it included), its
+    folder's other files and its file history. A file in which no line is a JSON object
+    is not a transcript: named, exit 4; in --all or --project, noted and skipped.
+    """
+    from ..store.files import push_many, transcripts
 
     if sum(x is not None for x in (session, project, all_ or None)) != 1:
         raise UsageError("name a SESSION, or give --all or --project DIR")
@@ -82,6 +87,12 @@ def push(
         paths = [cfg.resolve(session).path]
     if not paths:
         raise NotFound("no sessions to push")
+    paths, skipped = transcripts(paths)
+    if session is not None and skipped:
+        raise skipped[0]  # named on its own: the error tt validate gives it (exit 4)
+    for e in skipped:
+        # In a batch a stray file is noted and passed over, as `tt repair -a` does.
+        click.echo(f"tt: {e.message}: skipped", err=True)
     from ..edge.store_url import resolve_url
 
     st = _open(store_url)  # the schema made here, before any worker opens the store
@@ -106,7 +117,7 @@ def push(
             }
         )
     if as_json:
-        emit_json({"store": _shown(st.url), "sessions": out})
+        emit_json({"store": _shown(st.url), "sessions": out, "skipped": [e.message for e in skipped]})
         return
     c = console()
     changed = 0
@@ -172,7 +183,8 @@ def pull(
 ) -> None:
     """Write a stored session (subagents and file history included) into the config dir.
 
-    With --cwd DIR it goes to DIR's project folder and its records' cwd (and the paths
+    A file there already with the stored bytes is left alone: pulling what is there
+    writes nothing and says so (exit 0). With --cwd DIR it goes to DIR's project folder and its records' cwd (and the paths
     under it) are rewritten for DIR, as `tt import --cwd` does; the store is not changed.
     --dry-run writes nothing and refuses what the pull would refuse (exit 6).
     """
@@ -191,6 +203,7 @@ def pull(
                     "dry_run": True,
                     "would_write": [str(p) for p, _ in plan.targets if p not in replaced],
                     "would_replace": [str(p) for p in plan.existing],
+                    "unchanged": [str(p) for p in plan.unchanged],
                     "cwd": plan.cwd,
                     "old_cwd": plan.old_cwd,
                     "relocated_lines": plan.relocated_lines,
@@ -202,6 +215,8 @@ def pull(
         for p, b in plan.targets:
             what = "replace (keeping a .bak)" if p in replaced else "write"
             c.print(f"would {what} {p} ({len(b)} bytes)", highlight=False, soft_wrap=True)
+        if plan.unchanged:
+            c.print(_unchanged_note(plan), highlight=False, soft_wrap=True)
         if plan.cwd is not None:
             c.print(
                 f"would rewrite {plan.relocated_lines} lines for the new cwd: {plan.old_cwd} → {plan.cwd}",
@@ -216,6 +231,7 @@ def pull(
             {
                 "session_id": plan.session_id,
                 "written": [str(p) for p in written],
+                "unchanged": [str(p) for p in plan.unchanged],
                 "cwd": plan.cwd,
                 "old_cwd": plan.old_cwd,
                 "relocated_lines": plan.relocated_lines,
@@ -224,6 +240,19 @@ def pull(
         return
     for p in written:
         console().print(str(p), highlight=False, soft_wrap=True)
+    if plan.unchanged:
+        console().print(_unchanged_note(plan), highlight=False, soft_wrap=True)
+
+
+def _unchanged_note(plan: Any) -> str:
+    """What a pull says of the files there already with the stored bytes (left alone)."""
+    n = len(plan.unchanged)
+    if plan.nothing_to_do():
+        return (
+            f"nothing to do: session {plan.session_id} is there already, byte for byte as stored "
+            f"({n} file(s): {plan.unchanged[0]})"
+        )
+    return f"{n} file(s) there already, byte for byte as stored: left alone"
 
 
 @store_command.command("log")

@@ -34,7 +34,8 @@ The schema (the same tables and columns on both engines, `schema`):
                 bytes, stored once, compressed (zstd, or base64 decoded)
     tt_file     (project_key, session_id, relpath, hash, size, mtime_ns, pushed_ms)
                 a session's other files: 'session/<path>' under <id>/ (.meta.json, tool
-                results), 'file-history/<path>' (backups); bytes in tt_blob
+                results), 'file-history/<path>' (backups), 'project/agent-<id>.jsonl'
+                (a 2.0.x subagent transcript beside the session); bytes in tt_blob
     tt_fts      the search index of the lines' text: FTS5 (content='', only the index)
                 in SQLite; (line_id, tsv tsvector) with a GIN index in PostgreSQL
 

@@ -481,6 +481,17 @@ class Store:
         blobs = self._blobs(cur, {r[1] for r in rows})
         return [(r[0], blobs[r[1]], r[2]) for r in rows]
 
+    def count_files(self, cur: Any, prefix: str) -> dict[tuple[str, str], int]:
+        """``(project_key, session_id) -> how many side files`` whose relpath starts with
+        ``prefix`` (no bytes read: `tt ls --store` counts 2.0.x subagent files so)."""
+        rows = self._q(
+            cur,
+            "SELECT project_key, session_id, COUNT(*) FROM tt_file WHERE substr(relpath, 1, ?) = ? "
+            "GROUP BY project_key, session_id",
+            (len(prefix), prefix),
+        ).fetchall()
+        return {(r[0], r[1]): int(r[2]) for r in rows}
+
     def delete_files(self, cur: Any, project_key: str, session_id: str) -> None:
         self._q(
             cur, "DELETE FROM tt_file WHERE project_key = ? AND session_id = ?", (project_key, session_id)

@@ -2,8 +2,13 @@
 
 `push_session` sends a session's main transcript, its subagent transcripts
 (``<id>/subagents/**/agent-*.jsonl``, subpath ``subagents/…`` as the Agent SDK names them),
-the other files of its ``<id>/`` folder (``.meta.json``, tool results) and its
-``file-history/<id>/`` backups, all in one transaction. Each transcript is one stream:
+the other files of its ``<id>/`` folder (``.meta.json``, tool results), its
+``file-history/<id>/`` backups and, for a Claude Code 2.0.x session, the ``agent-<id>.jsonl``
+subagent transcripts beside it in the project folder whose records name it (side file
+``project/agent-….jsonl``: the Agent SDK has no key for them), all in one transaction. A file
+in which no line is a JSON object (empty, random bytes) is refused as every command refuses
+it (`NotATranscript`, exit 4); a batch notes it and pushes the rest (`transcripts`). Each
+transcript is one stream:
 
 - unchanged (same size and mtime as the last push): nothing is read, nothing written;
 - the file starts with exactly the bytes pushed last time (SHA-256 of that prefix): only
@@ -20,14 +25,15 @@ two pushes of one session at once store each line once. `push_many` writes a bat
 sessions per transaction (a killed push leaves whole sessions as of the last commit) from
 several worker processes, which meet only in those transactions.
 
-`pull_session` writes a session back under a config dir, as of a version or a time; it
-refuses to overwrite an existing file unless ``force``, and then replaces it atomically
-keeping a backup. What it writes is `plan_pull`'s plan, which ``--dry-run`` shows, so a dry
+`pull_session` writes a session back under a config dir, as of a version or a time, each
+file where Claude Code keeps it; a file there already with the same bytes is left alone (a
+pull of what is there writes nothing), a file with other bytes is not overwritten unless
+``force``, and then replaced atomically keeping a backup. What it writes is `plan_pull`'s plan, which ``--dry-run`` shows, so a dry
 run refuses what the pull refuses (`PullPlan.check`, exit 6). ``--cwd`` puts the session in
 another directory's project folder and relocates its transcripts (subagents included) as
 `tt import --cwd` does, with import's code (`bundle.core.Relocation`): the ``cwd`` fields
-and the paths under the old cwd, project folder and file history; only the copy written
-changes, never the stored bytes.
+and the paths under the old cwd, project folder and file history (2.0.x agent files
+included); only the copy written changes, never the stored bytes.
 
 Invariants: the pulled bytes of a version are the pushed bytes of that version (without
 ``--cwd``); files are only read by push, and only created (or, with force, atomically
@@ -45,11 +51,18 @@ from typing import Any
 
 from ..edge import claude_dir as cfg
 from ..edge.writer import replace_atomically, write_new
-from ..model.errors import AmbiguousSession, NotFound, Unreadable, UsageError, WriteFailed
+from ..model.errors import (
+    AmbiguousSession,
+    NotATranscript,
+    NotFound,
+    Unreadable,
+    UsageError,
+    WriteFailed,
+)
 from .engine import Store
 from .find import lite_json
 from .layers import digest
-from .model import StreamInfo, StreamKey, Version
+from .model import LEGACY_AGENT, StreamInfo, StreamKey, Version
 from .prepare import Prepared, prepare_lines
 from .records import split_lines
 
@@ -248,7 +261,10 @@ def _walk(root: Path) -> list[Path]:
 
 
 def side_files(session_path: Path, config: Path) -> list[tuple[str, Path]]:
-    """``(relpath, path)`` of a session's files that are not transcripts."""
+    """``(relpath, path)`` of a session's files that are not streams: the files of its
+    ``<id>/`` folder but the subagent transcripts (``session/…``), its file-history backups
+    (``file-history/…``) and the 2.0.x subagent transcripts beside it (``project/agent-….jsonl``,
+    `legacy_agents`)."""
     sid = session_path.name[: -len(".jsonl")]
     streams = set(cfg.subagent_files(session_path))
     out = [
@@ -258,7 +274,54 @@ def side_files(session_path: Path, config: Path) -> list[tuple[str, Path]]:
     ]
     hist = config / "file-history" / sid
     out += [(f"file-history/{p.relative_to(hist).as_posix()}", p) for p in _walk(hist)]
+    out += [(f"{LEGACY_AGENT}/{p.name}", p) for p in legacy_agents(session_path)]
     return out
+
+
+_legacy_seen: dict[Path, tuple[int, dict[str, list[Path]]]] = {}
+
+
+def legacy_agents(session_path: Path) -> list[Path]:
+    """The 2.0.x ``agent-*.jsonl`` files beside ``session_path`` whose records name it
+    (`claude_dir.legacy_agents_by_session`, the rule `tt export`, `stats` and `delete` use),
+    regular files only. A project folder's agent files are read once while its listing
+    stays the same (its mtime), not once per session of a ``push --all``."""
+    if not cfg.is_session_file(session_path):
+        return []
+    project = session_path.parent
+    try:
+        mtime = project.stat().st_mtime_ns
+    except OSError:
+        return []
+    seen = _legacy_seen.get(project)
+    if seen is None or seen[0] != mtime:
+        _legacy_seen.clear()  # one project at a time: push goes through them in order
+        seen = _legacy_seen[project] = (mtime, cfg.legacy_agents_by_session(project))
+    return [p for p in seen[1].get(session_path.name[: -len(".jsonl")], []) if _regular(p)]
+
+
+def not_a_transcript(path: Path) -> NotATranscript | None:
+    """The error every command gives a file that is not a transcript (empty, random bytes,
+    NULs only, other JSON: `validate.files_kind.not_transcript`, the one rule), None for a
+    transcript, however damaged: a damaged one is pushed as it is, with its diagnostics."""
+    from ..validate.files_kind import not_transcript
+
+    what = not_transcript(path)
+    return None if what is None else NotATranscript(f"{path}: {what}; this is not a transcript")
+
+
+def transcripts(paths: Iterable[Path]) -> tuple[list[Path], list[NotATranscript]]:
+    """``paths`` split into the transcripts and the errors of those that are none, for a
+    batch that notes a stray file and pushes the rest (as ``tt repair -a`` does)."""
+    ok: list[Path] = []
+    refused: list[NotATranscript] = []
+    for p in paths:
+        err = not_a_transcript(p)
+        if err is None:
+            ok.append(p)
+        else:
+            refused.append(err)
+    return ok, refused
 
 
 @dataclass(slots=True)
@@ -305,7 +368,10 @@ def apply_session(store: Store, cur: Any, job: SessionJob, diagnose: Diagnose | 
 def push_session(
     store: Store, session_path: Path, *, config: Path, diagnose: Diagnose | None = validate_diagnostics
 ) -> SessionPush:
-    """A session's transcripts and side files, in one transaction (none when nothing changed)."""
+    """A session's transcripts and side files, in one transaction (none when nothing changed);
+    `NotATranscript` (exit 4) for a file in which no line is a JSON object."""
+    if (err := not_a_transcript(session_path)) is not None:
+        raise err
     job = prepare_session(store, session_path, config=config, diagnose=diagnose)
     if job.unchanged():
         return apply_session(store, None, job, diagnose)
@@ -475,11 +541,16 @@ class PullPlan:
     """What a pull writes (`plan_pull`): the same for ``--dry-run`` and the pull itself."""
 
     session_id: str
-    targets: list[tuple[Path, bytes]]  # (file, bytes), the main transcript first
-    existing: list[Path]  # targets that are there already: refused without force
+    targets: list[tuple[Path, bytes]]  # (file, bytes) to write, the main transcript first
+    existing: list[Path]  # targets there already with other bytes: refused without force
     cwd: str | None = None  # --cwd: the new working directory
     old_cwd: str | None = None  # the session's, as recorded (`model.session.first_cwd`)
     relocated_lines: int = 0  # transcript lines whose paths were rewritten for the new cwd
+    unchanged: list[Path] = field(default_factory=list)  # there already, the same bytes: left alone
+
+    def nothing_to_do(self) -> bool:
+        """Every file is there already with the bytes it would get: nothing is written."""
+        return not self.targets and bool(self.unchanged)
 
     def check(self, force: bool) -> None:
         """The refusal of a pull over existing files without ``force`` (exit 6)."""
@@ -519,22 +590,56 @@ def plan_pull(
             for s, v, limit in chosen
         }
         side = store.files(cur, main.key.project_key, sid)
+    # The 2.0.x subagent transcripts (side files beside the main one) are transcripts too:
+    # --cwd relocates them with the others.
+    legacy = {rel: b for rel, b, _ in side if rel.partition("/")[0] == LEGACY_AGENT}
     plan = PullPlan(sid, [], [], new_cwd)
     if new_cwd is not None:
+        moved = {**data, **legacy}
         plan.old_cwd, plan.relocated_lines = _relocate(
-            data, chosen[0][1].source, sid, new_cwd, project, config
+            moved, chosen[0][1].source, sid, new_cwd, project, config
         )
-    for sub, b in sorted(data.items()):
-        plan.targets.append((project / f"{sid}.jsonl" if sub == "" else project / sid / f"{sub}.jsonl", b))
+        data = {k: moved[k] for k in data}
+        legacy = {k: moved[k] for k in legacy}
+    targets = [
+        (project / f"{sid}.jsonl" if sub == "" else project / sid / f"{sub}.jsonl", b)
+        for sub, b in sorted(data.items())
+    ]
     for rel, b, _ in side:
         kind, _, rest = rel.partition("/")
+        if kind == LEGACY_AGENT:
+            targets.append((project / _legacy_name(store, rest), legacy[rel]))
+            continue
         base = project / sid if kind == "session" else config / "file-history" / sid
-        plan.targets.append((base / rest, b))
-    for p, _ in plan.targets:
+        targets.append((base / rest, b))
+    for p, _ in targets:
         if ".." in p.relative_to(config).parts:
             raise Unreadable(f"{store.url}: stored path {p} leaves the config dir")
+    for p, b in targets:
+        if _same_bytes(p, b):
+            plan.unchanged.append(p)
+        else:
+            plan.targets.append((p, b))
     plan.existing = [p for p, _ in plan.targets if p.exists()]
     return plan
+
+
+def _legacy_name(store: Store, name: str) -> str:
+    """A stored 2.0.x agent file's name, checked: a plain ``agent-*.jsonl``, never another
+    session's transcript or a path (the store may be anyone's)."""
+    if "/" in name or not (name.startswith("agent-") and name.endswith(".jsonl")):
+        raise Unreadable(f"{store.url}: stored file {LEGACY_AGENT}/{name} is not a 2.0.x subagent transcript")
+    return name
+
+
+def _same_bytes(p: Path, data: bytes) -> bool:
+    """``p`` is a regular file holding exactly ``data`` (then a pull has nothing to write)."""
+    try:
+        if not stat.S_ISREG(p.lstat().st_mode) or p.stat().st_size != len(data):
+            return False
+        return p.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _relocate(

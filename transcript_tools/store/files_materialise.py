@@ -3,7 +3,8 @@ that take ``--store URL`` (``show``, ``stats``, ``validate``, ``resume``), so ea
 own file code path and so its byte-faithful reading.
 
 The bytes written are exactly a version's stored bytes (`store.files.pull_session`,
-subagents, the session's other files and its file-history included), into ``mkdtemp``
+subagents (2.0.x's beside the session too), the session's other files and its
+file-history included), into ``mkdtemp``
 (mode 0700), removed when the context ends. With ``chdir`` (``show``, ``stats``,
 ``validate``) the working directory is ``<temp>/projects`` meanwhile and each session is
 named ``<project>/<id>.jsonl``, the name ``tt ls --store`` and ``tt search --store`` give
@@ -108,6 +109,10 @@ def _push_back(m: Materialised) -> None:
 def _main_of(p: Path, config: Path) -> Path:
     """The main transcript a transcript belongs to (a subagent's session file)."""
     rel = p.relative_to(config / "projects")
+    if len(rel.parts) == 2 and p.name.startswith("agent-") and not cfg.is_session_file(p):
+        # A 2.0.x subagent beside the sessions: the session its records name.
+        main = p.with_name(f"{cfg.agent_session_id(p)}.jsonl")
+        return main if cfg.is_session_file(main) and main.is_file() else p
     if len(rel.parts) <= 2:
         return p
     return config / "projects" / rel.parts[0] / f"{rel.parts[1]}.jsonl"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..catalog.search import Hit, Matcher, SessionHits, record_hits
-from .model import StreamKey
+from .model import LEGACY_AGENT, StreamKey
 
 if TYPE_CHECKING:  # imported where used: `tt search --store` starts without the listing's code
     from ..catalog.listing import Lite, Row
@@ -95,7 +95,8 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
     rows: list[Row] = []
     with store.read() as cur:
         streams = store.list_streams(cur, project_key)
-        subs: dict[tuple[str, str], int] = {}
+        # 2.0.x subagent files are side files beside the session, not streams.
+        subs = store.count_files(cur, f"{LEGACY_AGENT}/agent-")
         for s in streams:
             if s.key.subpath.startswith("subagents/"):
                 k = (s.key.project_key, s.key.session_id)

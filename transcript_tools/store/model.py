@@ -1,6 +1,7 @@
 """The session store's values and the seam between its logic and an engine (pure).
 
 `StreamKey` names a transcript file of a session (the Agent SDK's ``SessionKey``);
+`LEGACY_AGENT` the side-file kind of a 2.0.x subagent transcript;
 `StreamInfo`, `Version` and `SearchHit` are rows as `engine.Store` returns them; `Dialect` is
 what an engine adapter (`edge.store_sqlite`, `edge.store_postgres`) provides. `redacted` is
 how a store URL appears in any message: without its password.
@@ -30,6 +31,12 @@ class Dialect(Protocol):
     def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None: ...
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None: ...
     def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]: ...
+
+
+#: The side-file kind of a Claude Code 2.0.x subagent transcript: ``project/agent-<id>.jsonl``,
+#: a file of the project folder beside the main transcript, where 2.0.x writes it (the
+#: Agent SDK's keys have no place for it, so it is no stream).
+LEGACY_AGENT = "project"
 
 
 @dataclass(frozen=True, slots=True)
