@@ -79,7 +79,7 @@ def render_rows(
     shown = _fit(con.width if screen else None, cells, show_project=show_project and wide, checked=checked)
     t = Table(box=None, header_style="bold", pad_edge=False, expand=screen, collapse_padding=True)
     for name in shown:
-        t.add_column(name, **_COLUMNS[name])
+        t.add_column(name, **(_COLUMNS[name] | ({"max_width": 18} if name == "model" and wide else {})))
     title_min = min(TITLE_MIN, _width("title", cells["title"]))
     t.columns[shown.index("title")].min_width = title_min
     for k in range(len(rows)):
@@ -110,7 +110,7 @@ _COLUMNS: dict[str, dict[str, Any]] = {
     "msgs": {"justify": "right", "no_wrap": True},
     "cmp": {"justify": "right", "no_wrap": True},
     "sub": {"justify": "right", "no_wrap": True},
-    "model": {"no_wrap": True, "overflow": "ellipsis", "max_width": 18},
+    "model": {"no_wrap": True, "overflow": "ellipsis", "max_width": 10},  # 18 from 110 columns
     "health": {"no_wrap": True},
 }
 
