@@ -322,3 +322,57 @@ def test_markdown_export_is_whole_and_headed_by_the_title(config: Path) -> None:
     assert "more lines" not in r.stdout  # nothing folded in an export...
     folded = tt("show", S332_ID, "--markdown", "--fold", "1", config=config)
     assert "more lines" in folded.stdout  # ...unless asked for
+
+
+#: The order `tt ls --help` documents, without --check (health is "?" on every row).
+WAITING = ["project", "cmp", "sub", "health", "size", "msgs", "model", "modified"]
+
+
+def _title_width(header: str) -> int:
+    cols = header.split()
+    k = cols.index("title")
+    end = header.index(" " + cols[k + 1] + (" " if k + 2 < len(cols) else "")) if k + 1 < len(cols) else None
+    return (len(header) if end is None else end) - header.index("title")
+
+
+@pytest.mark.parametrize("width", [40, 50, 60, 70])
+def test_ls_on_a_narrow_terminal_keeps_the_title_readable(config: Path, width: int) -> None:
+    # New user report 2, finding 3: at COLUMNS=60 the title was 2 characters ("Lo…") while
+    # model and health kept their full width. The title keeps 20 columns; others wait.
+    r = cli.tt("ls", "--all", config=config, width=None, env={"COLUMNS": str(width)}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert all(len(line) <= width for line in lines)
+    header = lines[0]
+    cols = header.split()
+    assert cols[:2] == ["id", "title"] and _title_width(header) >= 20
+    # What is gone went in the documented order.
+    gone = [c for c in WAITING if c not in cols]
+    assert gone == WAITING[: len(gone)]
+    help_text = " ".join(cli.tt("ls", "--help").stdout.split())
+    assert "title keeps at least 20 columns" in help_text
+
+
+def test_ls_check_on_a_narrow_terminal_keeps_the_health(config: Path) -> None:
+    r = cli.tt("ls", "--all", "--check", config=config, width=None, env={"COLUMNS": "60"}, timeout=120)
+    cols = r.stdout.splitlines()[0].split()
+    assert "health" in cols and "size" not in cols and _title_width(r.stdout.splitlines()[0]) >= 20
+
+
+def test_stats_on_a_narrow_terminal_keeps_a_small_cost_whole() -> None:
+    # New user report 2, finding 3: at COLUMNS=60 a cost under a cent read "$0.00…" (the
+    # column was cut); it reads as at full width ("$0.0002" here), the other columns give way.
+    path = str(REAL / "handwritten-2.1.80-2.1.220-trimmed-composite.jsonl")
+
+    def costs(text: str) -> list[str]:
+        return [ln.split()[-1] for ln in text.splitlines() if ln.split()[:1] in (["opus-5"], ["total"])]
+
+    full = cli.tt("stats", path)
+    assert full.returncode == 0, full.stderr
+    assert costs(full.stdout) == ["$0.0002", "$0.0002"]
+    for width in (50, 60):
+        narrow = cli.tt("stats", path, width=None, env={"COLUMNS": str(width)})
+        assert narrow.returncode == 0, narrow.stderr
+        got = [ln.split()[-1] for ln in narrow.stdout.splitlines() if ln.startswith(("opus", "total"))]
+        assert got == costs(full.stdout)
+        assert all(len(ln) <= width for ln in narrow.stdout.splitlines())

@@ -157,3 +157,28 @@ def test_looks_like_names_what_the_file_is() -> None:
         assert looks_like(head, len(head)) == want, head[:40]
     # A head cut inside a multi-byte character is still text.
     assert looks_like(("# é" * 10).encode()[:-1], 1000) == "text that is not JSON"
+
+
+def test_nul_run_inside_a_record_is_the_record_read_without_it() -> None:
+    # New user report 2, finding 1: 200 NULs inserted into a real line lost the record and
+    # gave three diagnostics. Without the NULs the line is the record: one lenient entry.
+    raw = REC2[:60] + b"\x00" * 200 + REC2[60:]
+    d = dec(raw)
+    assert codes(d) == [] and d.accounted_bytes() == len(raw)
+    (e,) = d.entries
+    assert e.raw == raw and e.lenient == ("nul-run-in-record",)
+    assert e.record == orjson.loads(REC2)
+
+
+def test_nuls_that_replaced_bytes_stay_pieces() -> None:
+    # A torn write zero-filled: the NULs stand where bytes were; without them it is no JSON.
+    raw = REC2[:60] + b"\x00" * 40 + REC2[100:]
+    d = dec(raw)
+    assert d.entries == [] and "nul-run" in codes(d)
+    # NULs before or after a whole record, or between two, are a piece beside it as before.
+    assert codes(dec(b"\x00" * 9 + REC)) == ["nul-run"]
+    assert codes(dec(REC + b"\x00" * 9)) == ["nul-run"]
+    two = dec(REC + b"\x00" * 9 + REC2)
+    assert codes(two) == ["nul-run"] and [e.raw for e in two.entries] == [REC, REC2]
+    # An object that is not shaped as a record (no record key) is not taken for one.
+    assert dec(b'{"type":"text",\x00\x00"text":"x"}').entries == []

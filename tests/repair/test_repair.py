@@ -463,3 +463,75 @@ def test_a_load_from_the_last_boundary_is_not_damage() -> None:
     assert [a.fix for a in actions] == ["relink-logical-parent"]  # as a file, it is a dangling link
     entries, actions = repaired_entries(tail, RepairOptions(partial_load=True), now=NOW, new_id=id_source())
     assert actions == [] and [e.raw for e in entries] == [e.raw for ln in tail for e in ln.entries]
+
+
+# --- new user report 2, finding 1: a NUL run inside a record --------------------------------
+
+LOST = b'"uuid":"810d105d-3a26-4794-8c8d-9fbcba8df4b3"'  # a 2.1.332 answer with a child
+
+
+def _nul_damaged(src: bytes, *, replace: bool) -> tuple[bytes, int]:
+    """S332 with 200 NULs inserted into (or written over) the answer's line, 586 bytes in,
+    inside its usage object (as the user's file had them); and that line's index."""
+    lines = src.splitlines(keepends=True)
+    (i,) = [k for k, ln in enumerate(lines) if LOST in ln]
+    ln = lines[i]
+    lines[i] = ln[:586] + b"\x00" * 200 + ln[586 + (200 if replace else 0) :]
+    return b"".join(lines), i
+
+
+def test_a_nul_run_inserted_inside_a_record_keeps_the_record() -> None:
+    src = S332.read_bytes()
+    damaged, i = _nul_damaged(src, replace=False)
+    # One damage, one diagnostic (it was three: truncated-record, nul-run, garbage).
+    assert _errors(validate_bytes(damaged)) == [("nul-run-in-record", i + 1)]
+    assert CODES["nul-run-in-record"].fix == "drop-nul-run"
+    r = repair_bytes(damaged)
+    assert r.data == src  # the record comes back exactly as Claude Code wrote it
+    (q,) = r.quarantine
+    assert (q["line"], q["reason"], q["fix"], q["output_lines"]) == (
+        i + 1,
+        "nul-run-in-record",
+        "drop-nul-run",
+        [i + 1],
+    )
+    assert original_bytes(q) == damaged.splitlines(keepends=True)[i]
+    assert [(a.fix, a.code, a.line) for a in r.plan.actions] == [("drop-nul-run", "nul-run-in-record", i + 1)]
+    assert "200 NUL bytes" in r.plan.actions[0].detail
+    check_accounting(damaged, r)
+
+
+def test_a_nul_run_inside_a_record_passes_the_schema_like_any_record() -> None:
+    from transcript_tools.validate.files_schema import default_checker
+
+    damaged, i = _nul_damaged(S332.read_bytes(), replace=False)
+    (e,) = decoded(damaged)[i].entries
+    assert e.lenient == ("nul-run-in-record",) and default_checker().check(e.record) == []
+
+
+def test_a_recovered_record_whose_uuid_is_taken_is_a_duplicate_like_any_record() -> None:
+    src = S332.read_bytes()
+    lines = src.splitlines(keepends=True)
+    (i,) = [k for k, ln in enumerate(lines) if LOST in ln]
+    copy = lines[i][:586] + b"\x00" * 200 + lines[i][586:]
+    damaged = b"".join([*lines, copy])
+    r = repair_bytes(damaged)
+    assert r.data == src
+    (q,) = r.quarantine
+    assert [x["code"] for x in q["reasons"]] == [
+        "nul-run-in-record",
+        "duplicate-uuid",
+    ]  # its bytes differ: the NULs
+    assert q["output_lines"] == []
+
+
+def test_nuls_that_replaced_bytes_of_a_record_are_quarantined_as_before() -> None:
+    src = S332.read_bytes()
+    damaged, i = _nul_damaged(src, replace=True)
+    codes = {c for c, _ in _errors(validate_bytes(damaged))}
+    assert "nul-run-in-record" not in codes and {"nul-run", "dangling-parent"} <= codes
+    r = repair_bytes(damaged)
+    assert LOST not in r.data  # the record was destroyed: its line goes to the quarantine
+    assert [q["line"] for q in r.quarantine if q["output_lines"] == []] == [i + 1]
+    assert "relink-parent" in [a.fix for a in r.plan.actions]
+    check_accounting(damaged, r)

@@ -7,11 +7,13 @@ subagent sits under the call that spawned it, and the only dead branches are rew
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests import damage
+from tests.support.cli import tt
 from tests.support.paths import REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.model.active import conversation_nodes
@@ -26,6 +28,9 @@ S332 = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4
 S197 = REAL / "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl"
 REWIND = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))
 INLINE = REAL / "v1.0.51-inline-sidechains-two-compactions.jsonl"
+#: 1.0.51 wrote a response's line again as a new root (same message.id); the prompt before
+#: the first copy is dead (new user report 2, finding 2).
+REROOTED = REAL / "v1.0.51-response-line-rewritten-as-root.jsonl"
 MAIN_FILES = sorted(
     p for p in REAL.rglob("*.jsonl") if not p.name.startswith("agent-") and "subagents" not in p.parts
 )
@@ -153,7 +158,9 @@ def test_rewind_fixture_has_one_dead_branch_the_abandoned_turns() -> None:
     assert forest.status[s.index.find(rewound.uuid)] == ACTIVE  # type: ignore[index]
 
 
-@pytest.mark.parametrize("path", [p for p in MAIN_FILES if p != REWIND], ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(
+    "path", [p for p in MAIN_FILES if p not in (REWIND, REROOTED)], ids=lambda p: p.name[:40]
+)
 def test_no_dead_branches_without_a_rewind(path: Path) -> None:
     # Parallel tool results and compactions fork the raw graph; they are not dead.
     assert dead_branches(session(path)) == []
@@ -235,3 +242,42 @@ def test_damaged_sessions_show_and_say_what_was_skipped(kind: str, tmp_path: Pat
     done = {a.code for _, a in sh.actions}
     assert fixable <= done  # every damage repair knows is named
     build_forest(sh.session).branches()
+
+
+# --- new user report 2, finding 2: show said a line was dead that a resume sends -----------
+
+
+def _resumed_uuids(path: Path) -> set[str]:
+    from transcript_tools.resume.files import load_for_resume
+
+    entries = load_for_resume(path).conversation.entries
+    assert entries  # both load paths keep the entries they built the messages from
+    return {e.uuid for e in entries if e.uuid}
+
+
+@pytest.mark.parametrize("path", MAIN_FILES, ids=lambda p: p.name[:40])
+def test_no_line_of_a_dead_branch_is_sent_by_a_resume(path: Path) -> None:
+    s = session(path)
+    dead = {s.nodes[i].uuid for d in dead_branches(s) for i in d.nodes}
+    assert not dead & _resumed_uuids(path)
+
+
+def test_a_response_line_written_again_as_a_root_is_sent_with_it_not_dead() -> None:
+    s = session(REROOTED)
+    line = {s.index.line[i]: i for i in range(len(s.index))}
+    (d,) = dead_branches(s)
+    assert [s.index.line[i] for i in d.nodes] == [1]  # the prompt only; it was lines 1-2
+    forest = build_forest(s)
+    assert forest.status[line[2]] == ACTIVE and forest.status[line[1]] == DEAD
+    assert forest.sent_with == {line[2]: line[3]}
+    assert s.nodes[line[2]].message_id == s.nodes[line[3]].message_id
+    # What tt resume sends (as 2.1.332 does, the user checked): line 2 with line 3, not line 1.
+    sent = _resumed_uuids(REROOTED)
+    assert s.nodes[line[2]].uuid in sent and s.nodes[line[1]].uuid not in sent
+    r = tt("show", str(REROOTED), "--tree")
+    assert r.returncode == 0, r.stderr
+    assert "(line 2, sent with line 3: same message.id)" in r.stdout
+    assert "1 message line(s), line 1, forked on a root of its own" in r.stdout
+    doc = json.loads(tt("show", str(REROOTED), "--tree", "--json").stdout)
+    assert [x["lines"] for x in doc["dead_branches"]] == [[1]]
+    assert [g["sent_with_line"] for g in doc["trees"][0]["groups"]] == [None, 3]

@@ -19,6 +19,10 @@ DAMAGED = FIXTURES / "damaged"
 # Checked by hand once (fixtures/README.md says why each is true), then pinned:
 # (code, line) of every line/chain/api diagnostic.
 PINNED: dict[str, Counter[tuple[str, int | None]]] = {
+    # The answer's line written again as a root (1.0.51): two roots, no boundary between.
+    "v1.0.51-response-line-rewritten-as-root.jsonl": Counter(
+        {("multiple-roots", 3): 1, ("no-final-newline", 5): 1}
+    ),
     "v1.0.71-summaries-sdk-ends-mid-tool.jsonl": Counter(
         {("session-mismatch", 4): 1, ("tool-use-unpaired", 10): 1}
     ),

@@ -61,6 +61,11 @@ def ls_command(
     summary, first prompt). Only the first and last 64 KiB of each file are read, so
     counts of larger files are lower bounds (N+) unless --check reads them whole;
     --check also gives each file's health and exits 1 when one has errors.
+
+    On a narrow terminal the title keeps at least 20 columns: the other columns wait for
+    room, in this order: project (shown from 110 columns), cmp, sub, health (without
+    --check; with it, after model), size, msgs, model, modified. All of them fit in 80
+    columns.
     """
     none_here = None
     if store_url is not None:

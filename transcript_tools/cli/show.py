@@ -178,6 +178,9 @@ def _labeller(forest: Any):
         lines = (
             f"line {d.first_line}" if d.first_line == d.last_line else f"lines {d.first_line}-{d.last_line}"
         )
+        if d.sent_with is not None:
+            # A line of the response on line N written in another tree: a resume sends it.
+            lines += f", sent with line {d.sent_with}: same message.id"
         return f"{d.role} [dim]{clock(d.time)}[/] {escape(d.text)} [dim]({', '.join([*extra, lines])})[/]"
 
     return label
@@ -192,8 +195,10 @@ def _footer(con: Any, shown: Shown, forest: Any) -> None:
         )
         for d in dead:
             at = f"after line {lines[d.fork]}" if d.fork is not None else "on a root of its own"
+            span = ", ".join(str(lines[n]) for n in d.nodes) if len(d.nodes) <= 3 else ""
+            span = span or f"{lines[d.nodes[0]]}-{lines[d.leaf]}"
             con.print(
-                f"  [red]✗[/] {len(d.nodes)} message line(s), lines {lines[d.nodes[0]]}-{lines[d.leaf]}, forked {at}"
+                f"  [red]✗[/] {len(d.nodes)} message line(s), line{'s' if len(d.nodes) > 1 else ''} {span}, forked {at}"
             )
     else:
         con.print("\n[green]no dead branches[/]")

@@ -62,6 +62,13 @@ CODES: dict[str, Code] = {
             "truncated-record", "line", E, "quarantine-line", "an incomplete record in the middle of the file"
         ),
         _c("nul-run", "line", E, "quarantine-bytes", "a run of NUL bytes (a crash left preallocated space)"),
+        _c(
+            "nul-run-in-record",
+            "line",
+            E,
+            "drop-nul-run",
+            "NUL bytes inserted inside a record: without them it is whole (kept)",
+        ),
         _c("garbage", "line", E, "quarantine-line", "bytes that are not JSON"),
         _c("not-object", "line", E, "quarantine-line", "valid JSON that is not an object (e.g. [] or null)"),
         _c(

@@ -17,6 +17,16 @@ Invariants:
 - Records decoded leniently (invalid UTF-8 bytes, lone surrogates) have those characters
   replaced with U+FFFD in ``Entry.record`` and carry the code in ``Entry.lenient``;
   ``Entry.raw`` keeps the original bytes untouched.
+- A run of NUL bytes *inside* a line (not at its start or end) whose removal leaves one
+  JSON object shaped as a record (a string ``type`` and a record key, as a fused record
+  must have, with its uuids and timestamp well formed) is that record, decoded leniently
+  with ``nul-run-in-record``: NULs were
+  inserted into the line (found on a real 2.1.332 line with 200 NULs inserted), nothing
+  of it was lost. NULs that *replaced* bytes (a torn write zero-filled) leave JSON that
+  does not parse (or fuses two values into a malformed id), and the line is pieces as
+  before (``truncated-record``, ``nul-run``...). Bytes replaced inside one string value
+  cannot be told from inserted NULs: the quarantine keeps the line as it was. The record
+  then meets every check any record meets (schema, duplicate uuid, chain).
 - Pure: no I/O. The reader (`reader`) feeds it.
 """
 
@@ -206,6 +216,12 @@ def _salvage(out: DecodedLine, *, is_last: bool) -> None:
         record, lenient = _clean_record(whole, raw)
         out.entries.append(Entry(out.line, out.offset + start, raw, record, lenient))
         return
+    inside = _nul_inside(text)
+    if inside is not None:
+        raw = data[start:]
+        record, lenient = _clean_record(inside, raw)
+        out.entries.append(Entry(out.line, out.offset + start, raw, record, ("nul-run-in-record", *lenient)))
+        return
     # Byte offset of each char boundary we report, computed lazily: only damaged lines
     # come here, so the cost does not matter.
     spans: list[tuple[int, int, str | None, Any]] = []  # (char_start, char_end, code|None, record)
@@ -284,6 +300,38 @@ def _whole_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def _nul_inside(text: str) -> dict[str, Any] | None:
+    """The record a line holds once the NULs inside it are dropped, or None.
+
+    Only NULs strictly inside the line: NULs before or after a whole record are a
+    ``nul-run`` piece beside it (the record is kept either way), and a line of two records
+    joined by NULs does not decode as one object.
+    """
+    if "\x00" not in text or text[0] == "\x00" or text[-1] == "\x00":
+        return None
+    rec = _whole_object(text.replace("\x00", ""))
+    if rec is None or not isinstance(rec.get("type"), str) or not any(k in rec for k in _RECORD_KEYS):
+        return None
+    # NULs that replaced bytes across a value leave its neighbours fused (a uuid running
+    # into the next key's value); the ids and the timestamp must still have their form.
+    for key in _UUID_KEYS:
+        v = rec.get(key)
+        if v is not None and (not isinstance(v, str) or not _UUID.fullmatch(v)):
+            return None
+    ts = rec.get("timestamp")
+    if ts is not None and (not isinstance(ts, str) or not _TIMESTAMP.fullmatch(ts)):
+        return None
+    return rec
+
+
+_UUID_KEYS = ("uuid", "parentUuid", "logicalParentUuid", "leafUuid")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: As `schemas/defs.schema.json` has it.
+_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
 
 
 def _next_start(text: str, i: int) -> int:

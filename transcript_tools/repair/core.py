@@ -19,7 +19,7 @@ One fix per ``tt validate`` code (`diagnostics.CODES` names them): ``cut-torn-ta
 ``regroup-split-message``, ``shrink-image``, ``drop-empty-message``,
 ``restore-compact-metadata`` (`boundary_meta`), and the request rules of `api_rules`
 (``drop-empty-blocks``, ``drop-unsigned-thinking``, ``drop-truncated-thinking``,
-``fill-error-result``, ``replace-nul``, ``replace-nul-in-input``,
+``drop-nul-run``, ``fill-error-result``, ``replace-nul``, ``replace-nul-in-input``,
 ``drop-textless-thinking``, ``tool-call-to-text``, ``tool-reference-to-text``,
 ``image-to-text``, ``rename-duplicate-tool-id``); opt-in ``strip-thinking``. The file side
 (`files`) adds ``compact-history`` for ``prompt-too-long`` and ``request-too-large``: an

@@ -234,6 +234,7 @@ _LINE_DETAIL = {
     "not-object": "moved JSON that is not an object ({n} bytes) to quarantine",
     "invalid-utf8": "replaced invalid UTF-8 bytes with U+FFFD (record of {n} bytes re-serialised)",
     "lone-surrogate": "replaced lone surrogate escapes with U+FFFD (record of {n} bytes re-serialised)",
+    "nul-run-in-record": "dropped {detail} inside the record; kept the record (re-serialised)",
     "crlf": "CRLF line end -> LF",
     "bom": "removed the byte-order mark",
     "blank-line": "dropped an empty line",
@@ -246,7 +247,7 @@ def _line_detail(r: Reason) -> str:
     if r.code == "fused-records":
         return f"kept the whole record; moved the incomplete one ({r.length} bytes) to quarantine"
     code = r.code or r.fix
-    return _LINE_DETAIL.get(code, code).format(n=r.length)
+    return _LINE_DETAIL.get(code, code).format(n=r.length, detail=r.detail)
 
 
 def _duplicates(s: Survey, plan: Plan) -> None:

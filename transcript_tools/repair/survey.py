@@ -253,7 +253,9 @@ class Survey:
             )
         for e in ln.entries:
             for code in e.lenient:
-                rs.append(reason(code, e.offset, len(e.raw)))
+                # The NULs a record was read without: the detail says how many.
+                nuls = f"{e.raw.count(0)} NUL bytes" if code == "nul-run-in-record" else ""
+                rs.append(reason(code, e.offset, len(e.raw), nuls))
         if ln.terminator == b"\r\n":
             rs.append(reason("crlf", ln.offset + len(ln.data), 2))
         if rs:

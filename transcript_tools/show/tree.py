@@ -11,6 +11,11 @@ apart:
 - *compactions*: a compact boundary starts a new root (``parentUuid: null``) but names
   the message it follows in ``logicalParentUuid``; 1.0.x compactions name nothing, and
   their summary root follows the latest main message written before it;
+- *lines of one response in another tree*: Claude Code 1.0.51 could write a response's
+  line again as a new root (``parentUuid: null``, the same ``message.id``); a resume sends
+  the old line's blocks with the new one (`active.conversation_nodes`, as 2.1.332 does:
+  new user report 2, finding 2), so that line is history, drawn where it is with the
+  line it is sent with (``sent_with``), and the dead branch around it leaves it out;
 - *detached parts*: a tree not connected to the history at all (a partial copy whose
   first line's parent is missing, a conversation restarted from scratch). Its own last
   leaf is its trunk; forks inside it are dead branches all the same.
@@ -19,7 +24,7 @@ The history is `render.history_segments(..., full=True)`: the conversation a res
 sends, followed back through every compaction.
 
 Invariants: pure; every node is in exactly one branch; a node on the history is never
-dead; walks end on cycles (`ChainIndex.walk_up`).
+dead, nor in a `DeadBranch`; walks end on cycles (`ChainIndex.walk_up`).
 """
 
 from __future__ import annotations
@@ -67,6 +72,8 @@ class Forest:
     children: dict[int, list[int]]
     status: dict[int, str]
     roots: list[int]
+    #: History node in another tree than the chain line of its response -> that line.
+    sent_with: dict[int, int] = field(default_factory=dict)
 
     def dead_branches(self) -> list[DeadBranch]:
         out: list[DeadBranch] = []
@@ -76,7 +83,9 @@ class Forest:
             p = self.parent.get(i)
             if p is not None and self.status[p] == DEAD:
                 continue  # inside a dead branch found from its top
-            nodes = sorted(self._subtree(i))
+            # Only its dead nodes: a line below it can be history all the same (sent with
+            # its response's line elsewhere, `sent_with`).
+            nodes = sorted(n for n in self._subtree(i) if self.status[n] == DEAD)
             out.append(DeadBranch(p, tuple(nodes), max(nodes)))
         return out
 
@@ -196,7 +205,27 @@ def build_forest(session: Session, *, sidechains: bool = False) -> Forest:
                 status.setdefault(i, DETACHED)
     for i in kept:
         status.setdefault(i, DEAD)
-    return Forest(session, kept, parent, link, children, status, roots)
+    return Forest(session, kept, parent, link, children, status, roots, _sent_with(session, segments, parent))
+
+
+def _sent_with(session: Session, segments: list[list[int]], parent: dict[int, int]) -> dict[int, int]:
+    """History lines of a response whose chain line is in another tree: line -> chain line."""
+    ix = session.index
+    out: dict[int, int] = {}
+    for seg in segments:
+        by_id: dict[str, list[int]] = {}
+        for i in seg:
+            mid = session.nodes[i].message_id if ix.flags[i] & ASSISTANT else None
+            if mid is not None:
+                by_id.setdefault(mid, []).append(i)
+        for group in by_id.values():
+            # conversation_nodes puts a response's lines off the chain after its last line on
+            # it: the first line of the group is on the chain.
+            anchor = group[0]
+            for i in group[1:]:
+                if _root(parent, i) != _root(parent, anchor):
+                    out[i] = anchor
+    return out
 
 
 def dead_branches(session: Session) -> list[DeadBranch]:
@@ -241,6 +270,7 @@ class GroupInfo:
     replies: int  # assistant responses (split lines counted once)
     tool_calls: int
     minor: int  # parallel results folded in
+    sent_with: int | None = None  # the line a resume sends its first node's blocks with
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -251,6 +281,7 @@ class GroupInfo:
             "last_line": self.last_line,
             "replies": self.replies,
             "tool_calls": self.tool_calls,
+            "sent_with_line": self.sent_with,
         }
 
 
@@ -277,6 +308,7 @@ def describe(forest: Forest, g: Group) -> GroupInfo:
         len(replies),
         calls,
         g.minor,
+        s.index.line[forest.sent_with[g.nodes[0]]] if g.nodes[0] in forest.sent_with else None,
     )
 
 

@@ -585,6 +585,7 @@ _PIECE_MSG = {
 _LENIENT_MSG = {
     "invalid-utf8": "invalid UTF-8 bytes inside the record (read as U+FFFD)",
     "lone-surrogate": "a lone UTF-16 surrogate escape inside the record (read as U+FFFD)",
+    "nul-run-in-record": "NUL bytes inside the record; without them it is whole (read without them)",
 }
 
 # Severity sanity: META is imported for callers that filter leaves.

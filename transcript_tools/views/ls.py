@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..catalog.listing import Row
 from .times import local_time
@@ -31,6 +32,14 @@ def short_model(model: str | None) -> str:
     return m[len("claude-") :] if m.startswith("claude-") else m
 
 
+#: The title keeps at least this many columns (fewer when every title is shorter): on a
+#: narrow terminal the other columns wait for room first, in `WAIT_ORDER`.
+TITLE_MIN = 20
+#: The columns that give way to the title, least useful first (``health`` only when it says
+#: nothing: without --check every row's is "?", else near the end). id and title always stay.
+WAIT_ORDER = ("project", "cmp", "sub", "health?", "size", "msgs", "model", "health", "modified")
+
+
 def render_rows(
     con: Any, rows: list[Row], *, hidden: int = 0, show_project: bool = False, checked: bool = False
 ) -> None:
@@ -39,24 +48,13 @@ def render_rows(
             "[dim]no sessions[/]" + (f" [dim]({hidden} hidden: --hidden lists them)[/]" if hidden else "")
         )
         return
-    # Every column the help promises at any width; only the project column (and the year
-    # of the date) wait for room. Adjacent paddings collapse: one space between columns.
+    # Every column the help promises at 80 columns and more; the project column (and the
+    # year of the date) wait for 110. Adjacent paddings collapse: one space between columns.
     wide = con.width >= 110
     # On a screen the title takes what the other columns leave (it is the one cut short);
     # to a pipe (cli.common.PIPE_WIDTH) every column keeps its natural width.
     screen = con.width < 1000
-    t = Table(box=None, header_style="bold", pad_edge=False, expand=screen, collapse_padding=True)
-    t.add_column("id", style="cyan", no_wrap=True)
-    if show_project and wide:
-        t.add_column("project", overflow="ellipsis", max_width=24, no_wrap=True)
-    t.add_column("title", overflow="ellipsis", no_wrap=True, ratio=1, min_width=16)
-    t.add_column("modified", no_wrap=True)
-    t.add_column("size", justify="right", no_wrap=True)
-    t.add_column("msgs", justify="right", no_wrap=True)
-    t.add_column("cmp", justify="right", no_wrap=True)
-    t.add_column("sub", justify="right", no_wrap=True)
-    t.add_column("model", no_wrap=True, overflow="ellipsis", max_width=18 if wide else 10)
-    t.add_column("health", no_wrap=True)
+    cells: dict[str, list[str]] = {name: [] for name in _COLUMNS}
     for r in rows:
         lt = r.lite
         title = escape(lt.title or "")
@@ -65,22 +63,27 @@ def render_rows(
         if lt.tag:
             title += f" [magenta]#{escape(lt.tag)}[/]"
         more = "" if r.counts.exact else "+"
-        cells = [r.session_id[:8]]
-        if show_project and wide:
-            cells.append(escape(r.project))
-        cells += [
-            title,
-            local_time(r.mtime_ms, wide) if r.mtime_ms else "-",
-            human_size(r.size),
-            f"{r.counts.messages}{more}",
-        ]
-        cells += [
-            f"{r.counts.compactions}{more}",
-            str(r.subagents) if r.subagents else "-",
-            escape(short_model(lt.model)),
-        ]
-        cells.append(_health(r, checked))
-        t.add_row(*cells)
+        for name, value in (
+            ("id", r.session_id[:8]),
+            ("project", escape(r.project)),
+            ("title", title),
+            ("modified", local_time(r.mtime_ms, wide) if r.mtime_ms else "-"),
+            ("size", human_size(r.size)),
+            ("msgs", f"{r.counts.messages}{more}"),
+            ("cmp", f"{r.counts.compactions}{more}"),
+            ("sub", str(r.subagents) if r.subagents else "-"),
+            ("model", escape(short_model(lt.model))),
+            ("health", _health(r, checked)),
+        ):
+            cells[name].append(value)
+    shown = _fit(con.width if screen else None, cells, show_project=show_project and wide, checked=checked)
+    t = Table(box=None, header_style="bold", pad_edge=False, expand=screen, collapse_padding=True)
+    for name in shown:
+        t.add_column(name, **(_COLUMNS[name] | ({"max_width": 18} if name == "model" and wide else {})))
+    title_min = min(TITLE_MIN, _width("title", cells["title"]))
+    t.columns[shown.index("title")].min_width = title_min
+    for k in range(len(rows)):
+        t.add_row(*(cells[name][k] for name in shown))
     con.print(t)
     for r in rows:
         if r.unreadable:
@@ -96,6 +99,45 @@ def render_rows(
     if any(not r.counts.exact for r in rows):
         foot += "; N+ = at least, from the first and last 64 KiB (--check reads files whole)"
     con.print(f"[dim]{foot}[/]")
+
+
+_COLUMNS: dict[str, dict[str, Any]] = {
+    "id": {"style": "cyan", "no_wrap": True},
+    "project": {"overflow": "ellipsis", "max_width": 24, "no_wrap": True},
+    "title": {"overflow": "ellipsis", "no_wrap": True, "ratio": 1},
+    "modified": {"no_wrap": True},
+    "size": {"justify": "right", "no_wrap": True},
+    "msgs": {"justify": "right", "no_wrap": True},
+    "cmp": {"justify": "right", "no_wrap": True},
+    "sub": {"justify": "right", "no_wrap": True},
+    "model": {"no_wrap": True, "overflow": "ellipsis", "max_width": 10},  # 18 from 110 columns
+    "health": {"no_wrap": True},
+}
+
+
+def _width(name: str, values: list[str]) -> int:
+    cap = _COLUMNS[name].get("max_width")
+    w = max([len(name), *(Text.from_markup(v).cell_len for v in values)])
+    return min(w, cap) if cap else w
+
+
+def _fit(width: int | None, cells: dict[str, list[str]], *, show_project: bool, checked: bool) -> list[str]:
+    """The columns shown: all that fit with the title at its minimum (`TITLE_MIN`), the
+    others waiting for room in `WAIT_ORDER`; ``width`` None (a pipe): all of them."""
+    shown = [n for n in _COLUMNS if n != "project" or show_project]
+    if width is None:
+        return shown
+    title_min = min(TITLE_MIN, _width("title", cells["title"]))
+    for wait in WAIT_ORDER:
+        need = sum(_width(n, cells[n]) for n in shown if n != "title") + title_min + len(shown) - 1
+        if need <= width:
+            break
+        name = wait.rstrip("?")
+        if wait.endswith("?") and checked:
+            continue
+        if name in shown:
+            shown.remove(name)
+    return shown
 
 
 def _health(r: Row, checked: bool) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..catalog.stats import Stats
 from ..model.pricing import UNPRICED, prices_note, total_usd, usd
@@ -50,8 +51,10 @@ def duration(s: float | None) -> str:
 def models_table(st: Stats) -> Table:
     t = Table(box=None, header_style="bold", pad_edge=False)
     t.add_column("model")
-    for name in ("calls", "input", "output", "cache write", "cache read", "total", "cost"):
+    for name in ("calls", "input", "output", "cache write", "cache read", "total"):
         t.add_column(name, justify="right")
+    costs = [money(u.cost) for u in st.by_model()] + [cost_cell(st)]
+    t.add_column("cost", justify="right", no_wrap=True, min_width=_cells(costs))
     for u in st.by_model():
         k = u.tokens
         t.add_row(
@@ -136,6 +139,13 @@ def chart(per_turn: list[int], width: int) -> list[str]:
     return out
 
 
+def _cells(values: list[str]) -> int:
+    """The width of the widest of these cells: a cost column is never cut short, so a
+    small cost keeps its digits ("$0.0012", not "$0.00…") on a narrow terminal; the
+    columns beside it give way instead."""
+    return max((Text.from_markup(v).cell_len for v in values), default=4)
+
+
 def cost_cell(st: Stats) -> str:
     return total_usd(st.cost, bool(st.unpriced))
 
@@ -167,7 +177,9 @@ def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) ->
         ("cost", "right"),
         ("duration", "right"),
     ):
-        t.add_column(name, justify=just)  # type: ignore[arg-type]
+        # A cost is never cut short ("$0.00…" hid $0.0012 on a narrow terminal).
+        wide = {"no_wrap": True, "min_width": _cells([cost_cell(x) for x in each])} if name == "cost" else {}
+        t.add_column(name, justify=just, **wide)  # type: ignore[arg-type]
     for st in sorted(each, key=lambda s: s.last or "", reverse=True):
         t.add_row(
             escape(st.sessions[0][:8]),
