@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -19,8 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.paths import FIXTURES
-from transcript_tools.model.active import NodeFacts, _make_facts, facts_of, facts_of_plain
+from transcript_tools.model.active import NodeFacts, _make_facts, _recover_parallel, facts_of, facts_of_plain
 from transcript_tools.model.api_rules import signature_cut
+from transcript_tools.model.chain import ASSISTANT, BOUNDARY, USER, ChainIndex
 
 
 def _records() -> list[tuple[str, int, dict[str, Any]]]:
@@ -280,3 +282,125 @@ def test_signature_cut_gives_the_verdict_of_its_plain_form() -> None:
 def test_signature_cut_gives_the_verdict_of_its_plain_form_on_any_text(tail: str) -> None:
     for sig in ("E" + tail, "CAIS" + tail, "C" + tail, tail):
         assert signature_cut(sig) == _signature_cut_before(sig)
+
+
+# --- active._recover_parallel against its previous form --------------------------------
+# (the form before its loops were tightened, kept here as the statement it must match)
+
+
+def _recover_parallel_before(
+    index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: list[int]
+) -> list[int]:
+    on = set(nodes)
+    by_msg: dict[str, list[int]] = {}
+    call_owner: dict[str, int] = {}  # tool_use id -> the assistant line that made the call
+    result_nodes: list[int] = []
+    # What lies before the chain's compact boundary is history: Claude Code 2.1.332 drops
+    # it on load unless preserved. Copies written after a boundary (tt compact --in-place
+    # keeps their message.id and tool ids) must not pull the originals back in.
+    floor = nodes[0] if nodes and index.flags[nodes[0]] & BOUNDARY else 0
+    f: NodeFacts | None  # the loops below look facts up, and may find none
+    for i, f in facts.items():
+        if i < floor and i not in on:
+            continue
+        fl = index.flags[i]
+        if fl & ASSISTANT and f.message_id:
+            by_msg.setdefault(f.message_id, []).append(i)
+            for u in f.tool_uses:
+                call_owner.setdefault(u, i)
+        elif fl & USER and f.tool_results:
+            result_nodes.append(i)
+    # Nothing to recover when every line of a split response and every result is on the
+    # chain already (the usual case: a long session pays only these checks).
+    stray = [r for r in result_nodes if r not in on]
+    needy = {m for m, v in by_msg.items() if len(v) > 1 and any(g not in on for g in v)}
+    if not stray and not needy:
+        return nodes
+    # A result belongs under its parent and under the line that made its call: the
+    # second finds results whose parent is a progress line hanging off the call
+    # (as the Agent SDK's _recover_orphaned_parallel_tool_results does). Only results off
+    # the chain can be added, so only they are placed.
+    results_by_owner: dict[int, list[int]] = {}
+    parent = index.parent
+    for r in stray:
+        owners = [parent[r]]
+        for t in facts[r].tool_results:
+            o = call_owner.get(t)
+            if o is not None and o not in owners:
+                owners.append(o)
+        for o in owners:
+            if o >= 0:
+                results_by_owner.setdefault(o, []).append(r)
+                f = facts.get(o)
+                if f is not None and f.message_id:
+                    needy.add(f.message_id)  # a response with a result to gain
+    answered = {t for i in nodes for t in (facts[i].tool_results if i in facts else ())}
+    position = {n: k for k, n in enumerate(nodes)}
+    inserts: dict[int, list[int]] = {}
+    done: set[str] = set()
+    for i in nodes:
+        f = facts.get(i)
+        if f is None or f.message_id not in needy or f.message_id in done or not index.flags[i] & ASSISTANT:
+            continue
+        done.add(f.message_id)
+        group = sorted(by_msg.get(f.message_id, [i]))
+        members = set(group)
+        anchor = max((g for g in group if g in position), key=position.__getitem__, default=i)
+        extra = [g for g in group if g not in on]
+        results: list[int] = []
+        for g in group:
+            for r in results_by_owner.get(g, ()):
+                if r in on or r in results:
+                    continue
+                # A result hung elsewhere (a stray) comes back only to answer a call
+                # the chain left unanswered.
+                if index.parent[r] in members or any(t not in answered for t in facts[r].tool_results):
+                    results.append(r)
+        if extra or results:
+            # Keep each call before its result: file order within the response.
+            add = sorted(set(extra) | set(results))
+            inserts[anchor] = add
+            on.update(add)
+            for r in results:
+                answered.update(facts[r].tool_results)
+    if not inserts:
+        return nodes
+    out: list[int] = []
+    for i in nodes:
+        out.append(i)
+        out.extend(inserts.get(i, ()))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_recover_parallel_gives_the_order_of_its_previous_form(data: st.DataObject) -> None:
+    """Random forests of user/assistant/progress lines with split responses (shared
+    message ids), tool calls and results hung under calls, progress lines or elsewhere,
+    and boundaries: the same conversation order from every node taken as the leaf."""
+    n = data.draw(st.integers(1, 30))
+    ix = ChainIndex()
+    facts: dict[int, NodeFacts] = {}
+    for i in range(n):
+        kind = data.draw(st.sampled_from(["user", "assistant", "assistant", "progress", "boundary"]))
+        parent = data.draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None
+        flags = {"user": USER, "assistant": ASSISTANT, "progress": 0, "boundary": BOUNDARY}[kind]
+        if kind == "boundary":
+            parent = None
+        ix.add(f"n{i}", None if parent is None else f"n{parent}", i + 1, flags)
+        ids = st.sampled_from(["t0", "t1", "t2", "t3"])
+        if kind == "assistant":
+            facts[i] = NodeFacts(
+                message_id=data.draw(st.sampled_from([None, "m0", "m1", "m2"])),
+                tool_uses=tuple(data.draw(st.lists(ids, max_size=2))),
+            )
+        elif kind == "user":
+            facts[i] = NodeFacts(
+                tool_results=tuple(data.draw(st.lists(ids, max_size=2))), plain=data.draw(st.booleans())
+            )
+        elif kind == "boundary":
+            facts[i] = NodeFacts()
+    ix.finish()
+    for leaf in range(n):
+        chain = list(ix.walk_up(leaf))[::-1]
+        assert _recover_parallel(ix, facts, list(chain)) == _recover_parallel_before(ix, facts, list(chain))

@@ -368,14 +368,21 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
     # keeps their message.id and tool ids) must not pull the originals back in.
     floor = nodes[0] if nodes and index.flags[nodes[0]] & BOUNDARY else 0
     f: NodeFacts | None  # the loops below look facts up, and may find none
+    flags = index.flags
+    owner_of = call_owner.setdefault
+    # Once per message of the conversation (validate, resume): plain dict operations only.
     for i, f in facts.items():
         if i < floor and i not in on:
             continue
-        fl = index.flags[i]
+        fl = flags[i]
         if fl & ASSISTANT and f.message_id:
-            by_msg.setdefault(f.message_id, []).append(i)
+            group = by_msg.get(f.message_id)
+            if group is None:
+                by_msg[f.message_id] = [i]
+            else:
+                group.append(i)
             for u in f.tool_uses:
-                call_owner.setdefault(u, i)
+                owner_of(u, i)
         elif fl & USER and f.tool_results:
             result_nodes.append(i)
     # Nothing to recover when every line of a split response and every result is on the
@@ -402,16 +409,23 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
                 f = facts.get(o)
                 if f is not None and f.message_id:
                     needy.add(f.message_id)  # a response with a result to gain
-    answered = {t for i in nodes for t in (facts[i].tool_results if i in facts else ())}
-    position = {n: k for k, n in enumerate(nodes)}
-    inserts: dict[int, list[int]] = {}
-    done: set[str] = set()
+    answered: set[str] = set()
     for i in nodes:
         f = facts.get(i)
-        if f is None or f.message_id not in needy or f.message_id in done or not index.flags[i] & ASSISTANT:
+        if f is not None and f.tool_results:
+            answered.update(f.tool_results)
+    position = dict(zip(nodes, range(len(nodes)), strict=True))
+    inserts: dict[int, list[int]] = {}
+    done: set[str] = set()
+    # The chain's assistant lines of a needy response are exactly its by_msg members on
+    # the chain (a node on the chain is never left out of by_msg): look them up by node.
+    needy_of = {g: m for m in needy for g in by_msg.get(m, ())}
+    for i in nodes:
+        m = needy_of.get(i)
+        if m is None or m in done:
             continue
-        done.add(f.message_id)
-        group = sorted(by_msg.get(f.message_id, [i]))
+        done.add(m)
+        group = sorted(by_msg.get(m, [i]))
         members = set(group)
         anchor = max((g for g in group if g in position), key=position.__getitem__, default=i)
         extra = [g for g in group if g not in on]

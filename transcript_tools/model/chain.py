@@ -281,6 +281,22 @@ class ChainIndex:
             yield i
             i = parent[i]
 
+    def path_up(self, i: int) -> list[int]:
+        """``list(walk_up(i))``, faster: while each parent comes before its child in the
+        file (nearly always) the walk cannot loop and needs no visited set; at the first
+        parent that does not, it is the cycle-safe `walk_up` after all."""
+        parent = self.parent
+        out: list[int] = []
+        append = out.append
+        start = i
+        while i >= 0:
+            append(i)
+            p = parent[i]
+            if p >= i:
+                return list(self.walk_up(start))
+            i = p
+        return out
+
     def root_of(self, i: int) -> int:
         last = i
         for last in self.walk_up(i):  # noqa: B007 (the walk's last node is the root)

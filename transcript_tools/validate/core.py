@@ -154,6 +154,7 @@ class Validator:
         self._schema_diags: list[Diagnostic] = []
         self._unknown_types: dict[str, tuple[int, int]] = {}
         self._leaf: Any = _UNSET
+        self._up: list[int] | None = None  # the active chain, leaf first (`_chain_shape`)
         #: Past the cap: each node's message size (8 bytes a node, as `ChainIndex` keeps), so
         #: the request a resume sends is judged even when the other API checks are not.
         self._sizes: array[int] | None = array("q") if self.report.past_cap else None
@@ -523,9 +524,12 @@ class Validator:
             return
         leaf = ix.active_leaf()
         self._leaf = leaf  # for _api_checks: the active chain ends there
-        if leaf is not None and not ix.flags[leaf] & SIDECHAIN:
-            for i in ix.walk_up(leaf):
-                if ix.flags[i] & SIDECHAIN:
+        # ... and this is it, leaf first (walked once, for both)
+        self._up = up = [] if leaf is None else ix.path_up(leaf)
+        flags = ix.flags
+        if leaf is not None and not flags[leaf] & SIDECHAIN:
+            for i in up:
+                if flags[i] & SIDECHAIN:
                     d.append(
                         Diagnostic(
                             "sidechain-in-main",
@@ -564,8 +568,11 @@ class Validator:
         ix = self.index
         path = self.report.path
         # ChainIndex.active_chain, without computing the active leaf a second time.
-        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
-        chain = [] if leaf is None else list(ix.walk_up(leaf))[::-1]
+        if self._up is not None:
+            chain = self._up[::-1]
+        else:
+            leaf = ix.active_leaf()
+            chain = [] if leaf is None else ix.path_up(leaf)[::-1]
         nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
         for finding in api_findings(ix, self.facts, nodes):
             code, node, msg = finding
