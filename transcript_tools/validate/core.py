@@ -137,7 +137,7 @@ class Validator:
         self._fast = fast_schema
         self._expected = expected_session
         self.index = ChainIndex()
-        self._hashes: list[int] = []
+        self._hashes = array("q")  # hash of each node's line (8 bytes a node, no int objects)
         self.facts: dict[int, NodeFacts] = {}
         self._collect = not self.report.past_cap
         self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
