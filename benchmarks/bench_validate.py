@@ -10,6 +10,11 @@ wall time swings with the load, the work a process does much less. Wall seconds 
 tt's peak memory (``/usr/bin/time -v``) are printed too.
 
     python benchmarks/bench_validate.py [--runs 7] [--big] [--no-schema]
+    python benchmarks/bench_validate.py --stripped tool-heavy   # the work alone, in-process
+
+``--stripped KIND`` times, in this process (no start-up), a loop that does only the work
+every line costs, added one step at a time: the parse (the floor's), the schema check,
+the chain index, the API facts of each message. It bounds what a tighter loop can gain.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
-from common import FLOOR, compile_package, grown, run, tt
+from common import FLOOR, ROOT, compile_package, grown, run, tt
 
 
 def cpu_wall(cmd: list[str]) -> tuple[float, float]:
@@ -51,12 +57,63 @@ def paired(
     return ca, wa, cb, wb
 
 
+def stripped(kind: str, runs: int) -> None:
+    import gc
+
+    import orjson
+
+    sys.path.insert(0, str(ROOT))  # this checkout's tt, not an installed one
+
+    from transcript_tools.edge.reader import iter_raw
+    from transcript_tools.model.active import facts_of
+    from transcript_tools.model.chain import CHAIN_TYPES, ChainIndex
+    from transcript_tools.validate.files_schema import default_checker
+
+    path = grown(kind, 50)
+    fast = default_checker().fast_validators
+    loads = orjson.loads
+
+    def loop(steps: int) -> None:
+        ix = ChainIndex()
+        facts = {}
+        for number, _, data, _, _ in iter_raw(path):
+            rec = loads(data)
+            if steps < 1 or type(rec) is not dict:
+                continue
+            t = rec.get("type")
+            fast[t].is_valid(rec)
+            uuid = rec.get("uuid")
+            if steps < 2 or t not in CHAIN_TYPES or type(uuid) is not str:
+                continue
+            parent = rec.get("parentUuid")
+            i = ix.add(uuid, parent if type(parent) is str else None, number, 0)
+            if steps >= 3 and i >= 0 and (t == "user" or t == "assistant"):
+                facts[i] = facts_of(rec, len(data))
+
+    gc.disable()
+    print(f"| {kind} 50 MB, in-process CPU s (min of {runs}) | |")
+    print("|---|---|")
+    for steps, what in enumerate(["parse", "+ schema check", "+ chain index", "+ API facts"]):
+        best = min(_cpu(lambda s=steps: loop(s)) for _ in range(runs))
+        print(f"| {what} | {best:.3f} |", flush=True)
+
+
+def _cpu(f: Callable[[], None]) -> float:
+    t0 = time.process_time()
+    f()
+    return time.process_time() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--big", action="store_true", help="also a 500 MB file (memory bound)")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--no-schema", action="store_true", help="time without the JSON-Schema checks")
+    ap.add_argument("--stripped", metavar="KIND", help="time only the per-line work, in-process (see above)")
     a = ap.parse_args()
+    if a.stripped:
+        stripped(a.stripped, a.runs)
+        return
     extra = ["--no-schema"] if a.no_schema else []
     compile_package()
     med = statistics.median
