@@ -125,3 +125,20 @@ def test_a_graph_added_by_key_is_the_graph_added_by_uuid() -> None:
     assert list(by_key.line) == list(by_uuid.line) and by_key.flags == by_uuid.flags
     assert [by_key.uuid(i) for i in range(len(by_key))] == [u(n) for n, _, _ in edges]
     assert list(by_key.unresolved()) == list(by_uuid.unresolved()) == [(3, u(9))]
+
+
+def test_path_up_is_the_walk_up_list_on_any_graph() -> None:
+    """`ChainIndex.path_up` (the fast walk) against `walk_up` on graphs with parents
+    written after their children, self-loops and cycles."""
+    import random
+
+    rng = random.Random(5)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        ix = ChainIndex()
+        for i in range(n):
+            p = rng.choice([None, *range(n)])
+            ix.add(f"n{i}", None if p is None else f"n{p}", i + 1, 0)
+        ix.finish()
+        for i in range(n):
+            assert ix.path_up(i) == list(ix.walk_up(i))

@@ -776,3 +776,24 @@ def test_a_fresh_checker_gives_the_same_answers() -> None:
     assert fresh.check(_with(TOOL_RESULT_LINE, "uuid", 3)) == CHECKER.check(
         _with(TOOL_RESULT_LINE, "uuid", 3)
     )
+
+
+def test_every_entry_type_compiles_on_first_use_and_unknown_types_raise_key_error() -> None:
+    # The fast validators are compiled type by type when a record first needs one: a schema
+    # that did not compile would otherwise only show on a file holding its type.
+    fresh = SchemaChecker(load_schema_documents())
+    fast = fresh.fast_validators
+    assert len(fast) == 0
+    for kind in sorted(fresh.known_types):
+        assert hasattr(fast[kind], "is_valid")
+    assert set(fast) == fresh.known_types
+    for odd in ("no-such-type", "", 5):
+        with pytest.raises(KeyError):
+            fast[odd]  # type: ignore[index]
+    assert fresh.check({"type": "no-such-type"})[0].code == "unknown-type"
+
+
+def test_the_package_copy_of_the_schemas_is_looked_for_inside_the_package() -> None:
+    first, second = schema_module._schema_dirs()
+    assert first == ROOT / "transcript_tools" / "schemas"  # where the wheel puts them
+    assert second == ROOT / "schemas"

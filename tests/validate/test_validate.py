@@ -211,3 +211,42 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     # Under the limit, past the cap: no such error (the judgement is not a blanket one).
     monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", path.stat().st_size)
     assert "request-too-large" not in {d.code for d in validate_path(path, cap=2**20).diagnostics}
+
+
+def test_inline_flags_are_node_flags() -> None:
+    """`Validator._record` computes `chain.node_flags` inline: the same flags for every
+    combination of the fields they read."""
+    import itertools
+
+    from transcript_tools.model.chain import node_flags
+    from transcript_tools.validate.core import Validator
+
+    values = {
+        "type": ["user", "assistant", "system", "progress", "attachment"],
+        "isSidechain": [True, False, None, "true", 1],
+        "isMeta": [True, False, None, 1],
+        "teamName": ["t", "", None],
+        "subtype": ["compact_boundary", "local_command", None],
+        "isCompactSummary": [True, False, 1],
+    }
+    n = 0
+    for combo in itertools.product(*values.values()):
+        rec = {k: v for k, v in zip(values, combo, strict=True) if v is not None}
+        rec["uuid"] = f"00000000-0000-4000-8000-{n:012d}"
+        v = Validator("x.jsonl", size=0, cap=1 << 30, schema_check=None, expected_session=None)
+        v._record(rec, 1, 0, b"{}")
+        assert v.index.flags[0] == node_flags(rec), rec
+        n += 1
+    assert n == 5 * 5 * 4 * 3 * 3 * 3
+
+
+def test_a_record_whose_type_is_not_a_string_is_a_schema_error_not_a_crash(tmp_path: Path) -> None:
+    # Before: a list as `type` raised TypeError (unhashable) out of tt validate.
+    p = tmp_path / "odd.jsonl"
+    p.write_bytes(b'{"type":["a"],"uuid":"x"}\n{"type":{"a":1},"uuid":"y"}\n')
+    report = validate_path(p)
+    assert [(d.code, d.line) for d in report.diagnostics if d.code == "schema-invalid"] == [
+        ("schema-invalid", 1),
+        ("schema-invalid", 2),
+    ]
+    assert report.entries == 2

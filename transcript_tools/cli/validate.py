@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..model.errors import NotATranscript
-from ..store.files_materialise import materialised
 from ..validate.core import Report
 from ..validate.files import files_named, validate_path
 from ..views.diagnostics import by_code, render_reports
@@ -54,6 +53,9 @@ def validate_command(
     `tt store log`'s.
     """
     if store_url is not None:
+        # Imported here: it brings shutil and tempfile, which a local run does not need.
+        from ..store.files_materialise import materialised
+
         no_local_scope(store_url, **{"-c": latest, "-p": project, "-a": all_})
         if not targets:
             raise click.UsageError("--store: name stored sessions by id (`tt ls --store URL` lists them)")

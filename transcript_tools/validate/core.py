@@ -49,7 +49,6 @@ from ..model.chain import (
     USER,
     ChainIndex,
     Elsewhere,
-    node_flags,
 )
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.lines import DecodedLine, Entry, decode_line
@@ -61,6 +60,8 @@ _loads = orjson.loads
 #: cannot appear as part of another character, so a byte search finds exactly them.
 _LS, _PS, _NEL = "\u2028".encode(), "\u2029".encode(), "\u0085".encode()
 _UNSET = object()
+#: The role bit of `chain.node_flags` by entry type.
+_ROLE_FLAG = {"user": USER, "assistant": ASSISTANT}
 _JSONDecodeError = orjson.JSONDecodeError
 
 
@@ -136,7 +137,7 @@ class Validator:
         self._fast = fast_schema
         self._expected = expected_session
         self.index = ChainIndex()
-        self._hashes: list[int] = []
+        self._hashes = array("q")  # hash of each node's line (8 bytes a node, no int objects)
         self.facts: dict[int, NodeFacts] = {}
         self._collect = not self.report.past_cap
         self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
@@ -153,6 +154,7 @@ class Validator:
         self._schema_diags: list[Diagnostic] = []
         self._unknown_types: dict[str, tuple[int, int]] = {}
         self._leaf: Any = _UNSET
+        self._up: list[int] | None = None  # the active chain, leaf first (`_chain_shape`)
         #: Past the cap: each node's message size (8 bytes a node, as `ChainIndex` keeps), so
         #: the request a resume sends is judged even when the other API checks are not.
         self._sizes: array[int] | None = array("q") if self.report.past_cap else None
@@ -182,6 +184,7 @@ class Validator:
                                 _str(e.record.get("uuid")),
                             )
                         )
+                self.report.entries += 1
                 record(e.record, e.line, e.offset, e.raw)
 
     def feed_raw(self, raw: Iterable[tuple[int, int, bytes, bytes, bool]]) -> None:
@@ -208,10 +211,10 @@ class Validator:
             n += 1
             record(rec, number, offset, data)
         r.lines += n
+        r.entries += n
 
     def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
-        """Every check of one record, in one place (both feeds call it)."""
-        self.report.entries += 1
+        """Every check of one record, in one place (both feeds call it; they count it)."""
         # Most lines are ASCII; of the rest, a one-byte memchr for each separator's last
         # byte rules out nearly all (a 3-byte search over every line cost 0.1 s per 50 MB).
         if not data.isascii() and (b"\xa8" in data or b"\xa9" in data or b"\x85" in data):
@@ -234,16 +237,33 @@ class Validator:
         if sid is not None and sid != self._expected:
             self._session_id(number, sid)
         uuid = rec.get("uuid")
-        if t not in CHAIN_TYPES or type(uuid) is not str:
+        # (A `type` that is not a string, even an unhashable list, is no chain entry.)
+        if type(t) is not str or t not in CHAIN_TYPES or type(uuid) is not str:
             if t == "last-prompt":
                 leaf = rec.get("leafUuid")
                 if isinstance(leaf, str) and leaf not in self._leaf_refs:
                     self._leaf_refs[leaf] = number
             return
         parent = rec.get("parentUuid")
-        flags = node_flags(rec)
+        # chain.node_flags, inline (once per entry of files of any size; the test
+        # test_inline_flags_are_node_flags pins them equal).
+        flags = _ROLE_FLAG.get(t, 0)
+        if rec.get("isSidechain") is True:
+            flags |= SIDECHAIN
+        if rec.get("isMeta") is True or rec.get("teamName"):
+            flags |= META
+        if t == "system" and rec.get("subtype") == "compact_boundary":
+            flags |= BOUNDARY
+        if rec.get("isCompactSummary") is True:
+            flags |= SUMMARY
         logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
-        i = self.index.add(uuid, parent if type(parent) is str else None, number, flags, _str(logical))
+        i = self.index.add(
+            uuid,
+            parent if type(parent) is str else None,
+            number,
+            flags,
+            logical if type(logical) is str else None,
+        )
         if i < 0:
             self._duplicate(Entry(number, offset, data, rec), uuid)
             return
@@ -504,9 +524,12 @@ class Validator:
             return
         leaf = ix.active_leaf()
         self._leaf = leaf  # for _api_checks: the active chain ends there
-        if leaf is not None and not ix.flags[leaf] & SIDECHAIN:
-            for i in ix.walk_up(leaf):
-                if ix.flags[i] & SIDECHAIN:
+        # ... and this is it, leaf first (walked once, for both)
+        self._up = up = [] if leaf is None else ix.path_up(leaf)
+        flags = ix.flags
+        if leaf is not None and not flags[leaf] & SIDECHAIN:
+            for i in up:
+                if flags[i] & SIDECHAIN:
                     d.append(
                         Diagnostic(
                             "sidechain-in-main",
@@ -545,8 +568,11 @@ class Validator:
         ix = self.index
         path = self.report.path
         # ChainIndex.active_chain, without computing the active leaf a second time.
-        leaf = self._leaf if self._leaf is not _UNSET else ix.active_leaf()
-        chain = [] if leaf is None else list(ix.walk_up(leaf))[::-1]
+        if self._up is not None:
+            chain = self._up[::-1]
+        else:
+            leaf = ix.active_leaf()
+            chain = [] if leaf is None else ix.path_up(leaf)[::-1]
         nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
         for finding in api_findings(ix, self.facts, nodes):
             code, node, msg = finding
