@@ -30,12 +30,15 @@ only read by push, and only created (or, with force, atomically replaced) by pul
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from ..edge import claude_dir as cfg
 from ..edge.writer import replace_atomically, write_new
@@ -44,8 +47,7 @@ from .engine import Store
 from .find import lite_json
 from .layers import digest
 from .model import StreamInfo, StreamKey
-from .prepare import Prepared, prepare_lines
-from .records import split_lines
+from .prepare import Parsed, Prepared, Preparer, parse_lines, raw_lines
 
 Diagnose = Callable[[Path], list[dict[str, Any]]]
 
@@ -141,7 +143,8 @@ def prepare_stream(
     """Read the file and do the CPU work (parse, split, compress, validate) on the store's
     state read now, outside any lock. ``pending``: hashes of blobs that jobs written before
     this one (in the same or an earlier transaction) carry: not encoded again, and this
-    job's new blobs are added to it."""
+    job's new blobs are added to it. With `validate_diagnostics` as ``diagnose``, each line
+    is decoded once, for the rows and for the checks (`files_checks`)."""
     st = _stat(path)
     with store.read() as cur:
         s = store.stream(cur, key)
@@ -151,9 +154,27 @@ def prepare_stream(
         data = _read(path)
         plan = _plan(store, cur, s.id if s else None, v, data)
         basis = _basis(store, cur, s, v)
-    prepared = prepare_lines(
-        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=_known(store, pending)
-    )
+    # The pass allocates a dict per line and frees them as it goes: the cyclic collector
+    # would only rescan them (as in `validate.files.validate_path`).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        prep = Preparer(seq=plan[1], offset=plan[2])
+        if diagnose is validate_diagnostics:
+            from .files_checks import Checks
+
+            checks = Checks(path, len(data))
+            checks.feed(_tap(parse_lines(data), plan[2], prep.add))
+            diagnostics: list[dict[str, Any]] | None = checks.diagnostics(data)
+        else:
+            add = prep.add
+            for _n, _o, body, term, _last, rec in _parse_objects(data, plan[2]):
+                add(body, term, rec)
+            diagnostics = diagnose(path) if diagnose else None
+        prepared = prep.done(_known(store, pending))
+    finally:
+        if was_enabled:
+            gc.enable()
     if pending is not None:
         pending.update(prepared.blobs)
     return StreamJob(
@@ -165,9 +186,32 @@ def prepare_stream(
         nbytes=len(data),
         sha256=digest(data),
         mtime_ns=st.st_mtime_ns,
-        diagnostics=diagnose(path) if diagnose else None,
+        diagnostics=diagnostics,
         lite=lite_json(key.session_id, data) if not key.subpath else None,
     )
+
+
+def _tap(lines: Iterable[Parsed], start: int, add: Callable[[bytes, bytes, Any], None]) -> Iterator[Parsed]:
+    """``lines`` passed on to the checks; each from byte ``start`` on (what this push
+    stores) also handed to ``add`` once the checks are done with it."""
+    for ln in lines:
+        yield ln
+        if ln[1] >= start:
+            add(ln[2], ln[3], ln[5])
+
+
+def _parse_objects(data: bytes, start: int) -> Iterator[Parsed]:
+    # Without the checks only JSON objects need decoding (the store's columns).
+    loads = orjson.loads
+    error = orjson.JSONDecodeError
+    for number, offset, body, term, last in raw_lines(data, start):
+        rec = None
+        if body[:1] == b"{":
+            try:
+                rec = loads(body)
+            except error:
+                rec = None
+        yield number, offset, body, term, last, rec
 
 
 def _known(store: Store, pending: set[str] | None) -> Callable[[Iterable[str]], set[str]]:
