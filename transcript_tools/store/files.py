@@ -331,6 +331,21 @@ def prepare_session(
     return SessionJob(pk, sid, jobs, files)
 
 
+def put_blobs(store: Store, cur: Any, jobs: list[SessionJob]) -> None:
+    """The blobs of every job of a transaction, first and in hash order (`Store.put_blobs`:
+    no deadlock between two PostgreSQL writers storing the same blobs)."""
+    new: dict[str, tuple[str, bytes, int]] = {}
+    maybe: dict[str, bytes] = {}
+    for job in jobs:
+        for j in job.streams:
+            if j.prepared is not None:
+                new.update(j.prepared.blobs)
+                maybe.update(j.prepared.maybe_known)
+        for _rel, data, _mtime in job.files:
+            maybe[digest(data)] = data
+    store.put_blobs(cur, new, maybe)
+
+
 def apply_session(store: Store, cur: Any, job: SessionJob, diagnose: Diagnose | None) -> SessionPush:
     out = SessionPush(job.project_key, job.session_id)
     for j in job.streams:
@@ -348,6 +363,7 @@ def push_session(
     if job.unchanged():
         return apply_session(store, None, job, diagnose)
     with store.write() as cur:
+        put_blobs(store, cur, [job])
         return apply_session(store, cur, job, diagnose)
 
 
@@ -387,6 +403,7 @@ def _commit_batches(
         if not any(not j.unchanged() for j in batch):
             return [apply_session(store, None, j, diagnose) for j in batch]
         with store.write() as cur:
+            put_blobs(store, cur, batch)
             return [apply_session(store, cur, j, diagnose) for j in batch]
 
     for job in jobs:
