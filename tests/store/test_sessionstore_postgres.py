@@ -225,3 +225,39 @@ def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for
     wrong = db.replace(pg.PASSWORD, "not-the-Pa55word")
     code, out, err = tt("stats", sid, "--store", wrong)
     assert code == 5 and "not-the-Pa55word" not in out + err and err.startswith("tt: ")
+
+
+def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
+    """`store_postgres.words` (byte table + a regex for non-ASCII only) gives PostgreSQL the
+    same ``tsvector`` as the plain regex cut it replaced, on the search text of every line of
+    every real fixture and on Unicode edge cases (separators, combining marks, other scripts)."""
+    import psycopg
+
+    from transcript_tools.edge.store_postgres import words
+    from transcript_tools.store import prepare, records
+
+    texts = [
+        "héllo—wörld→x_y",
+        "日本語テキスト、です。",
+        "a\u00a0b\u2028c\x85d",
+        "①②③ ５６ Ⅻ",
+        "e\u0301cole",
+        "😀emoji😀x",
+        "Ǆ ǅ ǆ",
+        "tab\there_\x7fdel",
+    ]
+    for p in sorted(REAL.rglob("*.jsonl")):
+        for raw in records.split_lines(p.read_bytes()):
+            f = records.facts(raw)
+            if f.text:
+                texts.append(prepare.clean_text(f.text))
+    reference = re.compile(r"[\W_]+")
+    assert any(not t.isascii() for t in texts) and len(texts) > 1000
+    with psycopg.connect(db, autocommit=True) as c:
+        for t in texts:
+            fast, ref = words(t), reference.sub(" ", t)
+            assert fast.split() == ref.split(), t[:80]
+            same = c.execute(
+                "SELECT to_tsvector('simple', %s) = to_tsvector('simple', %s)", (fast, ref)
+            ).fetchone()
+            assert same == (True,), t[:80]
