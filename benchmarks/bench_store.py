@@ -2,14 +2,17 @@
 store gets (the issue's targets: a first push within 3x `tt validate --all`, a second push
 under 2 s, PostgreSQL within 2x SQLite, `tt store search WORD` and `tt search WORD --store`
 under 100 ms median,
-`tt store ls` under 0.5 s, the store at most a third of the JSONL bytes).
+`tt store ls` and `tt ls --store` under 0.5 s, the store at most a third of the JSONL bytes).
 
 Every time is a whole `tt` process, as a user runs it. `tt validate --all` is timed on the
-same set first, as the yardstick. PostgreSQL is measured when its initdb/pg_ctl are
+same set first, as the yardstick; with ``--rounds N`` the
+two are run in turn N times (a new store each time) and each round's ratio is printed, wall
+and CPU, since other load on a shared machine slows a one-process `validate` and a
+multi-process push differently. PostgreSQL is measured when its initdb/pg_ctl are
 installed (a throwaway cluster from tests/support/postgres.py, unix socket, fsync off:
 the SQLite store runs with synchronous=NORMAL in WAL mode, so neither syncs per commit).
 
-    python benchmarks/bench_store.py [--sessions 2000] [--runs 5] [--no-postgres]
+    python benchmarks/bench_store.py [--sessions 2000] [--runs 5] [--rounds 1] [--pg-rounds 1] [--no-postgres]
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1, help="validate + first push, in turn, this many times")
+    ap.add_argument("--pg-rounds", type=int, default=1, help="SQLite and PostgreSQL first pushes, in turn")
     ap.add_argument("--no-postgres", action="store_true")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="tt-bench-store-"))
@@ -76,16 +81,28 @@ def main() -> None:
         cfg = tmp / "cfg"
         total = build(cfg, a.sessions)
         print(f"built {a.sessions} sessions, {total / 2**20:.0f} MiB")
-        v = tt(cfg, "validate", "--all", "--json")
-        vcpu = last_cpu
-        print(f"tt validate --all: {v:.1f} s ({vcpu:.1f} s CPU)")
         db = tmp / "store.sqlite3"
         url = f"sqlite:///{db}"
-        first = tt(cfg, "store", "push", "--all", "--store", url)
-        print(
-            f"tt store push --all (SQLite, first): {first:.1f} s = {first / v:.2f}x validate "
-            f"({last_cpu:.1f} s CPU = {last_cpu / vcpu:.2f}x)"
-        )
+        walls: list[float] = []
+        cpus: list[float] = []
+        for r in range(a.rounds):
+            for old in db.parent.glob(db.name + "*"):
+                old.unlink()
+            v = tt(cfg, "validate", "--all", "--json")
+            vcpu = last_cpu
+            first = tt(cfg, "store", "push", "--all", "--store", url)
+            walls.append(first / v)
+            cpus.append(last_cpu / vcpu)
+            print(
+                f"round {r + 1} (load {os.getloadavg()[0]:.1f}): tt validate --all {v:.1f} s ({vcpu:.1f} s CPU); "
+                f"tt store push --all (SQLite, first) {first:.1f} s = {first / v:.2f}x validate "
+                f"({last_cpu:.1f} s CPU = {last_cpu / vcpu:.2f}x)"
+            )
+        if a.rounds > 1:
+            print(
+                f"first push / validate, median of {a.rounds} rounds: wall {statistics.median(walls):.2f}x "
+                f"({min(walls):.2f}-{max(walls):.2f}), CPU {statistics.median(cpus):.2f}x ({min(cpus):.2f}-{max(cpus):.2f})"
+            )
         second = tt(cfg, "store", "push", "--all", "--store", url)
         print(f"tt store push --all (SQLite, nothing new): {second:.2f} s")
         size = store_bytes(db)
@@ -96,6 +113,8 @@ def main() -> None:
         print(f"tt search README --store (10 sessions): median {s2 * 1000:.0f} ms")
         ls = median(cfg, a.runs, "store", "ls", "--store", url, "--json")
         print(f"tt store ls: median {ls * 1000:.0f} ms")
+        tls = median(cfg, a.runs, "ls", "--store", url, "--json")
+        print(f"tt ls --store: median {tls * 1000:.0f} ms")
         if not a.no_postgres:
             from tests.support import postgres as pg
 
@@ -103,13 +122,27 @@ def main() -> None:
                 print("PostgreSQL not installed: not measured")
             else:
                 with pg.cluster() as purl:
-                    pfirst = tt(cfg, "store", "push", "--all", "--store", purl)
-                    print(
-                        f"tt store push --all (PostgreSQL, first): {pfirst:.1f} s = {pfirst / first:.2f}x SQLite"
-                    )
-                    psecond = tt(cfg, "store", "push", "--all", "--store", purl)
-                    print(f"tt store push --all (PostgreSQL, nothing new): {psecond:.2f} s")
-                    ps = median(cfg, a.runs, "store", "search", "README", "--store", purl, "--json")
+                    for r in range(a.pg_rounds):
+                        # SQLite then PostgreSQL, in turn, each into a new store: the ratio of a round
+                        # is the one other load slowed alike.
+                        sdb = tmp / f"pg-round-{r}.sqlite3"
+                        sfirst = (
+                            first
+                            if r == 0
+                            else tt(cfg, "store", "push", "--all", "--store", f"sqlite:///{sdb}")
+                        )
+                        scpu = last_cpu
+                        purl_r = pg.fresh_database(purl, f"bench{r}")
+                        pfirst = tt(cfg, "store", "push", "--all", "--store", purl_r)
+                        print(
+                            f"round {r + 1} (load {os.getloadavg()[0]:.1f}): tt store push --all (PostgreSQL, first): "
+                            f"{pfirst:.1f} s = {pfirst / sfirst:.2f}x SQLite's {sfirst:.1f} s "
+                            f"({last_cpu:.1f} s CPU in tt's processes{'' if r == 0 else f', SQLite {scpu:.1f} s'}; "
+                            "the server's is not counted)"
+                        )
+                        psecond = tt(cfg, "store", "push", "--all", "--store", purl_r)
+                        print(f"tt store push --all (PostgreSQL, nothing new): {psecond:.2f} s")
+                    ps = median(cfg, a.runs, "store", "search", "README", "--store", purl_r, "--json")
                     print(f"tt store search README (PostgreSQL): median {ps * 1000:.0f} ms")
         print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     finally:

@@ -650,3 +650,49 @@ def test_a_blob_shared_within_a_batch_is_encoded_once_and_stored_once(tmp_path: 
         assert cur.execute("SELECT COUNT(*) FROM tt_blob WHERE size = ?", (len(big),)).fetchone()[0] == 1
     for p in paths:
         assert _pulled(s, p.stem) == p.read_bytes()
+
+
+def test_a_transaction_stores_its_blobs_first_and_in_hash_order(tmp_path: Path, monkeypatch) -> None:
+    """Two PostgreSQL writers storing the same new blobs wait for each other on the unique
+    index; in different orders they deadlock (two workers of `tt store push --all` did, on
+    the bench set). Every transaction takes its blobs first, in hash order, whatever order
+    its sessions bring them in."""
+    from transcript_tools.store import files
+    from transcript_tools.store.engine import Store
+
+    texts = [f"{i} ".encode() * 700 for i in range(6)]
+    texts.sort(key=layers.digest, reverse=True)  # brought in the opposite order to the hashes
+
+    def line(n: int, t: bytes) -> bytes:
+        return (
+            b'{"type":"user","uuid":"u%d","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"'
+            % n
+            + t
+            + b'"}}\n'
+        )
+
+    cfg = tmp_path / "cfg"
+    paths = [
+        _session(cfg, b"".join(line(i, t) for i, t in enumerate(texts[:4])), n=1),
+        _session(cfg, b"".join(line(i, t) for i, t in enumerate(texts[::-1])), n=2),
+    ]
+    s = _store(tmp_path)
+    order: list[str] = []
+    real_q = Store._q
+
+    def q(self, cur, sql, args=()):
+        if sql.startswith("INSERT INTO tt_blob"):
+            order.append(args[0])
+        elif sql.startswith("INSERT INTO tt_line") or "FROM tt_line" in sql:
+            order.append("line")
+        return real_q(self, cur, sql, args)
+
+    monkeypatch.setattr(Store, "_q", q)
+    out = list(files.push_many(s, s.url, paths, config=cfg, workers=1, validate=False))
+    assert [r.streams[0].status for r in out] == ["new", "new"]
+    blobs = [x for x in order if x != "line"]
+    assert len(blobs) == 6 and blobs == sorted(blobs)
+    first_line = order.index("line")
+    assert all(x == "line" for x in order[first_line:]), "every blob before any line"
+    for p in paths:
+        assert _pulled(s, p.stem) == p.read_bytes()

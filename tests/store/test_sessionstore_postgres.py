@@ -324,3 +324,39 @@ def test_findings_of_the_second_round_on_postgres_as_on_sqlite(tmp_path: Path, d
     assert {str(p.relative_to(other)): p.read_bytes() for p in other.rglob("*") if p.is_file()} == files
     code, out, err = tt(other, "store", "pull", sid, "--store", db, "--force")
     assert (code, err) == (0, "") and out.startswith("nothing to do") and len(list(other.rglob("*.bak"))) == 0
+
+
+def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
+    """`store_postgres.words` (byte table + a regex for non-ASCII only) gives PostgreSQL the
+    same ``tsvector`` as the plain regex cut it replaced, on the search text of every line of
+    every real fixture and on Unicode edge cases (separators, combining marks, other scripts)."""
+    import psycopg
+
+    from transcript_tools.edge.store_postgres import words
+    from transcript_tools.store import prepare, records
+
+    texts = [
+        "héllo—wörld→x_y",
+        "日本語テキスト、です。",
+        "a\u00a0b\u2028c\x85d",
+        "①②③ ５６ Ⅻ",
+        "e\u0301cole",
+        "😀emoji😀x",
+        "Ǆ ǅ ǆ",
+        "tab\there_\x7fdel",
+    ]
+    for p in sorted(REAL.rglob("*.jsonl")):
+        for raw in records.split_lines(p.read_bytes()):
+            f = records.facts(raw)
+            if f.text:
+                texts.append(prepare.clean_text(f.text))
+    reference = re.compile(r"[\W_]+")
+    assert any(not t.isascii() for t in texts) and len(texts) > 1000
+    with psycopg.connect(db, autocommit=True) as c:
+        for t in texts:
+            fast, ref = words(t), reference.sub(" ", t)
+            assert fast.split() == ref.split(), t[:80]
+            same = c.execute(
+                "SELECT to_tsvector('simple', %s) = to_tsvector('simple', %s)", (fast, ref)
+            ).fetchone()
+            assert same == (True,), t[:80]

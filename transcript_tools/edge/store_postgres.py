@@ -110,14 +110,27 @@ class PostgresDialect:
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
+# ASCII bytes that are not letters or digits -> a space; every other byte (UTF-8 of the
+# rest) as it is.
+_ASCII_NOT_WORD = bytes(b if b >= 128 or chr(b).isalnum() else 32 for b in range(256))
+_NON_ASCII_NOT_WORD = re.compile(r"[^\x00-\x7f\w]+")
 
 
 def words(text: str) -> str:
     """Text cut into words the way SQLite's FTS5 ``unicode61`` cuts it (letters and digits;
     everything else separates), so both engines find the same lines: PostgreSQL's parser
     would keep ``/home/u/projects/app.js`` as one "file" token, and a search for ``app``
-    would miss it."""
-    return _NOT_WORD.sub(" ", text)
+    would miss it.
+
+    The words of ``_NOT_WORD.sub(" ", text)``, computed faster (a push of many sessions
+    spent a fifth of its own CPU in that regex): ASCII separators become spaces by a
+    byte table, and only the non-ASCII ones go through a regex, which skips ASCII at
+    once (``tests/store/test_sessionstore_postgres.py``: the same ``tsvector`` on every
+    real fixture's text)."""
+    if text.isascii():
+        return text.encode().translate(_ASCII_NOT_WORD).decode()
+    cut = text.encode("utf-8", "surrogatepass").translate(_ASCII_NOT_WORD).decode("utf-8", "surrogatepass")
+    return _NON_ASCII_NOT_WORD.sub(" ", cut)
 
 
 def open_postgres(url: str, clock: Callable[[], int]) -> Store:

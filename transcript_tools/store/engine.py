@@ -21,7 +21,7 @@ the rest of it arrives; nothing here reads or writes files.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,6 +47,8 @@ class Store:
         self.clock = clock
         self.url = url
         self._in_tx = False
+        #: Blobs stored (or seen stored) by the current write transaction (`put_blobs`).
+        self._tx_blobs: set[str] = set()
 
     # --- plumbing -------------------------------------------------------------------
 
@@ -111,6 +113,7 @@ class Store:
         except self.d.db_errors as e:
             raise self.d.translate(e, self.url) from e
         self._in_tx = True
+        self._tx_blobs = set()
         done = False
         try:
             yield cur
@@ -122,6 +125,7 @@ class Store:
             if not done:  # any exception, KeyboardInterrupt included: nothing half-written
                 self._rollback(cur)
             self._in_tx = False
+            self._tx_blobs = set()
             cur.close()
 
     def _rollback(self, cur: Any) -> None:
@@ -267,18 +271,34 @@ class Store:
 
         return known
 
+    def put_blobs(
+        self, cur: Any, new: Mapping[str, tuple[str, bytes, int]], maybe: Mapping[str, bytes]
+    ) -> None:
+        """Store a whole transaction's blobs first, in hash order: ``new`` encoded already
+        (``hash -> (codec, payload, size)``), ``maybe`` raw (held by the store when prepared;
+        stored if they went meanwhile). Two PostgreSQL transactions inserting the same new
+        blobs wait for each other on the unique index; taken in one order by all, those
+        waits cannot form a cycle (in any other order two workers of one push deadlocked
+        on the bench set). `insert_prepared` then skips them."""
+        for h in sorted(new.keys() | maybe.keys()):
+            if h in self._tx_blobs:
+                continue
+            if h in new:
+                codec, payload, size = new[h]
+                self._q(
+                    cur,
+                    "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+                    (h, codec, size, payload),
+                )
+                self._tx_blobs.add(h)
+            else:
+                self._put_blob(cur, h, maybe[h])
+
     def insert_prepared(self, cur: Any, stream_id: int, version: int, p: Prepared) -> tuple[int, int]:
         """Write prepared lines (the CPU work done, maybe before the lock was taken). Rows go
         in batches of `BATCH` (``executemany``) with ids reserved up front, so the search
         index needs no round trip per line."""
-        for h, (codec, payload, size) in p.blobs.items():
-            self._q(
-                cur,
-                "INSERT INTO tt_blob (hash, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
-                (h, codec, size, payload),
-            )
-        for h, piece in p.maybe_known.items():
-            self._put_blob(cur, h, piece)  # known when prepared; make sure it still is
+        self.put_blobs(cur, p.blobs, p.maybe_known)
         now = self.clock()
         for i in range(0, len(p.rows), BATCH):
             rows = [(stream_id, version, r[0], r[1], now, *r[2:]) for r in p.rows[i : i + BATCH]]
@@ -297,6 +317,9 @@ class Store:
         self.d.index_texts(cur, [(i, t) for i, t in zip(ids, texts, strict=True) if t])
 
     def _put_blob(self, cur: Any, h: str, piece: bytes) -> None:
+        if h in self._tx_blobs:
+            return
+        self._tx_blobs.add(h)
         if self._q(cur, "SELECT 1 FROM tt_blob WHERE hash = ?", (h,)).fetchone():
             return
         codec, payload = layers.encode_blob(piece)

@@ -42,12 +42,15 @@ replaced) by pull.
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from ..edge import claude_dir as cfg
 from ..edge.writer import replace_atomically, write_new
@@ -63,8 +66,7 @@ from .engine import Store
 from .find import lite_json
 from .layers import digest
 from .model import LEGACY_AGENT, StreamInfo, StreamKey, Version
-from .prepare import Prepared, prepare_lines
-from .records import split_lines
+from .prepare import Parsed, Prepared, Preparer, parse_lines, raw_lines
 
 Diagnose = Callable[[Path], list[dict[str, Any]]]
 
@@ -160,7 +162,8 @@ def prepare_stream(
     """Read the file and do the CPU work (parse, split, compress, validate) on the store's
     state read now, outside any lock. ``pending``: hashes of blobs that jobs written before
     this one (in the same or an earlier transaction) carry: not encoded again, and this
-    job's new blobs are added to it."""
+    job's new blobs are added to it. With `validate_diagnostics` as ``diagnose``, each line
+    is decoded once, for the rows and for the checks (`files_checks`)."""
     st = _stat(path)
     with store.read() as cur:
         s = store.stream(cur, key)
@@ -170,9 +173,27 @@ def prepare_stream(
         data = _read(path)
         plan = _plan(store, cur, s.id if s else None, v, data)
         basis = _basis(store, cur, s, v)
-    prepared = prepare_lines(
-        split_lines(data[plan[2] :]), seq=plan[1], offset=plan[2], known=_known(store, pending)
-    )
+    # The pass allocates a dict per line and frees them as it goes: the cyclic collector
+    # would only rescan them (as in `validate.files.validate_path`).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        prep = Preparer(seq=plan[1], offset=plan[2])
+        if diagnose is validate_diagnostics:
+            from .files_checks import Checks
+
+            checks = Checks(path, len(data))
+            checks.feed(_tap(parse_lines(data), plan[2], prep.add))
+            diagnostics: list[dict[str, Any]] | None = checks.diagnostics(data)
+        else:
+            add = prep.add
+            for _n, _o, body, term, _last, rec in _parse_objects(data, plan[2]):
+                add(body, term, rec)
+            diagnostics = diagnose(path) if diagnose else None
+        prepared = prep.done(_known(store, pending))
+    finally:
+        if was_enabled:
+            gc.enable()
     if pending is not None:
         pending.update(prepared.blobs)
     return StreamJob(
@@ -184,9 +205,32 @@ def prepare_stream(
         nbytes=len(data),
         sha256=digest(data),
         mtime_ns=st.st_mtime_ns,
-        diagnostics=diagnose(path) if diagnose else None,
+        diagnostics=diagnostics,
         lite=lite_json(key.session_id, data) if not key.subpath else None,
     )
+
+
+def _tap(lines: Iterable[Parsed], start: int, add: Callable[[bytes, bytes, Any], None]) -> Iterator[Parsed]:
+    """``lines`` passed on to the checks; each from byte ``start`` on (what this push
+    stores) also handed to ``add`` once the checks are done with it."""
+    for ln in lines:
+        yield ln
+        if ln[1] >= start:
+            add(ln[2], ln[3], ln[5])
+
+
+def _parse_objects(data: bytes, start: int) -> Iterator[Parsed]:
+    # Without the checks only JSON objects need decoding (the store's columns).
+    loads = orjson.loads
+    error = orjson.JSONDecodeError
+    for number, offset, body, term, last in raw_lines(data, start):
+        rec = None
+        if body[:1] == b"{":
+            try:
+                rec = loads(body)
+            except error:
+                rec = None
+        yield number, offset, body, term, last, rec
 
 
 def _known(store: Store, pending: set[str] | None) -> Callable[[Iterable[str]], set[str]]:
@@ -356,6 +400,21 @@ def prepare_session(
     return SessionJob(pk, sid, jobs, files)
 
 
+def put_blobs(store: Store, cur: Any, jobs: list[SessionJob]) -> None:
+    """The blobs of every job of a transaction, first and in hash order (`Store.put_blobs`:
+    no deadlock between two PostgreSQL writers storing the same blobs)."""
+    new: dict[str, tuple[str, bytes, int]] = {}
+    maybe: dict[str, bytes] = {}
+    for job in jobs:
+        for j in job.streams:
+            if j.prepared is not None:
+                new.update(j.prepared.blobs)
+                maybe.update(j.prepared.maybe_known)
+        for _rel, data, _mtime in job.files:
+            maybe[digest(data)] = data
+    store.put_blobs(cur, new, maybe)
+
+
 def apply_session(store: Store, cur: Any, job: SessionJob, diagnose: Diagnose | None) -> SessionPush:
     out = SessionPush(job.project_key, job.session_id)
     for j in job.streams:
@@ -376,6 +435,7 @@ def push_session(
     if job.unchanged():
         return apply_session(store, None, job, diagnose)
     with store.write() as cur:
+        put_blobs(store, cur, [job])
         return apply_session(store, cur, job, diagnose)
 
 
@@ -415,6 +475,7 @@ def _commit_batches(
         if not any(not j.unchanged() for j in batch):
             return [apply_session(store, None, j, diagnose) for j in batch]
         with store.write() as cur:
+            put_blobs(store, cur, batch)
             return [apply_session(store, cur, j, diagnose) for j in batch]
 
     for job in jobs:

@@ -213,6 +213,23 @@ class Validator:
         r.lines += n
         r.entries += n
 
+    def feed_parsed(self, parsed: Iterable[tuple[int, int, bytes, bytes, bool, Any]]) -> None:
+        """`feed_raw` over lines a caller has decoded already: ``(number, offset, data,
+        terminator, is_last, rec)``, where ``rec`` is what ``orjson.loads(data)`` returned
+        (None where it raised). The store's push parses each line once, for its own columns
+        and for these checks; the report is the one `feed_raw` gives on the same lines
+        (``tests/store/test_push_checks.py``)."""
+        record = self._record
+        fallback = self.feed_all
+        n = 0
+        for number, offset, data, term, last, rec in parsed:
+            if type(rec) is not dict or term != b"\n":
+                fallback((decode_line(number, offset, data, term, is_last=last),))
+                continue
+            n += 1
+            record(rec, number, offset, data)
+        self.report.lines += n
+
     def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
         """Every check of one record, in one place (both feeds call it; they count it)."""
         # Most lines are ASCII; of the rest, a one-byte memchr for each separator's last
