@@ -197,7 +197,7 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", 1_000_000)
     full = validate_path(path, cap=10 * 2**20)
     past = validate_path(path, cap=2**20)
-    # Issue 14, round 3: past the cap the part a resume sends (all of it: no boundary) is
+    # Issue 14: past the cap the part a resume sends (all of it: no boundary) is
     # read again for its facts, so the full check judges it, in the same words.
     assert full.api_checked and past.api_checked and past.past_cap and not full.past_cap
     said = [(d.code, d.message) for d in full.diagnostics if d.code == "request-too-large"]

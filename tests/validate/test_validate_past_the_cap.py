@@ -1,7 +1,7 @@
 """``tt validate`` past the in-memory cap (``--max-bytes``, 50 MiB by default) judges the API
 rules on the part a resume sends, as within the cap.
 
-Finding (issue 14, round 3: "validate names it, repair fixes it, resume never sends it"):
+Finding (issue 14, "validate names it, repair fixes it, resume never sends it"):
 past the cap validate judged the API rules only when the part after the last compact
 boundary fit the cap, and otherwise only the request size, while `tt repair` fixes them
 on that part whatever its size (`tests/repair/test_past_the_cap.py`). So a 60 MB session
@@ -148,8 +148,9 @@ def test_a_60_mb_session_is_judged_in_bounded_memory(tmp_path: Path) -> None:
     assert [(c, m.split(" MB", 1)[1]) for c, _, m, *_ in _api(r)] == [
         ("request-too-large", ", over the API's 32 MB request limit")
     ]
-    # Measured: a 26 MiB peak for 59,202 entries (about 460 bytes each) on a 60 MB file.
-    assert peak < 600 * r.entries and peak < size // 2, (peak, r.entries)
+    # Measured: a 29 MiB peak for 59,202 entries (about 510 bytes each) on a 60 MB file;
+    # 26 MiB with a cap over the file, 14 MiB for the old check of the request size alone.
+    assert peak < 700 * r.entries and peak < size // 2, (peak, r.entries)
 
 
 def _facts(path: Path, cap: int) -> tuple[dict[str, Any], list[Any]]:

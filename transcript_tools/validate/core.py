@@ -383,7 +383,7 @@ class Validator:
         part's size; None when pass 1 kept the facts already (within the cap) or the file
         holds no chain entry at all.
 
-        Issue 14, round 3: past the cap only a part that fit the cap was judged, so a
+        Issue 14: past the cap only a part that fit the cap was judged, so a
         60 MB session never compacted (or with a big tail after its last boundary) could
         hold a tool_use without result that `tt repair` fixes (`repair.survey`, the same
         rule) but validate did not name. The facts are a few hundred bytes a message
