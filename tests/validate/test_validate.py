@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import FIXTURES, REAL, ROOT
+from transcript_tools.edge.reader import iter_raw
 from transcript_tools.model.active import NodeFacts
 from transcript_tools.model.api_checks import api_findings
 from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
 from transcript_tools.model.diagnostics import CODES
+from transcript_tools.validate.core import Validator
 from transcript_tools.validate.files import validate_path
 
 DAMAGED = FIXTURES / "damaged"
@@ -195,20 +197,25 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", 1_000_000)
     full = validate_path(path, cap=10 * 2**20)
     past = validate_path(path, cap=2**20)
-    assert full.api_checked and not past.api_checked and past.past_cap
-    assert [d.code for d in full.diagnostics if d.code == "request-too-large"] == ["request-too-large"]
-    assert [d.code for d in past.diagnostics if d.code == "request-too-large"] == ["request-too-large"]
+    # Issue 14: past the cap the part a resume sends (all of it: no boundary) is
+    # read again for its facts, so the full check judges it, in the same words.
+    assert full.api_checked and past.api_checked and past.past_cap and not full.past_cap
+    said = [(d.code, d.message) for d in full.diagnostics if d.code == "request-too-large"]
+    assert said == [(d.code, d.message) for d in past.diagnostics if d.code == "request-too-large"]
+    assert said[0][1].startswith("the conversation is about 1.7 MB")
     assert past.errors >= 1
-    # The same size on both paths (this conversation has no preserved segment, and its
-    # parallel calls are all on the chain).
-    said = [
-        d.message.split(" MB")[0]
-        for r in (full, past)
-        for d in r.diagnostics
-        if d.code == "request-too-large"
+    # A caller that reads the file once (no second pass): the size alone, on the active
+    # chain's message sizes, the same figure (this conversation has no preserved segment,
+    # and its parallel calls are all on the chain).
+    v = Validator(str(path), size=path.stat().st_size, cap=2**20, schema_check=None, expected_session=None)
+    v.feed_raw(iter_raw(path))
+    once = v.finish()
+    assert not once.api_checked
+    assert [d.message.split(" MB")[0] for d in once.diagnostics if d.code == "request-too-large"] == [
+        "the conversation is about 1.7"
     ]
-    assert said[0] == said[1] == "the conversation is about 1.7"
     # Under the limit, past the cap: no such error (the judgement is not a blanket one).
+    monkeypatch.setattr(api_checks, "MAX_REQUEST_BYTES", path.stat().st_size)
     monkeypatch.setattr(validate, "MAX_REQUEST_BYTES", path.stat().st_size)
     assert "request-too-large" not in {d.code for d in validate_path(path, cap=2**20).diagnostics}
 

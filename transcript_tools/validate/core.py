@@ -20,8 +20,12 @@ Four families (see `diagnostics.CODES`):
 
 Invariants:
 - Memory is bounded whatever the file size: per line, only `ChainIndex` data and, for
-  the part a resume would load (the whole file up to the 50 MiB cap, else what follows
-  the last compact boundary), small `NodeFacts`.
+  the part a resume would load, small `NodeFacts` (a few hundred bytes a message, never
+  its content). Within the 50 MiB cap they come from the streaming pass; past it, from a
+  second pass over that part (`need_second_pass`: what follows the last compact boundary,
+  or the whole file when it has none, whatever its size), so the api family is judged on
+  every file with the same codes and messages (issue 14; `repair.survey` keeps the same
+  facts, so repair fixes what validate names).
 - Diagnostics come out in file order within each family; one run reports everything.
 - Pure: the caller supplies the lines (``reread`` for the second pass on big files).
 """
@@ -29,6 +33,7 @@ Invariants:
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +68,8 @@ _UNSET = object()
 #: The role bit of `chain.node_flags` by entry type.
 _ROLE_FLAG = {"user": USER, "assistant": ASSISTANT}
 _JSONDecodeError = orjson.JSONDecodeError
+#: The entries whose `NodeFacts` the API checks read (`_record` keeps the same ones).
+_FACTS = USER | ASSISTANT | BOUNDARY
 
 
 SchemaCheck = Callable[[dict[str, Any]], list[Any]]
@@ -388,25 +395,81 @@ class Validator:
     # --- the end ----------------------------------------------------------------
 
     def need_second_pass(self) -> int | None:
-        """For files past the cap: the offset a resume would load from, if that part fits."""
-        if self._collect or not self._boundary_offsets:
+        """For files past the cap: the offset the part a resume sends starts at — the last
+        compact boundary, or 0 when the file has none (all of it is sent) — whatever that
+        part's size; None when pass 1 kept the facts already (within the cap) or the file
+        holds no chain entry at all.
+
+        Issue 14: past the cap only a part that fit the cap was judged, so a
+        60 MB session never compacted (or with a big tail after its last boundary) could
+        hold a tool_use without result that `tt repair` fixes (`repair.survey`, the same
+        rule) but validate did not name. The facts are a few hundred bytes a message
+        whatever the message holds: memory grows with the number of messages sent, never
+        with their content."""
+        if self._collect or not len(self.index):
             return None
-        start = self._boundary_offsets[-1]
-        return start if self.report.size - start <= self._cap else None
+        return self._boundary_offsets[-1] if self._boundary_offsets else 0
 
     def feed_facts(self, lines: Iterable[DecodedLine]) -> None:
-        """Second pass over the part a resume loads (files past the cap).
+        """Second pass over the part a resume sends (files past the cap), from
+        `need_second_pass`'s offset: the facts pass 1 would have kept within the cap, for
+        the same entries (messages and compact boundaries, the first occurrence of a uuid).
 
         The reader numbers lines from 1 again at ``start``; ``base`` maps them back.
         """
+        ix = self.index
+        facts = self.facts
+        flags = ix.flags
+        line_of = ix.line
         base = self._boundary_lines[-1] - 1 if self._boundary_lines else 0
         for ln in lines:
             for e in ln.entries:
-                uuid = e.record.get("uuid")
-                if isinstance(uuid, str) and e.record.get("type") in CHAIN_TYPES:
-                    i = self.index.find(uuid)
-                    if i is not None and self.index.line[i] == e.line + base:
-                        self.facts[i] = facts_of(e.record, len(e.raw))
+                rec = e.record
+                uuid = rec.get("uuid")
+                if type(uuid) is str and rec.get("type") in CHAIN_TYPES:
+                    i = ix.find(uuid)
+                    # The first occurrence owns the uuid: a later duplicate's facts don't count.
+                    if i is not None and line_of[i] == e.line + base and flags[i] & _FACTS:
+                        facts[i] = facts_of(rec, len(e.raw))
+        self._collect = True
+
+    def feed_facts_raw(self, raw: Iterable[tuple[int, int, bytes, bytes, bool]]) -> None:
+        """`feed_facts` over ``reader.iter_raw(path, start)`` tuples, parsing only the lines
+        that hold a message or a compact boundary of the index (nodes are numbered in file
+        order, so one cursor over `ChainIndex.line` tells them; progress and attachment
+        lines, a third of some files, are skipped unparsed), and stopping after the last.
+        A line the hot loop would not take whole (`feed_raw`) goes through `decode_line`
+        and `feed_facts`, so every fact is the one pass 1 would keep within the cap."""
+        ix = self.index
+        line_of = ix.line
+        flags = ix.flags
+        facts = self.facts
+        n = len(line_of)
+        base = self._boundary_lines[-1] - 1 if self._boundary_lines else 0
+        j = bisect_left(line_of, base + 1)
+        loads = _loads
+        decode_error = _JSONDecodeError
+        slow = self.feed_facts
+        for number, offset, data, term, last in raw:
+            at = number + base
+            while j < n and line_of[j] < at:
+                j += 1
+            if j == n:
+                break  # no node after this line
+            if line_of[j] != at:
+                continue
+            if j + 1 == n or line_of[j + 1] != at:  # one node on the line: the record
+                if not flags[j] & _FACTS:
+                    continue  # no message
+                try:
+                    rec = loads(data)
+                except decode_error:
+                    rec = None
+                if type(rec) is dict and term == b"\n":
+                    facts[j] = facts_of(rec, len(data))
+                    continue
+            # Several records on the line, or one the reader must mend: by uuid.
+            slow((decode_line(number, offset, data, term, is_last=last),))
         self._collect = True
 
     def finish(self, elsewhere: Elsewhere | None = None) -> Report:
@@ -490,6 +553,8 @@ class Validator:
                 )
             )
         self._chain_shape(d)
+        # Past the cap the facts come from the second pass (`feed_facts`, which sets
+        # `_collect`); without it only the request size can be judged.
         if not r.past_cap or self._collect:
             self._api_checks(d)
         else:
@@ -560,7 +625,8 @@ class Validator:
                     break
 
     def _request_size(self, d: list[Diagnostic]) -> None:
-        """Past the cap, with no part a resume could load within it: the request is still
+        """Past the cap, for a caller that skipped the second pass (`need_second_pass`;
+        `validate.files.validate_path` never does): the request is still
         judged (issue 18: a 59 MB session validated clean), on the sizes of the active
         chain's messages — what Claude Code sends when it resumes the file, without
         the preserved segment and recovered parallel calls that only facts give, so a

@@ -1,8 +1,10 @@
 """Validating transcripts on disk: the reader fed into the `validate.core.Validator`.
 
 Invariants:
-- Streams: memory does not grow with the file (the second pass, for files past the cap,
-  re-reads only what follows the last compact boundary).
+- Streams: memory does not grow with what the records hold (the second pass, for files
+  past the cap, re-reads the part a resume sends — what follows the last compact
+  boundary, or the whole file when it has none — keeping a few hundred bytes of facts
+  per message of it).
 - Never writes; never raises for damage (that is what Diagnostics are for), only for
   files that cannot be read at all (`NotFound`, `Unreadable`).
 - A file in which no line is a whole JSON object is not a transcript: its report has
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as store
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_raw
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
 from ..model.errors import NotFound
@@ -61,9 +63,10 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
     gc.disable()
     try:
         v.feed_raw(iter_raw(path))
+        # Past the cap, the part a resume sends again, for its facts (`need_second_pass`).
         start = v.need_second_pass()
         if start is not None:
-            v.feed_facts(iter_lines(path, start))
+            v.feed_facts_raw(iter_raw(path, start))
         # Parents Claude Code wrote in another file of the session are links, not damage.
         report = v.finish(lambda keys: found_elsewhere(path, keys))
     finally:
