@@ -152,7 +152,9 @@ def test_two_pushers_at_once_on_postgres(tmp_path: Path, db: str) -> None:
     data = b""
     for rnd in range(3):
         more = b"".join(
-            json.dumps({"type": "user", "uuid": str(uuid.UUID(int=rnd * 1000 + i + 1)), "n": i}).encode()
+            json.dumps(
+                {"type": "user", "sessionId": SID, "uuid": str(uuid.UUID(int=rnd * 1000 + i + 1)), "n": i}
+            ).encode()
             + b"\n"
             for i in range(300)
         )

@@ -250,10 +250,14 @@ def test_inline_flags_are_node_flags() -> None:
 def test_a_record_whose_type_is_not_a_string_is_a_schema_error_not_a_crash(tmp_path: Path) -> None:
     # Before: a list as `type` raised TypeError (unhashable) out of tt validate.
     p = tmp_path / "odd.jsonl"
-    p.write_bytes(b'{"type":["a"],"uuid":"x"}\n{"type":{"a":1},"uuid":"y"}\n')
+    # (A third, ordinary record: a file of odd records alone is not a transcript at all.)
+    p.write_bytes(
+        b'{"type":["a"],"uuid":"x"}\n{"type":{"a":1},"uuid":"y"}\n'
+        b'{"type":"custom-title","customTitle":"t","sessionId":"00000000-0000-0000-0000-000000000001"}\n'
+    )
     report = validate_path(p)
     assert [(d.code, d.line) for d in report.diagnostics if d.code == "schema-invalid"] == [
         ("schema-invalid", 1),
         ("schema-invalid", 2),
     ]
-    assert report.entries == 2
+    assert report.entries == 3

@@ -4,11 +4,9 @@
 line once for its own columns (`prepare.parse_lines`); `Checks` hands those same decoded
 lines to the `validate.core.Validator` (`feed_parsed`) instead of letting
 `validate.files.validate_path` read and decode the file a second time. Everything else is
-what `validate_path` does, in the same order: the same validator settings (the default cap,
-the schemas, the session id from the file name, subagent files by name), the second pass
-over the part a resume loads when the file is past the cap (here from the bytes in
-memory), parents another file of the session holds (`siblings.found_elsewhere`), and the
-one rule for a file that is not a transcript (`files_kind.settle_not_transcript`).
+what `validate_path` does, through the same two functions: `validate.files.new_validator`
+(its settings) and `validate.files.conclude` (the second pass past the cap, here over the
+bytes in memory; parents another file of the session holds; the not-a-transcript rule).
 
 Invariant: for the bytes of a file, `Checks` gives the diagnostics `validate_path` gives
 (``tests/store/test_push_checks.py``: every real fixture and damaged files).
@@ -21,13 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
-from ..edge.siblings import found_elsewhere
-from ..model.lines import decode_line
-from ..model.session import session_id_from_name
-from ..validate.core import Validator
-from ..validate.files import is_subagent_path
-from ..validate.files_kind import settle_not_transcript
-from ..validate.files_schema import default_checker
+from ..validate.files import conclude, new_validator
 from .prepare import Parsed, raw_lines
 
 #: The cap `tt validate` applies by default (``--max-bytes``); read when a `Checks` is made.
@@ -39,17 +31,7 @@ class Checks:
 
     def __init__(self, path: Path, size: int, *, cap: int | None = None) -> None:
         self.path = path
-        sub = is_subagent_path(path)
-        checker = default_checker()
-        self.v = Validator(
-            str(path),
-            size=size,
-            cap=CAP if cap is None else cap,
-            schema_check=checker.check,
-            fast_schema=checker.fast_validators,
-            expected_session=None if sub else session_id_from_name(path.name),
-            is_subagent=sub,
-        )
+        self.v = new_validator(path, size, cap=CAP if cap is None else cap)
 
     def feed(self, lines: Iterable[Parsed]) -> None:
         """Every line of the file, in order (`prepare.parse_lines`)."""
@@ -57,13 +39,5 @@ class Checks:
 
     def diagnostics(self, data: bytes) -> list[dict[str, Any]]:
         """The report's diagnostics, as stored. ``data``: the file's bytes (what was fed)."""
-        v = self.v
-        start = v.need_second_pass()
-        if start is not None:
-            v.feed_facts(
-                decode_line(n, off, body, term, is_last=last)
-                for n, off, body, term, last in raw_lines(data, start)
-            )
-        path = self.path
-        report = v.finish(lambda keys: found_elsewhere(path, keys))
-        return [d.to_dict() for d in settle_not_transcript(report, path).diagnostics]
+        report = conclude(self.v, self.path, lambda start: raw_lines(data, start))
+        return [d.to_dict() for d in report.diagnostics]

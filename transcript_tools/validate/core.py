@@ -235,7 +235,9 @@ class Validator:
                 continue
             n += 1
             record(rec, number, offset, data)
+        # As `feed_raw` counts them (`_record` does not: the hot loop counts once per feed).
         self.report.lines += n
+        self.report.entries += n
 
     def _record(self, rec: dict[str, Any], number: int, offset: int, data: bytes) -> None:
         """Every check of one record, in one place (both feeds call it; they count it)."""

@@ -14,7 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,14 @@ def is_subagent_path(path: Path) -> bool:
     return path.name.startswith("agent-")
 
 
-def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: bool = True) -> Report:
-    size = file_size(path)
+def new_validator(
+    path: Path, size: int, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: bool = True
+) -> Validator:
+    """The validator `tt validate` runs on ``path`` (its settings read from the path: the
+    session id its name gives, a subagent file by name), for `validate_path` and for a
+    caller that feeds it lines it decoded itself (`store.files_checks`)."""
     sub = is_subagent_path(path)
-    v = Validator(
+    return Validator(
         str(path),
         size=size,
         cap=cap,
@@ -56,6 +60,25 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         expected_session=None if sub else session_id_from_name(path.name),
         is_subagent=sub,
     )
+
+
+RawLines = Iterable[tuple[int, int, bytes, bytes, bool]]
+
+
+def conclude(v: Validator, path: Path, rest: Callable[[int], RawLines]) -> Report:
+    """What follows the first pass, the same for every caller: past the cap, the part a
+    resume sends again for its facts (``rest(offset)``: `reader.iter_raw` tuples from that
+    offset, `need_second_pass`), parents held by another file of the session (links, not
+    damage), and the one rule for a file that is not a transcript."""
+    start = v.need_second_pass()
+    if start is not None:
+        v.feed_facts_raw(rest(start))
+    report = v.finish(lambda keys: found_elsewhere(path, keys))
+    return settle_not_transcript(report, path)
+
+
+def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: bool = True) -> Report:
+    v = new_validator(path, file_size(path), cap=cap, schema=schema)
     # The pass allocates a dict per line and keeps small acyclic objects per node: the
     # cyclic collector only rescans them (~15% of the run on a 50 MB file), so it is off
     # for the duration and back on after, whatever happens.
@@ -63,16 +86,10 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
     gc.disable()
     try:
         v.feed_raw(iter_raw(path))
-        # Past the cap, the part a resume sends again, for its facts (`need_second_pass`).
-        start = v.need_second_pass()
-        if start is not None:
-            v.feed_facts_raw(iter_raw(path, start))
-        # Parents Claude Code wrote in another file of the session are links, not damage.
-        report = v.finish(lambda keys: found_elsewhere(path, keys))
+        return conclude(v, path, lambda start: iter_raw(path, start))
     finally:
         if was_enabled:
             gc.enable()
-    return settle_not_transcript(report, path)
 
 
 def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagents: bool) -> list[Path]:
