@@ -94,6 +94,27 @@ def continue_option(f: Any) -> Any:
     )(f)
 
 
+def sessions_options(f: Any) -> Any:
+    """``-c``, ``-p DIR`` and ``-a``: which sessions a command that takes several TARGETS
+    checks (validate, doctor, repair), with one meaning and one help text."""
+    for opt in reversed(
+        (
+            continue_option,
+            click.option(
+                "-p",
+                "--project",
+                metavar="DIR",
+                help="Every session of a project (its working directory, or its folder under projects/).",
+            ),
+            click.option(
+                "-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir."
+            ),
+        )
+    ):
+        f = opt(f)
+    return f
+
+
 def latest_session(
     targets: tuple[str, ...], latest: bool, all_: bool, project: str | None
 ) -> tuple[str, ...]:

@@ -13,19 +13,12 @@ import click
 from ..doctor.files import doctor_targets
 from ..model.errors import NotFound
 from ..views.doctor import render
-from .common import console, continue_option, emit_json, json_option, latest_session
+from .common import console, emit_json, json_option, latest_session, sessions_options
 
 
 @click.command("doctor")
 @click.argument("targets", nargs=-1, metavar="[SESSION|DIR]...")
-@continue_option
-@click.option(
-    "-p",
-    "--project",
-    metavar="DIR",
-    help="Every session of a project (its working directory, or its folder under projects/).",
-)
-@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
+@sessions_options
 @json_option
 def doctor_command(
     targets: tuple[str, ...], latest: bool, project: str | None, all_: bool, as_json: bool

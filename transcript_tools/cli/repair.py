@@ -24,26 +24,19 @@ from ..repair.files import FileReport
 from ..repair.files_session import make_folder, repair_session, sessions_named
 from .common import (
     console,
-    continue_option,
     emit_json,
     json_option,
     latest_session,
     max_bytes_option,
     one_output,
     require_transcript,
+    sessions_options,
 )
 
 
 @click.command("repair")
 @click.argument("targets", nargs=-1)
-@continue_option
-@click.option(
-    "-p",
-    "--project",
-    metavar="DIR",
-    help="Every session of a project (its working directory, or its folder under projects/).",
-)
-@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
+@sessions_options
 @click.option(
     "-o",
     "--output",

@@ -10,20 +10,13 @@ from ..model.errors import NotATranscript
 from ..validate.core import Report
 from ..validate.files import files_named, validate_path
 from ..views.diagnostics import by_code, render_reports
-from .common import console, continue_option, emit_json, json_option, latest_session, max_bytes_option
+from .common import console, emit_json, json_option, latest_session, max_bytes_option, sessions_options
 from .from_store import no_local_scope, store_option
 
 
 @click.command("validate")
 @click.argument("targets", nargs=-1)
-@continue_option
-@click.option(
-    "-p",
-    "--project",
-    metavar="DIR",
-    help="Every session of a project (its working directory, or its folder under projects/).",
-)
-@click.option("-a", "--all", "all_", is_flag=True, help="Every session under the Claude config dir.")
+@sessions_options
 @click.option("--no-subagents", is_flag=True, help="Skip the subagent files of a session.")
 @click.option("--no-schema", is_flag=True, help="Skip the JSON-Schema checks.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary line.")
