@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from ..edge import claude_dir as store
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_lines, iter_raw
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
-from ..model.errors import NotFound
+from ..model.errors import NotFound, Unreadable
 from ..model.session import session_id_from_name
 from .core import Report, Validator
 from .files_kind import settle_not_transcript
@@ -38,6 +39,28 @@ def _fast_schema() -> Mapping[str, Any]:
     return default_checker().fast_validators
 
 
+class _BytesAt:
+    """``(offset, length) -> bytes`` of one file, read on demand (`core.Validator`'s
+    ``line_at``: only a duplicate uuid asks, to compare its record with the first one)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._fd: int | None = None
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        try:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDONLY)
+            return os.pread(self._fd, length, offset)
+        except OSError as e:
+            raise Unreadable(f"{self._path}: cannot read ({e.strerror})") from e
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def is_subagent_path(path: Path) -> bool:
     return path.name.startswith("agent-")
 
@@ -45,6 +68,7 @@ def is_subagent_path(path: Path) -> bool:
 def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: bool = True) -> Report:
     size = file_size(path)
     sub = is_subagent_path(path)
+    bytes_at = _BytesAt(path)
     v = Validator(
         str(path),
         size=size,
@@ -53,6 +77,7 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         fast_schema=_fast_schema() if schema else None,
         expected_session=None if sub else session_id_from_name(path.name),
         is_subagent=sub,
+        line_at=bytes_at,
     )
     # The pass allocates a dict per line and keeps small acyclic objects per node: the
     # cyclic collector only rescans them (~15% of the run on a 50 MB file), so it is off
@@ -67,6 +92,7 @@ def validate_path(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, schema: b
         # Parents Claude Code wrote in another file of the session are links, not damage.
         report = v.finish(lambda keys: found_elsewhere(path, keys))
     finally:
+        bytes_at.close()
         if was_enabled:
             gc.enable()
     return settle_not_transcript(report, path)
