@@ -17,6 +17,7 @@ from .common import (
     emit_json,
     json_option,
     latest_session,
+    leave_to_exit,
     max_bytes_option,
     prints_as_is,
 )
@@ -123,7 +124,9 @@ def _run(
 
 
 def _one(path: Path, cap: int, schema: bool, *, single: bool) -> Report:
-    r = validate_path(path, cap=cap, schema=schema)
+    # One file: what the validator kept is left to the process's end (`leave_to_exit`);
+    # many (a folder, --all) are freed file by file, so memory stays bounded.
+    r = validate_path(path, cap=cap, schema=schema, keep=leave_to_exit if single else None)
     # Not a transcript (`validate.files.validate_path` decides, for every path alike): alone, it is
     # most likely the wrong file, so one error (exit 4); among others (a folder, --all) it
     # is counted apart in the summary, neither an error nor a clean file.
