@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import tt
+from tests.support.cli import tt, tt_env
 from tests.support.paths import CONFIG_332, REAL, ROOT
 from tests.support.trees import stage
 
@@ -197,3 +199,105 @@ def test_project_and_all_scope_like_ls(tmp_path: Path) -> None:
     assert "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl" in names and any(
         n.startswith("agent-") for n in names
     )
+
+
+# --- the summary line without rich ---------------------------------------------------------
+
+RICH_PROBE = """
+import sys
+from transcript_tools.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m == "rich" or m.startswith("rich.")), file=sys.stderr)
+"""
+
+
+def _rich_rendering(reports: list, **kw: bool) -> str:
+    """What `views.diagnostics.render_reports` prints through rich to a pipe."""
+    import io
+
+    from rich.console import Console
+
+    from transcript_tools.cli.common import PIPE_WIDTH
+    from transcript_tools.views.diagnostics import render_reports
+
+    out = io.StringIO()
+    con = Console(file=out, width=PIPE_WIDTH, highlight=False, soft_wrap=False)
+    assert not con.is_terminal
+    render_reports(con, reports, **kw)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "targets,args",
+    [
+        ((S332,), ("-q",)),  # clean, with its subagent: two files
+        ((S332,), ()),  # the same without -q: still only the summary line
+        ((DAMAGED / "nul-run.jsonl",), ("-q",)),  # errors
+        ((REAL / "v1.0.51-response-line-rewritten-as-root.jsonl",), ("-q",)),  # a warning
+        ((REAL / "v1.0.51-response-line-rewritten-as-root.jsonl",), ()),  # ... listed: rich
+        ((REAL / "v1.0.71-summaries-sdk-ends-mid-tool.jsonl",), ("-q", "--errors")),
+        ((DAMAGED, OTHER_TOOL.parent), ("-q",)),  # many files, one not a transcript
+    ],
+)
+def test_the_summary_tt_writes_itself_is_what_rich_prints(
+    targets: tuple[Path, ...], args: tuple[str, ...]
+) -> None:
+    from transcript_tools.validate.files import files_named, validate_path
+
+    r = tt("validate", *args, *map(str, targets))
+    assert r.returncode in (0, 1), r.stderr
+    reports = [validate_path(p) for p in files_named(tuple(map(str, targets)), False, None, True)]
+    expected = _rich_rendering(reports, quiet="-q" in args, errors_only="--errors" in args)
+    assert r.stdout == expected
+    assert expected.endswith(" checked: " + expected.split(" checked: ")[-1])  # the summary is last
+
+
+def test_quiet_validate_to_a_pipe_does_not_import_rich() -> None:
+    env = tt_env()
+    for args, imported in ((["-q"], False), ([], True), (["-q", "--json"], False)):
+        r = subprocess.run(
+            [sys.executable, "-c", RICH_PROBE, "validate", *args, str(DAMAGED / "nul-run.jsonl")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert (r.stderr.strip().splitlines()[-1] != "[]") is imported, (args, r.stderr)
+
+
+@pytest.mark.parametrize(
+    "env,plain",
+    [
+        ({}, True),
+        ({"TT_WIDTH": "65"}, False),  # rich would wrap the line: rich prints it
+        ({"TT_WIDTH": "66"}, True),  # exactly as wide as the line
+        ({"FORCE_COLOR": "1", "NO_COLOR": ""}, False),  # rich would colour it
+        ({"FORCE_COLOR": "", "NO_COLOR": ""}, True),  # an empty FORCE_COLOR forces nothing (rich: the same)
+        ({"TTY_COMPATIBLE": "1", "NO_COLOR": ""}, False),
+    ],
+)
+def test_tt_writes_the_summary_itself_only_where_rich_would_print_it_as_is(
+    env: dict[str, str], plain: bool
+) -> None:
+    line = "1 file(s) checked: 1 error(s), 0 warning(s); 1 file(s) with errors"
+    assert len(line) == 66
+    # rich, to a pipe, prints the line as is at 66 columns and wraps it at 65.
+    import io
+
+    from rich.console import Console
+
+    for width, same in ((66, True), (65, False)):
+        out = io.StringIO()
+        Console(file=out, width=width, highlight=False, soft_wrap=False, force_terminal=False).print(
+            f"[red]{line}[/]"
+        )
+        assert (out.getvalue() == line + "\n") is same
+    r = tt("validate", "-q", str(DAMAGED / "nul-run.jsonl"), width=None, env=env)
+    assert r.returncode == 1, r.stderr
+    if plain:
+        assert r.stdout == line + "\n"
+    else:
+        assert r.stdout != line + "\n" and "1 file(s) checked" in r.stdout.replace("\n", " ")

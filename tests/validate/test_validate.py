@@ -261,3 +261,35 @@ def test_a_record_whose_type_is_not_a_string_is_a_schema_error_not_a_crash(tmp_p
         ("schema-invalid", 2),
     ]
     assert report.entries == 3
+
+
+def test_a_duplicate_is_told_from_a_reused_uuid_by_the_bytes_read_back_as_by_the_hash(tmp_path: Path) -> None:
+    """`validate_path` compares a duplicate uuid's record with the first one's bytes, read
+    back from the file (`Validator` ``line_at``); without ``line_at`` (in-memory callers)
+    a hash of every record decides: the two give the same codes, on whole lines, CRLF
+    lines, fused records and a NUL-damaged copy alike."""
+    from transcript_tools.edge.reader import iter_lines
+    from transcript_tools.validate.core import Validator
+
+    src = (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes().split(b"\n")
+    a, b, c, d = [line for line in src[:12] if b'"uuid":"' in line][:4]
+    changed = c.replace(b'"timestamp":"', b'"timestamp":"1', 1)
+    assert changed != c
+    lines = [*src[:12], a, b + b"\r", changed, d[:40] + d, b[:5] + b"\x00" * 8 + b[5:]]
+    path = tmp_path / "dups.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    by_file = [(x.code, x.line) for x in validate_path(path, schema=False).diagnostics]
+    v = Validator(str(path), size=path.stat().st_size, cap=1 << 30, schema_check=None, expected_session=None)
+    v.feed_all(iter_lines(path))
+    by_hash = [(x.code, x.line) for x in v.finish().diagnostics]
+    assert by_file == by_hash
+    dups = [x for x in by_file if x[0].startswith("duplicate")]
+    # The CRLF copy is the same record (the terminator is no part of it); the copy with
+    # NULs inside is read without them, but its bytes differ from the first's.
+    assert dups == [
+        ("duplicate-line", 13),
+        ("duplicate-line", 14),
+        ("duplicate-uuid", 15),
+        ("duplicate-line", 16),
+        ("duplicate-uuid", 17),
+    ]

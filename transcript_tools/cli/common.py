@@ -166,9 +166,32 @@ def console(stderr: bool = False) -> Any:
     stream = sys.stderr if stderr else sys.stdout
     # TT_WIDTH (tests), then COLUMNS (a user's explicit width, as rich honours it on a
     # terminal), else the terminal's own width, and to a pipe no wrapping at all.
-    given = os.environ.get("TT_WIDTH") or os.environ.get("COLUMNS")
-    width = _int_or_none(given) or (None if stream.isatty() else PIPE_WIDTH)
+    width = _given_width() or (None if stream.isatty() else PIPE_WIDTH)
     return _Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+
+
+def _given_width() -> int | None:
+    return _int_or_none(os.environ.get("TT_WIDTH") or os.environ.get("COLUMNS"))
+
+
+def prints_as_is(text: str) -> bool:
+    """Would `console` print ``text`` to stdout exactly as written (then a newline)?
+
+    True when stdout is no terminal as rich judges it (not a tty, no ``FORCE_COLOR``, no
+    ``TTY_COMPATIBLE=1``: rich then writes no escape codes) and the line fits the
+    console's width (no wrapping), for a ``text`` of plain printable ASCII with no rich
+    markup or ``:emoji:`` code (the caller's guarantee). A command may then write such a
+    line itself and leave rich unimported (~20 ms of start-up).
+    """
+    env = os.environ
+    if env.get("FORCE_COLOR") or env.get("TTY_COMPATIBLE") == "1":
+        return False
+    try:
+        if sys.stdout.isatty():
+            return False
+    except (AttributeError, ValueError):  # no stdout, or a closed one: let rich decide
+        return False
+    return len(text) <= (_given_width() or PIPE_WIDTH)
 
 
 def _int_or_none(text: str | None) -> int | None:

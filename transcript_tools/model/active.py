@@ -137,98 +137,108 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
     if (t != "user" and t != "assistant") or type(msg) is not dict:
         return facts_of_plain(record, size)
     content = msg.get("content")
-    uses: list[str] = []
-    results: list[str] = []
     big = bad = 0
     if type(content) is str:
-        empty = content == ""
+        # The common prompt: no blocks to walk.
+        mid = msg.get("id") if t == "assistant" else None
+        if size > 4096 and "toolUseResult" in record:
+            size = len(_dumps(msg))
+        return _make_facts(
+            mid if isinstance(mid, str) else None,
+            (),
+            (),
+            None,
+            content == "",
+            True,
+            0,
+            size,
+            NUL_CHAR if "\x00" in content else 0,
+        )
+    if type(content) is not list:
+        return facts_of_plain(record, size)
+    uses: list[str] = []
+    results: list[str] = []
+    empty = not content
+    plain = False
+    assistant = t == "assistant"
+    images = kept = 0
+    for b in content:
+        if type(b) is not dict:
+            if isinstance(b, dict):
+                return facts_of_plain(record, size)
+            continue
+        bt = b.get("type")
+        if bt == "tool_result":
+            i = b.get("tool_use_id")
+            if isinstance(i, str):
+                results.append(i)
+            inner = b.get("content")
+            if not inner and b.get("is_error") is True:
+                bad |= EMPTY_ERROR_RESULT
+            elif type(inner) is str:
+                if "\x00" in inner:
+                    bad |= NUL_CHAR
+            else:
+                if isinstance(inner, list):
+                    for x in inner:
+                        if isinstance(x, dict) and x.get("type") == "image":
+                            big += _big_image(x)
+                r = _result_bad(b)
+                bad |= r & 0xFFFF
+                images += r >> IMAGES_SHIFT
+            kept += 1
+            continue
         plain = True
-        if "\x00" in content:
-            bad = NUL_CHAR
-    elif type(content) is list:
-        empty = not content
-        plain = False
-        assistant = t == "assistant"
-        images = kept = 0
-        for b in content:
-            if type(b) is not dict:
-                if isinstance(b, dict):
-                    return facts_of_plain(record, size)
-                continue
-            bt = b.get("type")
-            if bt == "tool_result":
-                i = b.get("tool_use_id")
-                if isinstance(i, str):
-                    results.append(i)
-                inner = b.get("content")
-                if not inner and b.get("is_error") is True:
-                    bad |= EMPTY_ERROR_RESULT
-                elif type(inner) is str:
-                    if "\x00" in inner:
-                        bad |= NUL_CHAR
-                else:
-                    if isinstance(inner, list):
-                        for x in inner:
-                            if isinstance(x, dict) and x.get("type") == "image":
-                                big += _big_image(x)
-                    r = _result_bad(b)
-                    bad |= r & 0xFFFF
-                    images += r >> IMAGES_SHIFT
-                kept += 1
-                continue
-            plain = True
-            if bt == "tool_use":
-                i = b.get("id")
-                if isinstance(i, str):
-                    uses.append(i)
-                n = b.get("name")
-                if type(n) is str and len(n) > MAX_TOOL_NAME:
-                    bad |= LONG_TOOL_NAME
-                inp = b.get("input")
-                if inp and nul_in(inp):
-                    bad |= NUL_IN_INPUT
-                kept += 1
-            elif bt == "text":
-                text = b.get("text")
-                if type(text) is str and text and not text.isspace():
-                    if "\x00" in text:
-                        bad |= NUL_CHAR
-                    kept += 1
-                else:
-                    if text == "" and len(content) == 1:
-                        empty = True
-                    if not assistant:
-                        bad |= BLANK_TEXT
-            elif bt == "thinking":
-                sig = b.get("signature")
-                if type(sig) is not str or not sig:
-                    bad |= UNSIGNED_THINKING
-                elif signature_cut(sig):
-                    bad |= CUT_SIGNATURE
-                elif type(b.get("thinking")) is not str:
-                    bad |= NO_THINKING_TEXT
-                else:
-                    kept += 1
-            elif bt == "image":
-                big += _big_image(b)
-                bad |= _image_bad(b)
-                images += 1
+        if bt == "tool_use":
+            i = b.get("id")
+            if isinstance(i, str):
+                uses.append(i)
+            n = b.get("name")
+            if type(n) is str and len(n) > MAX_TOOL_NAME:
+                bad |= LONG_TOOL_NAME
+            inp = b.get("input")
+            if inp and nul_in(inp):
+                bad |= NUL_IN_INPUT
+            kept += 1
+        elif bt == "text":
+            text = b.get("text")
+            if type(text) is str and text and not text.isspace():
+                if "\x00" in text:
+                    bad |= NUL_CHAR
                 kept += 1
             else:
+                if text == "" and len(content) == 1:
+                    empty = True
+                if not assistant:
+                    bad |= BLANK_TEXT
+        elif bt == "thinking":
+            sig = b.get("signature")
+            if type(sig) is not str or not sig:
+                bad |= UNSIGNED_THINKING
+            elif signature_cut(sig):
+                bad |= CUT_SIGNATURE
+            elif type(b.get("thinking")) is not str:
+                bad |= NO_THINKING_TEXT
+            else:
                 kept += 1
-        if bad and not kept:
-            bad |= ALL_GONE
-        if images:
-            bad |= min(images, 255) << IMAGES_SHIFT
-    else:
-        return facts_of_plain(record, size)
-    mid = msg.get("id") if t == "assistant" else None
+        elif bt == "image":
+            big += _big_image(b)
+            bad |= _image_bad(b)
+            images += 1
+            kept += 1
+        else:
+            kept += 1
+    if bad and not kept:
+        bad |= ALL_GONE
+    if images:
+        bad |= min(images, 255) << IMAGES_SHIFT
+    mid = msg.get("id") if assistant else None
     if size > 4096 and "toolUseResult" in record:
         size = len(_dumps(msg))  # the message, not the line (`facts_of_plain`)
     return _make_facts(
         mid if isinstance(mid, str) else None,
-        tuple(uses),
-        tuple(results),
+        tuple(uses) if uses else (),
+        tuple(results) if results else (),
         None,
         empty,
         plain,
@@ -388,7 +398,7 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
     # Nothing to recover when every line of a split response and every result is on the
     # chain already (the usual case: a long session pays only these checks).
     stray = [r for r in result_nodes if r not in on]
-    needy = {m for m, v in by_msg.items() if len(v) > 1 and any(g not in on for g in v)}
+    needy = {m for m, v in by_msg.items() if len(v) > 1 and not on.issuperset(v)}
     if not stray and not needy:
         return nodes
     # A result belongs under its parent and under the line that made its call: the
@@ -447,8 +457,14 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
                 answered.update(facts[r].tool_results)
     if not inserts:
         return nodes
+    # Each anchor's additions right after it: the chain copied in slices between anchors
+    # (a few thousand inserts in a chain of tens of thousands of nodes).
     out: list[int] = []
-    for i in nodes:
-        out.append(i)
-        out.extend(inserts.get(i, ()))
+    prev = 0
+    for anchor in sorted(inserts, key=position.__getitem__):
+        cut = position[anchor] + 1
+        out += nodes[prev:cut]
+        out += inserts[anchor]
+        prev = cut
+    out += nodes[prev:]
     return out

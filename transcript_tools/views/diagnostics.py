@@ -1,15 +1,21 @@
-"""Rendering validation reports with rich: grouped by file, coloured by severity."""
+"""Rendering validation reports with rich: grouped by file, coloured by severity.
+
+rich is imported only where a report is drawn with it: the summary line alone
+(`summary`, what ``tt validate -q`` prints) is plain text, and the CLI writes it without
+rich when the output is no terminal (`cli.common.plain_width`), sparing every such run
+rich's ~20 ms of imports.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
-
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Severity
 from ..validate.core import Report
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
@@ -36,6 +42,8 @@ def render_reports(
 ) -> None:
     """Reports grouped by file (a table first when there are several, then a summary per
     code); ``errors_only``: only the files with errors, and only their errors."""
+    from rich.markup import escape
+
     many = len(reports) > 1
     listed = [r for r in reports if r.errors] if errors_only else reports
     if many and not quiet and listed:
@@ -61,21 +69,41 @@ def render_reports(
                 con.print(f"  [dim]… and {n - FOLD} more {code}[/]")
     if many and not quiet:
         _codes(con, reports, errors_only)
-    files = len(reports)
+    text, colour = summary(reports)
+    con.print(f"[{colour}]{text}[/]")
+
+
+def summary_only(reports: list[Report], *, quiet: bool = False, errors_only: bool = False) -> bool:
+    """Does `render_reports` print the `summary` line and nothing else?"""
+    if quiet:
+        return True
+    listed = [r for r in reports if r.errors] if errors_only else reports
+    return len(reports) == 1 and not any(r.diagnostics for r in listed)
+
+
+def summary(reports: list[Report]) -> tuple[str, str]:
+    """The last line `render_reports` prints, as plain text, and its colour.
+
+    Only digits and fixed words: no rich markup, emoji code or line break (the CLI
+    writes it as is when the output is no terminal; tests/validate/test_cli_validate.py
+    pins it to rich's rendering)."""
     errs = sum(r.errors for r in reports)
     warns = sum(r.warnings for r in reports)
     bad = sum(1 for r in reports if r.errors)
     others = sum(1 for r in reports if r.not_transcript is not None)
     colour = "red" if errs else "yellow" if warns or others else "green"
-    con.print(
-        f"[{colour}]{files} file(s) checked: {errs} error(s), {warns} warning(s)"
+    text = (
+        f"{len(reports)} file(s) checked: {errs} error(s), {warns} warning(s)"
         + (f"; {bad} file(s) with errors" if bad else "")
         + (f"; {others} not a transcript" if others else "")
-        + "[/]"
     )
+    return text, colour
 
 
 def _table(reports: list[Report]) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
     t = Table(box=None, show_header=True, header_style="bold")
     t.add_column("file", overflow="fold")
     t.add_column("lines", justify="right")
@@ -96,6 +124,8 @@ def _table(reports: list[Report]) -> Table:
 
 
 def _codes(con: Any, reports: list[Report], errors_only: bool) -> None:
+    from rich.table import Table
+
     rows = [(c, v) for c, v in by_code(reports).items() if not errors_only or v["severity"] == "error"]
     if not rows:
         return
