@@ -293,3 +293,14 @@ def test_a_duplicate_is_told_from_a_reused_uuid_by_the_bytes_read_back_as_by_the
         ("duplicate-line", 16),
         ("duplicate-uuid", 17),
     ]
+
+
+def test_the_second_pass_takes_a_record_whose_type_is_not_a_string() -> None:
+    # Found by a reviewer: the facts pass past the cap asked `type in CHAIN_TYPES` of a list.
+    from transcript_tools.model.lines import decode_line
+    from transcript_tools.validate.core import Validator
+
+    v = Validator("x.jsonl", size=1, cap=1, schema_check=None, expected_session=None)
+    odd = [b'{"type":["a"],"uuid":"x"}', b'{"type":{"a":1},"uuid":"y"}', b'{"type":"user","uuid":"z"}']
+    v.feed_facts([decode_line(n, 0, raw, b"\n", is_last=False) for n, raw in enumerate(odd, 1)])
+    assert v.facts == {}

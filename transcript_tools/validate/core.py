@@ -445,7 +445,9 @@ class Validator:
             for e in ln.entries:
                 rec = e.record
                 uuid = rec.get("uuid")
-                if type(uuid) is str and rec.get("type") in CHAIN_TYPES:
+                t = rec.get("type")
+                # A `type` that is a list or a dict is damage, not a reason to crash.
+                if type(uuid) is str and type(t) is str and t in CHAIN_TYPES:
                     i = ix.find(uuid)
                     # The first occurrence owns the uuid: a later duplicate's facts don't count.
                     if i is not None and line_of[i] == e.line + base and flags[i] & _FACTS:
