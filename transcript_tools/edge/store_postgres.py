@@ -23,7 +23,7 @@ from typing import Any
 from ..model.errors import TTError
 from ..store.engine import Store
 from ..store.model import redacted
-from ..store.schema import POSTGRES
+from ..store.schema import LINE_COLUMNS, POSTGRES
 
 
 class StoreUnavailable(TTError):
@@ -88,10 +88,22 @@ class PostgresDialect:
         )
         return [r[0] for r in cur.fetchall()]
 
+    def insert_lines(self, cur: Any, rows: list[tuple[Any, ...]]) -> None:
+        # COPY, binary: one stream for the batch where executemany sent a Bind/Execute per
+        # row, and bytea as bytes, not hex (README, "Session store": measured, paired).
+        with cur.copy(f"COPY tt_line ({LINE_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(_LINE_TYPES)
+            for r in rows:
+                copy.write_row(r)
+
     def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
-        cur.executemany(
-            "INSERT INTO tt_fts (line_id, tsv) VALUES (%s, to_tsvector('simple', %s))",
-            [(i, words(t)) for i, t in rows],
+        # One statement for the batch (the arrays travel once), not a statement per line.
+        if not rows:
+            return
+        cur.execute(
+            "INSERT INTO tt_fts (line_id, tsv) SELECT i, to_tsvector('simple', t) "
+            "FROM unnest(%s::bigint[], %s::text[]) AS u(i, t)",
+            ([i for i, _ in rows], [words(t) for _, t in rows]),
         )
 
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
@@ -108,6 +120,24 @@ class PostgresDialect:
         )
         return sql, words
 
+
+#: tt_line's columns as `store.schema` declares them, in `LINE_COLUMNS` order.
+_LINE_TYPES = [
+    "int8",
+    "int8",
+    "int4",
+    "int8",
+    "int8",
+    "int8",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "bytea",
+    "text",
+]
 
 _NOT_WORD = re.compile(r"[\W_]+")
 # ASCII bytes that are not letters or digits -> a space; every other byte (UTF-8 of the
