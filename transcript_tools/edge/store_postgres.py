@@ -8,7 +8,9 @@ creator), so two pushes of one session are serialised while pushes of different 
 run side by side. Schema creation holds a transaction-scoped advisory lock, so two first
 runs do not collide on the catalog. Raw line bytes are ``bytea`` (``jsonb`` refuses
 ``\\u0000``, which real tool output contains); search is a ``tsvector`` (the ``simple``
-configuration: no stemming, any language) with a GIN index.
+configuration: no stemming, any language) with a GIN index, holding each word of a line once
+(`index_words`: search asks for every word, never a phrase or a rank). A batch's lines go by
+binary ``COPY``, its search texts by one ``INSERT … unnest``.
 
 Errors: a server that cannot be reached, refused credentials or a failing query are one
 message and exit 5 (`StoreUnavailable`); the password is never part of it.
