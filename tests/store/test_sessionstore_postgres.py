@@ -331,10 +331,11 @@ def test_findings_of_the_second_round_on_postgres_as_on_sqlite(tmp_path: Path, d
 def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
     """`store_postgres.words` (byte table + a regex for non-ASCII only) gives PostgreSQL the
     same ``tsvector`` as the plain regex cut it replaced, on the search text of every line of
-    every real fixture and on Unicode edge cases (separators, combining marks, other scripts)."""
+    every real fixture and on Unicode edge cases (separators, combining marks, other scripts);
+    `index_words` (each word once, what the index stores) the same lexemes."""
     import psycopg
 
-    from transcript_tools.edge.store_postgres import words
+    from transcript_tools.edge.store_postgres import index_words, words
     from transcript_tools.store import prepare, records
 
     texts = [
@@ -362,3 +363,9 @@ def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
                 "SELECT to_tsvector('simple', %s) = to_tsvector('simple', %s)", (fast, ref)
             ).fetchone()
             assert same == (True,), t[:80]
+            # What is indexed: each word once; the same lexemes (positions stripped).
+            lexemes = c.execute(
+                "SELECT strip(to_tsvector('simple', %s)) = strip(to_tsvector('simple', %s))",
+                (index_words(t), ref),
+            ).fetchone()
+            assert lexemes == (True,), t[:80]

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..model.errors import Unreadable, WriteFailed
 from ..store.engine import Store
-from ..store.schema import SQLITE
+from ..store.schema import LINE_COLUMNS, SQLITE
 
 #: How long a writer waits for the store's write lock, and how often it asks for it.
 _WAIT_S = 60.0
@@ -89,6 +89,9 @@ class SQLiteDialect:
         # Under BEGIN IMMEDIATE no one else inserts: the next n ids are free.
         top = cur.execute("SELECT COALESCE(MAX(id), 0) FROM tt_line").fetchone()[0]
         return list(range(top + 1, top + 1 + n))
+
+    def insert_lines(self, cur: Any, rows: list[tuple[Any, ...]]) -> None:
+        cur.executemany(f"INSERT INTO tt_line ({LINE_COLUMNS}) VALUES ({', '.join('?' * 14)})", rows)
 
     def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
         cur.executemany("INSERT INTO tt_fts (rowid, text) VALUES (?, ?)", rows)

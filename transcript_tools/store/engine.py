@@ -307,13 +307,7 @@ class Store:
 
     def _insert_lines(self, cur: Any, rows: list[tuple[Any, ...]], texts: list[str | None]) -> None:
         ids = self.d.reserve_line_ids(cur, len(rows))
-        cur.executemany(
-            self.d.sql(
-                "INSERT INTO tt_line (id, stream_id, version, seq, byte_offset, pushed_ms, complete, type, uuid, parent_uuid, ts, codec, skeleton, refs) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ),
-            [(i, *r) for i, r in zip(ids, rows, strict=True)],
-        )
+        self.d.insert_lines(cur, [(i, *r) for i, r in zip(ids, rows, strict=True)])
         self.d.index_texts(cur, [(i, t) for i, t in zip(ids, texts, strict=True) if t])
 
     def _put_blob(self, cur: Any, h: str, piece: bytes) -> None:

@@ -80,6 +80,9 @@ CREATE INDEX IF NOT EXISTS tt_line_uuid ON tt_line (stream_id, version, uuid);
 CREATE INDEX IF NOT EXISTS tt_stream_project ON tt_stream (project_key, subpath);
 """
 
+#: tt_line's columns in the order `Store` writes them (both engines' ``insert_lines``).
+LINE_COLUMNS = "id, stream_id, version, seq, byte_offset, pushed_ms, complete, type, uuid, parent_uuid, ts, codec, skeleton, refs"
+
 SQLITE = (
     _TABLES.format(blob="BLOB", ident="INTEGER PRIMARY KEY")
     + """
