@@ -95,13 +95,24 @@ def test_tool_use_input_is_joined_from_json_deltas(standin: StandIn) -> None:
     assert sum(1 for e in events if e.get("delta", {}).get("type") == "input_json_delta") > 2
 
 
+def _a_model_the_sdk_deprecates() -> str:
+    # The SDK's own list moves with its releases (2.15.0 dropped claude-sonnet-4-5, retired
+    # on 2026-11-30, and CI went red on it): take a model from the installed SDK's list, the
+    # one its `messages.create` consults, so the test is of tt's handling, not of the list.
+    from anthropic._data import DEPRECATED_MODELS
+
+    assert DEPRECATED_MODELS, "the installed anthropic SDK deprecates no model: nothing to warn about"
+    return next(iter(DEPRECATED_MODELS))
+
+
 def test_sdk_warnings_become_notices(standin: StandIn) -> None:
     standin.script(Text("ok"))
     c, _ = client_for(standin)
-    deprecated = ModelRequest("claude-sonnet-4-5-20250929", [{"role": "user", "content": "hi"}], 16)
+    model = _a_model_the_sdk_deprecates()
+    deprecated = ModelRequest(model, [{"role": "user", "content": "hi"}], 16)
     with c:
         c.create(deprecated)
-    assert len(c.notices) == 1 and "deprecated" in c.notices[0]
+    assert len(c.notices) == 1 and "deprecated" in c.notices[0] and model in c.notices[0]
 
 
 def test_blocks_without_deltas_arrive_whole(standin: StandIn) -> None:
