@@ -67,18 +67,18 @@ def test_a_stub_with_a_title_is_listed_but_does_not_load() -> None:
     assert [(f.code, f.listed, f.loads) for f in d.findings] == [("metadata-only", True, False)]
 
 
-def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) -> None:
-    # The folder name is written out here by Claude Code's rule (every character outside
+def _project_folder(config: Path, cwd: Path) -> Path:
+    # The folder name is written out by Claude Code's rule (every character outside
     # [A-Za-z0-9] becomes '-'), not computed by tt.
+    project = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
+    project.mkdir(parents=True)
+    return project
+
+
+def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) -> None:
     cwd = (tmp_path / "demo-app").resolve()
     cwd.mkdir()
-    project = (
-        tmp_path
-        / "config"
-        / "projects"
-        / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
-    )
-    project.mkdir(parents=True)
+    project = _project_folder(tmp_path / "config", cwd)
     shutil.copy(PROJECT / f"{SID}.jsonl", project)
     (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 10)
     r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
@@ -246,13 +246,7 @@ def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Pa
     cwd = (tmp_path / "demo-app").resolve()
     cwd.mkdir()
     (cwd / "data.jsonl").write_bytes(b'{"a": 1}\n')
-    project = (
-        tmp_path
-        / "config"
-        / "projects"
-        / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
-    )
-    project.mkdir(parents=True)
+    project = _project_folder(tmp_path / "config", cwd)
     shutil.copy(PROJECT / f"{SID}.jsonl", project)
     r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
     assert r.returncode == 0, r.stderr
