@@ -480,7 +480,9 @@ def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path
     assert asyncio.run(store.load(key)) == [entries[0], entries[1], entries[3]]
 
 
-@pytest.mark.parametrize("word", ["Grep", "def", "app", "compact", "agent"])
+@pytest.mark.parametrize(
+    "word", ["Grep", "def", "app", "compact", "agent", "tool_use", "app.py", "util.py", "file_path"]
+)
 def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_path: Path, word: str) -> None:
     from transcript_tools.catalog.files import search_files
     from transcript_tools.catalog.search import make_matcher
@@ -493,12 +495,21 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
         if "subagents" not in p.parts:
             push_session(s, p, config=cfg, diagnose=None)
     m = make_matcher(word)
+    # The index finds the lines holding every word of the pattern (letters and digits, as
+    # FTS5's unicode61 cuts them: ``app.py`` is two) as a whole word, and the store matches
+    # those lines as tt search does: `compact` inside `compacted` is found by tt search in
+    # the files only. Every other hit must be the same.
+    words = [
+        re.compile(r"(?<![^\W_])" + re.escape(w) + r"(?![^\W_])", re.IGNORECASE)
+        for w in re.findall(r"[^\W_]+", word)
+    ]
 
     def whole_word_lines(hits: list) -> set[int]:  # type: ignore[type-arg]
-        return {h.line for _, h in hits if word.lower() in re.split(r"[\W_]+", h.text.lower())}
+        texts: dict[int, str] = {}
+        for _, h in hits:
+            texts[h.line] = texts.get(h.line, "") + "\n" + h.text
+        return {line for line, text in texts.items() if all(w.search(text) for w in words)}
 
-    # The index finds whole words (as FTS5's unicode61 cuts them): `compact` inside
-    # `compacted` is found by tt search in the files only. Every other hit must be the same.
     files = []
     for sh in search_files(list((cfg / "projects").iterdir()), m, per_session=1000):
         keep = whole_word_lines(sh.hits)
@@ -510,6 +521,32 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
         for sh in search_store(s, word, m, per_session=1000)
     ]
     assert stored and sorted(stored) == sorted(files)
+
+
+@pytest.mark.parametrize("detail", ["full", "none"])  # a store made before 2026-12 has positions
+def test_a_query_finds_the_lines_with_every_word_on_either_index(detail: str) -> None:
+    import sqlite3
+
+    from transcript_tools.edge.store_sqlite import _fts_query
+
+    texts = {
+        1: "Edit src/App.py: fixed the café",
+        2: "app py",  # every token, not as one word: found, then matched exactly by the store
+        3: "src/util.py and a CAFE",
+        4: "the apple pie",
+    }
+    c = sqlite3.connect(":memory:")
+    c.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, content='', tokenize='unicode61', detail={detail})")
+    c.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", texts.items())
+
+    def found(q: str) -> set[int]:
+        return {r for (r,) in c.execute("SELECT rowid FROM t WHERE t MATCH ?", (_fts_query(q),))}
+
+    assert found("app.py") == {1, 2}
+    assert found("Café") == found("cafe") == {1, 3}  # case and diacritics folded as the index folds them
+    assert found('src/ "util') == {3}
+    assert found("AND OR NEAR") == set()  # words, not FTS5 syntax
+    assert found("---") == found("") == set()  # no word the index holds
 
 
 def test_ls_rows_from_the_store_are_the_rows_of_the_files(tmp_path: Path) -> None:

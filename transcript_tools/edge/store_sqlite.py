@@ -24,7 +24,7 @@ from typing import Any
 
 from ..model.errors import Unreadable, WriteFailed
 from ..store.engine import Store
-from ..store.schema import LINE_COLUMNS, SQLITE
+from ..store.schema import LINE_COLUMNS, SQLITE, TOKENIZE
 
 #: How long a writer waits for the store's write lock, and how often it asks for it.
 _WAIT_S = 60.0
@@ -109,9 +109,36 @@ class SQLiteDialect:
 
 
 def _fts_query(q: str) -> str:
-    # Each word a quoted phrase: FTS5's query syntax (AND, NEAR, *, column:) stays out of
-    # the user's way; the words must all occur.
-    return " ".join('"' + w.replace('"', '""') + '"' for w in q.split()) or '""'
+    # Every word of the pattern cut into the index's own tokens (`_tokens`), each a quoted
+    # term, all required: FTS5's query syntax (AND, NEAR, *, column:) stays out of the
+    # user's way, and a word of several tokens (a path, a URL, ``foo-bar``) needs no phrase
+    # query, which an index without positions (``detail=none``) refuses. The lines found
+    # hold every token; `store.find` then matches each exactly as `tt search` matches a file.
+    return " ".join('"' + t.replace('"', '""') + '"' for t in _tokens(q)) or '""'
+
+
+_TOKENIZER: sqlite3.Connection | None = None
+
+
+def _tokens(q: str) -> list[str]:
+    """The distinct terms the index holds for ``q``, in order: FTS5's own ``unicode61``
+    tokenizer (case and diacritics folded), asked through an in-memory table and its
+    ``fts5vocab`` — a rule written again in Python would split some word differently and
+    miss its lines."""
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        c = sqlite3.connect(":memory:", isolation_level=None)
+        c.execute(f"CREATE VIRTUAL TABLE q USING fts5(x, tokenize='{TOKENIZE}')")
+        c.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, instance)")
+        _TOKENIZER = c
+    c = _TOKENIZER
+    c.execute("BEGIN")
+    try:
+        c.execute("INSERT INTO q (rowid, x) VALUES (1, ?)", (q,))
+        terms = [t for (t,) in c.execute("SELECT term FROM qv ORDER BY offset")]
+    finally:
+        c.execute("ROLLBACK")
+    return list(dict.fromkeys(terms))
 
 
 def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, url: str = "") -> Store:

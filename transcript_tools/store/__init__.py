@@ -36,7 +36,8 @@ The schema (the same tables and columns on both engines, `schema`):
                 a session's other files: 'session/<path>' under <id>/ (.meta.json, tool
                 results), 'file-history/<path>' (backups), 'project/agent-<id>.jsonl'
                 (a 2.0.x subagent transcript beside the session); bytes in tt_blob
-    tt_fts      the search index of the lines' text: FTS5 (content='', only the index)
+    tt_fts      the search index of the lines' text: FTS5 (content='', detail=none: which
+                lines hold a term, neither the text nor the positions)
                 in SQLite; (line_id, tsv tsvector) with a GIN index in PostgreSQL
 
 Raw bytes are BLOB/BYTEA, never JSON columns: PostgreSQL's jsonb refuses ``\\u0000``,
