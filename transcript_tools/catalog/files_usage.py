@@ -26,7 +26,9 @@ making the per-call tuples with ``tuple.__new__``, skipping `is_prompt` for tool
 and, for ``--json``, turning each session into its dictionary in the worker that read it
 (`many_stats_dicts`), and pausing the cyclic collector while a session is read: 4.4 s of CPU
 became 2.8 s. A 4 MiB read buffer (`BUFFER`) took 3% off reading and decoding.
-Tried and dropped: msgspec's ``decode_lines`` on whole blocks (several times slower here),
+Tried and dropped: msgspec's ``decode_lines`` on whole blocks (several times slower here;
+tried again with structs on 4 MiB to 64 KiB blocks of whole lines, checked to be one record
+each: within 5-10% in one process and no faster in two, so not worth the check),
 reading whole files and slicing memoryviews (no faster than iterating the file); reading
 1 MiB blocks and decoding each line as a memoryview of its block (interleaved on 400 bench
 sessions: 0.44 s of CPU against 0.32 s for iterating the file; the per-line Python loop of
