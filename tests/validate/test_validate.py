@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.paths import FIXTURES, REAL, ROOT
-from transcript_tools.edge.reader import iter_raw
+from transcript_tools.edge.reader import iter_lines, lines_of
 from transcript_tools.model.active import NodeFacts
 from transcript_tools.model.api_checks import api_findings
 from transcript_tools.model.chain import ASSISTANT, USER, ChainIndex
@@ -208,7 +209,8 @@ def test_request_size_is_judged_past_the_cap_too(monkeypatch: pytest.MonkeyPatch
     # chain's message sizes, the same figure (this conversation has no preserved segment,
     # and its parallel calls are all on the chain).
     v = Validator(str(path), size=path.stat().st_size, cap=2**20, schema_check=None, expected_session=None)
-    v.feed_raw(iter_raw(path))
+    with lines_of(path) as f:
+        v.feed_chunks(f)
     once = v.finish()
     assert not once.api_checked
     assert [d.message.split(" MB")[0] for d in once.diagnostics if d.code == "request-too-large"] == [
@@ -241,7 +243,7 @@ def test_inline_flags_are_node_flags() -> None:
         rec = {k: v for k, v in zip(values, combo, strict=True) if v is not None}
         rec["uuid"] = f"00000000-0000-4000-8000-{n:012d}"
         v = Validator("x.jsonl", size=0, cap=1 << 30, schema_check=None, expected_session=None)
-        v._record(rec, 1, 0, b"{}")
+        v._record(rec, 1, 0, b"{}", 2)
         assert v.index.flags[0] == node_flags(rec), rec
         n += 1
     assert n == 5 * 5 * 4 * 3 * 3 * 3
@@ -304,3 +306,48 @@ def test_the_second_pass_takes_a_record_whose_type_is_not_a_string() -> None:
     odd = [b'{"type":["a"],"uuid":"x"}', b'{"type":{"a":1},"uuid":"y"}', b'{"type":"user","uuid":"z"}']
     v.feed_facts([decode_line(n, 0, raw, b"\n", is_last=False) for n, raw in enumerate(odd, 1)])
     assert v.facts == {}
+
+
+def _validator_of(path: Path, line_at: Any) -> Validator:
+    from transcript_tools.validate.files import new_validator
+
+    return new_validator(path, path.stat().st_size, cap=1 << 30, schema=True, line_at=line_at)
+
+
+def test_the_hot_loop_reports_what_the_decoded_lines_report(tmp_path: Path) -> None:
+    # `feed_chunks` takes the common line whole (decoded with its newline, no `Entry`);
+    # `feed_all` takes every line through `decode_line`, as every reader of tt does. Same
+    # report on every real and damaged fixture, and on a real session with each kind of
+    # damage (crash damage, the API's rules, CRLF, a BOM, a last line without newline).
+    from tests import damage
+
+    src = (
+        REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    ).read_bytes()
+    paths = sorted(REAL.rglob("*.jsonl")) + sorted(DAMAGED.glob("*.jsonl"))
+    for name, fn in {**damage.KINDS, **damage.API_KINDS}.items():
+        try:
+            data = fn(src).data
+        except ValueError:  # a shape this session has no room for (split-message-noncontiguous)
+            continue
+        p = tmp_path / f"{name}.jsonl"
+        p.write_bytes(data)
+        paths.append(p)
+    p = tmp_path / "no-final-newline.jsonl"
+    p.write_bytes(src.rstrip(b"\n"))
+    paths.append(p)
+    assert len(paths) > 50
+    from transcript_tools.validate.files import _BytesAt
+
+    for path in paths:
+        for line_at in (None, _BytesAt(path)):  # duplicates told by a hash, or by bytes read back
+            fast = _validator_of(path, line_at)
+            with lines_of(path) as f:
+                fast.feed_chunks(f)
+            slow = _validator_of(path, line_at)
+            slow.feed_all(iter_lines(path))
+            # Each message's size too (the request-size check's), which no report shows exactly.
+            assert [(i, f.size) for i, f in fast.facts.items()] == [
+                (i, f.size) for i, f in slow.facts.items()
+            ]
+            assert fast.finish().to_dict() == slow.finish().to_dict(), path

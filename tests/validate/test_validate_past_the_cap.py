@@ -25,7 +25,7 @@ from tests import damage
 from tests.damage import API_KINDS, NOW, Damaged, id_source
 from tests.support.cli import TT
 from tests.support.paths import REAL, ROOT
-from transcript_tools.edge.reader import iter_raw
+from transcript_tools.edge.reader import iter_raw, lines_of
 from transcript_tools.model.diagnostics import CODES
 from transcript_tools.model.lines import MAX_TRANSCRIPT_READ_BYTES
 from transcript_tools.repair.core import RepairOptions
@@ -155,7 +155,8 @@ def test_a_60_mb_session_is_judged_in_bounded_memory(tmp_path: Path) -> None:
 
 def _facts(path: Path, cap: int) -> tuple[dict[str, Any], list[Any]]:
     v = Validator(str(path), size=path.stat().st_size, cap=cap, schema_check=None, expected_session=None)
-    v.feed_raw(iter_raw(path))
+    with lines_of(path) as f:
+        v.feed_chunks(f)
     start = v.need_second_pass()
     if start is not None:
         v.feed_facts_raw(iter_raw(path, start))

@@ -66,6 +66,22 @@ def _open(path: Path, buffering: int = _BUFFER):
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
 
 
+@contextmanager
+def lines_of(path: Path) -> Iterator[Any]:
+    """The file open for reading its physical lines, terminators included (iterating it
+    gives them: the chunks `validate.core.Validator.feed_chunks` takes), with a 1 MiB
+    buffer; a read that fails while the block runs is `Unreadable`, as in `iter_raw`."""
+    with _open(path) as f:
+        try:
+            yield f
+        except OSError as e:
+            try:
+                at = f" near byte {f.tell()}"
+            except (OSError, ValueError):
+                at = ""
+            raise Unreadable(f"{path}: read failed{at} ({e.strerror})") from e
+
+
 def iter_raw(path: Path, start: int = 0) -> Iterator[tuple[int, int, bytes, bytes, bool]]:
     """Yield ``(line_number, offset, data, terminator, is_last)`` for each physical line.
 

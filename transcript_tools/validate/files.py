@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as store
-from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_raw
+from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_raw, lines_of
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable
@@ -126,7 +126,8 @@ def validate_path(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        v.feed_raw(iter_raw(path))
+        with lines_of(path) as f:
+            v.feed_chunks(f)
         report = conclude(v, path, lambda start: iter_raw(path, start))
     finally:
         bytes_at.close()
