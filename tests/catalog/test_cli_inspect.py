@@ -149,6 +149,34 @@ def test_stats_json_for_one_and_all(config: Path) -> None:
     assert tt("stats", S332_ID, "--all", config=config).returncode == 2
 
 
+def test_stats_of_many_add_the_sessions_durations_and_keep_model_ids_apart(tmp_path: Path) -> None:
+    # Two copies of a real session, the second a year later, one of its calls on a model
+    # whose short name is another's: the total's duration is the time in the sessions, not
+    # from the first's start to the second's end; the two models keep their ids.
+    src = (S332_DIR / "projects/-home-dev-demo-app" / f"{S332_ID}.jsonl").read_bytes()
+    proj = tmp_path / "claude" / "projects" / "-p"
+    proj.mkdir(parents=True)
+    later = src.replace(b'"timestamp":"2026-', b'"timestamp":"2027-')
+    lines = later.splitlines(keepends=True)
+    i = next(n for n, ln in enumerate(lines) if b'"role":"assistant","model":"claude-opus-5-5"' in ln)
+    # (another message id too: a call both files hold is counted once, under the first's model)
+    lines[i] = lines[i].replace(b'"model":"claude-opus-5-5"', b'"model":"claude-opus-5-5-20260101"')
+    lines[i] = lines[i].replace(b'"id":"msg_', b'"id":"msg_later_')
+    later = b"".join(lines)
+    assert later != src and b"claude-opus-5-5-20260101" in later
+    (proj / f"{S332_ID}.jsonl").write_bytes(src)
+    (proj / f"{uuid.UUID(int=7)}.jsonl").write_bytes(later)
+    each = json.loads(tt("stats", "--all", "--json", config=tmp_path / "claude").stdout)["sessions"]
+    spans = [s["duration_s"] for s in each]
+    assert len(spans) == 2 and 0 < spans[0] < 86400
+    r = tt("stats", "--all", config=tmp_path / "claude")
+    assert r.returncode == 0, r.stderr
+    from transcript_tools.views.stats import duration
+
+    assert f"duration {duration(sum(spans))} in sessions" in r.stdout
+    assert "claude-opus-5-5-20260101" in r.stdout and "claude-opus-5-5 " in r.stdout
+
+
 def test_search_json_hits_and_exit_codes(config: Path) -> None:
     r = tt("search", "After compaction", "--all", "--json", "--per-session", "2", config=config)
     assert r.returncode == 0, r.stderr

@@ -3,6 +3,7 @@ small bar chart of tokens per turn."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -55,10 +56,14 @@ def models_table(st: Stats) -> Table:
         t.add_column(name, justify="right")
     costs = [money(u.cost) for u in st.by_model()] + [cost_cell(st)]
     t.add_column("cost", justify="right", no_wrap=True, min_width=_cells(costs))
-    for u in st.by_model():
+    rows = st.by_model()
+    # Two models of one short name (claude-opus-4 and claude-opus-4-20250514) keep their ids.
+    shorts = Counter(short_model(u.model) for u in rows)
+    for u in rows:
         k = u.tokens
+        label = short_model(u.model)
         t.add_row(
-            escape(short_model(u.model)),
+            escape(label if shorts[label] == 1 else u.model),
             str(u.calls),
             tokens(k.input),
             tokens(k.output),
@@ -82,7 +87,9 @@ def models_table(st: Stats) -> Table:
     return t
 
 
-def summary_lines(st: Stats) -> list[str]:
+def summary_lines(st: Stats, each: list[Stats] | None = None) -> list[str]:
+    """``each``: the sessions ``st`` totals; their durations add up to the total's (the time
+    from the first record of one to the last of another would be no session's)."""
     out = []
     out.append(f"[dim]{escape(prices_note(st.unpriced))}[/]")
     active = f" (active {duration(st.active_ms / 1000)})" if st.active_ms else ""
@@ -95,8 +102,13 @@ def summary_lines(st: Stats) -> list[str]:
         sub = f"{tokens(sub_tokens)} tokens (from progress records; no subagent files)"
     else:
         sub = "none"
+    if each is None:
+        took = duration(st.duration_s)
+    else:
+        spans = [x.duration_s for x in each if x.duration_s is not None]
+        took = f"{duration(sum(spans)) if spans else '-'} in sessions"
     out.append(
-        f"[bold]turns[/] {st.turns}   [bold]duration[/] {duration(st.duration_s)}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}"
+        f"[bold]turns[/] {st.turns}   [bold]duration[/] {took}{active}   [bold]compactions[/] {comp}   [bold]subagents[/] {sub}"
     )
     if st.tools:
         parts = []
@@ -192,7 +204,7 @@ def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) ->
     con.print(t)
     con.print(f"[bold]total of {len(each)} session(s)[/]")
     con.print(models_table(total))
-    for line in summary_lines(total):
+    for line in summary_lines(total, each):
         con.print(line)
     shared = sum(len(s.ledger.calls()) for s in each) - len(total.ledger.calls())
     if shared:
