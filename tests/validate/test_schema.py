@@ -63,34 +63,34 @@ PLACEHOLDER = "[trimmed for fixture]"
 # line number -> the problem messages it must give (and no others)
 EXPECTED_INVALID: dict[str, dict[int, set[str]]] = {
     EDGE_CASES: {
-        10: {"message: 'content' is a required property"},  # "contenst" typo
-        11: {"(record): 'timestamp' is a required property", "message: 'error' is not of type 'object'"},
-        13: {"(record): 'massive error' is not of type 'object'"},  # the three lines that are not objects
-        14: {"(record): 'type' is a required property"},  # {"silly": "this"}
-        15: {"(record): 42 is not of type 'object'"},
-        16: {"(record): [1] is not of type 'object'"},
-        18: {"message.content[0]: 'wow error' is not of type 'object'"},  # a bare string as a block
+        10: {'message: "content" is a required property'},  # "contenst" typo
+        11: {'(record): "timestamp" is a required property', 'message: "error" is not of type "object"'},
+        13: {'(record): "massive error" is not of type "object"'},  # the three lines that are not objects
+        14: {'(record): "type" is a required property'},  # {"silly": "this"}
+        15: {'(record): 42 is not of type "object"'},
+        16: {'(record): [1] is not of type "object"'},
+        18: {'message.content[0]: "wow error" is not of type "object"'},  # a bare string as a block
     },
     COMPOSITE: {
         # Invented lines whose shape no real Claude Code line has:
-        8: {"message.content[2]: 'id' is a required property"},  # tool_use without id
-        9: {"message.content[0]: 'tool_use_id' is a required property"},  # tool_result without id
-        10: {"message.content[0]: 'tool_use_id' is a required property"},
+        8: {'message.content[2]: "id" is a required property'},  # tool_use without id
+        9: {'message.content[0]: "tool_use_id" is a required property'},  # tool_result without id
+        10: {'message.content[0]: "tool_use_id" is a required property'},
         # system lines without parentUuid/isSidechain: a chain walk cannot tell a root from damage
         20: {
-            "(record): 'isSidechain' is a required property",
-            "(record): 'parentUuid' is a required property",
+            '(record): "isSidechain" is a required property',
+            '(record): "parentUuid" is a required property',
         },
         21: {
-            "(record): 'isSidechain' is a required property",
-            "(record): 'parentUuid' is a required property",
+            '(record): "isSidechain" is a required property',
+            '(record): "parentUuid" is a required property',
         },
     },
 }
 # Placeholders: the schema is precise about timestamps (RFC 3339), so a line whose `timestamp` was
 # replaced by PLACEHOLDER is schema-invalid there and nowhere else. Placeholders in free-text or
 # plain-string fields (uuid, cwd, text, ...) fit, as any string would.
-PLACEHOLDER_TIMESTAMP = f"timestamp: '{PLACEHOLDER}' is not a valid RFC 3339 timestamp"
+PLACEHOLDER_TIMESTAMP = f'timestamp: "{PLACEHOLDER}" is not a valid RFC 3339 timestamp'
 
 
 def _fixture_files() -> list[Path]:
@@ -407,131 +407,131 @@ def test_the_hand_made_base_lines_are_valid(record: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("record", "path", "value", "pointer", "message"),
     [
-        (TOOL_RESULT_LINE, "uuid", 3, "uuid", "uuid: 3 is not of type 'string'"),
-        (TOOL_RESULT_LINE, "uuid", "", "uuid", "uuid: '' should be non-empty"),
-        (TOOL_RESULT_LINE, "uuid", DELETE, "", "(record): 'uuid' is a required property"),
-        (TOOL_RESULT_LINE, "parentUuid", DELETE, "", "(record): 'parentUuid' is a required property"),
-        (TOOL_RESULT_LINE, "parentUuid", 7, "parentUuid", "parentUuid: 7 is not of type 'string', 'null'"),
-        (TOOL_RESULT_LINE, "sessionId", None, "sessionId", "sessionId: None is not of type 'string'"),
+        (TOOL_RESULT_LINE, "uuid", 3, "uuid", 'uuid: 3 is not of type "string"'),
+        (TOOL_RESULT_LINE, "uuid", "", "uuid", 'uuid: "" should be non-empty'),
+        (TOOL_RESULT_LINE, "uuid", DELETE, "", '(record): "uuid" is a required property'),
+        (TOOL_RESULT_LINE, "parentUuid", DELETE, "", '(record): "parentUuid" is a required property'),
+        (TOOL_RESULT_LINE, "parentUuid", 7, "parentUuid", 'parentUuid: 7 is not of type "string" or "null"'),
+        (TOOL_RESULT_LINE, "sessionId", None, "sessionId", 'sessionId: null is not of type "string"'),
         (
             TOOL_RESULT_LINE,
             "isSidechain",
             "false",
             "isSidechain",
-            "isSidechain: 'false' is not of type 'boolean'",
+            'isSidechain: "false" is not of type "boolean"',
         ),
         (
             TOOL_RESULT_LINE,
             "timestamp",
             1795962278,
             "timestamp",
-            "timestamp: 1795962278 is not of type 'string'",
+            'timestamp: 1795962278 is not of type "string"',
         ),
         (
             TOOL_RESULT_LINE,
             "timestamp",
             "yesterday",
             "timestamp",
-            "timestamp: 'yesterday' is not a valid RFC 3339 timestamp",
+            'timestamp: "yesterday" is not a valid RFC 3339 timestamp',
         ),
-        (TOOL_RESULT_LINE, "message.role", "assistant", "message.role", "message.role: 'user' was expected"),
+        (TOOL_RESULT_LINE, "message.role", "assistant", "message.role", 'message.role: "user" was expected'),
         (
             TOOL_RESULT_LINE,
             "message.content",
             5,
             "message.content",
-            "message.content: 5 is not of type 'string', 'array'",
+            'message.content: 5 is not of type "string" or "array"',
         ),
-        (TOOL_RESULT_LINE, "message", DELETE, "", "(record): 'message' is a required property"),
+        (TOOL_RESULT_LINE, "message", DELETE, "", '(record): "message" is a required property'),
         (
             TOOL_RESULT_LINE,
             "message.content.0.type",
             DELETE,
             "message.content[0]",
-            "message.content[0]: 'type' is a required property",
+            'message.content[0]: "type" is a required property',
         ),
         (
             TOOL_RESULT_LINE,
             "message.content.0.tool_use_id",
             DELETE,
             "message.content[0]",
-            "message.content[0]: 'tool_use_id' is a required property",
+            'message.content[0]: "tool_use_id" is a required property',
         ),
         (
             TOOL_RESULT_LINE,
             "message.content.0.tool_use_id",
             3,
             "message.content[0].tool_use_id",
-            "message.content[0].tool_use_id: 3 is not of type 'string'",
+            'message.content[0].tool_use_id: 3 is not of type "string"',
         ),
         (
             TOOL_RESULT_LINE,
             "message.content.0.content",
             [{"type": "tool_reference"}],
             "message.content[0].content[0]",
-            "message.content[0].content[0]: 'tool_name' is a required property",
+            'message.content[0].content[0]: "tool_name" is a required property',
         ),
         (
             TOOL_RESULT_LINE,
             "message.content.0.content",
             [{"type": "image", "source": {"type": "base64"}}],
             "message.content[0].content[0].source",
-            "message.content[0].content[0].source: 'data' is a required property",
+            'message.content[0].content[0].source: "data" is a required property',
         ),
         (
             TOOL_RESULT_LINE,
             "toolUseResult",
             12,
             "toolUseResult",
-            "toolUseResult: 12 is not of type 'object', 'string', 'array'",
+            'toolUseResult: 12 is not of type "object", "string" or "array"',
         ),
-        (ASSISTANT_LINE, "message.role", "user", "message.role", "message.role: 'assistant' was expected"),
+        (ASSISTANT_LINE, "message.role", "user", "message.role", 'message.role: "assistant" was expected'),
         (
             ASSISTANT_LINE,
             "message.content.0.id",
             DELETE,
             "message.content[0]",
-            "message.content[0]: 'id' is a required property",
+            'message.content[0]: "id" is a required property',
         ),
         (
             ASSISTANT_LINE,
             "message.content.0.input",
             "ls",
             "message.content[0].input",
-            "message.content[0].input: 'ls' is not of type 'object'",
+            'message.content[0].input: "ls" is not of type "object"',
         ),
         (
             ASSISTANT_LINE,
             "message.usage.output_tokens",
             "12",
             "message.usage.output_tokens",
-            "message.usage.output_tokens: '12' is not of type 'integer'",
+            'message.usage.output_tokens: "12" is not of type "integer"',
         ),
         (
             ASSISTANT_LINE,
             "message.content",
             [{"type": "thinking", "signature": "x"}],
             "message.content[0]",
-            "message.content[0]: 'thinking' is a required property",
+            'message.content[0]: "thinking" is a required property',
         ),
         (
             BOUNDARY_LINE,
             "parentUuid",
             "ff44c48a-10bc-4e6a-8229-9e9c8bf05269",
             "parentUuid",
-            "parentUuid: 'ff44c48a-10bc-4e6a-8229-9e9c8bf05269' is not of type 'null'",
+            'parentUuid: "ff44c48a-10bc-4e6a-8229-9e9c8bf05269" is not of type "null"',
         ),
         (
             BOUNDARY_LINE,
             "compactMetadata.preservedSegment.anchorUuid",
             DELETE,
             "compactMetadata.preservedSegment",
-            "compactMetadata.preservedSegment: 'anchorUuid' is a required property",
+            'compactMetadata.preservedSegment: "anchorUuid" is a required property',
         ),
-        (SNAPSHOT_LINE, "messageId", DELETE, "", "(record): 'messageId' is a required property"),
-        (SNAPSHOT_LINE, "type", 3, "type", "type: 3 is not of type 'string'"),
-        (SNAPSHOT_LINE, "type", "", "type", "type: '' should be non-empty"),
-        (SNAPSHOT_LINE, "type", DELETE, "", "(record): 'type' is a required property"),
+        (SNAPSHOT_LINE, "messageId", DELETE, "", '(record): "messageId" is a required property'),
+        (SNAPSHOT_LINE, "type", 3, "type", 'type: 3 is not of type "string"'),
+        (SNAPSHOT_LINE, "type", "", "type", 'type: "" should be non-empty'),
+        (SNAPSHOT_LINE, "type", DELETE, "", '(record): "type" is a required property'),
     ],
 )
 def test_damage_is_schema_invalid_with_a_pointer(
@@ -556,7 +556,7 @@ def test_keys_that_are_not_identifiers_are_quoted_in_the_path() -> None:
     (problem,) = CHECKER.check(record)
     assert problem.pointer == 'snapshot.trackedFileBackups["util.py"].backupTime'
     assert problem.message == (
-        "snapshot.trackedFileBackups[\"util.py\"].backupTime: '2026-11-29 14:24' is not a valid RFC 3339 timestamp"
+        'snapshot.trackedFileBackups["util.py"].backupTime: "2026-11-29 14:24" is not a valid RFC 3339 timestamp'
     )
 
 
@@ -564,7 +564,7 @@ def test_keys_that_are_not_identifiers_are_quoted_in_the_path() -> None:
 def test_a_value_that_is_not_an_object_is_one_error_not_an_exception(value: Any) -> None:
     (problem,) = CHECKER.check(value)
     assert (problem.code, problem.severity, problem.pointer) == (SCHEMA_INVALID, "error", "")
-    assert problem.message.endswith("is not of type 'object'")
+    assert problem.message.endswith('is not of type "object"')
 
 
 def test_huge_values_are_shortened_in_messages() -> None:
@@ -572,7 +572,7 @@ def test_huge_values_are_shortened_in_messages() -> None:
     (problem,) = CHECKER.check(record)
     assert problem.pointer == "message.content"
     assert len(problem.message) < 200
-    assert problem.message.endswith("is not of type 'string', 'array'")
+    assert problem.message.endswith('is not of type "string" or "array"')
 
 
 def test_a_record_with_many_errors_is_capped() -> None:
@@ -645,7 +645,7 @@ def test_the_1_0_x_system_line_without_subtype_needs_content() -> None:
     )
     assert CHECKER.check(legacy) == []
     del legacy["content"]
-    assert [p.message for p in CHECKER.check(legacy)] == ["(record): 'content' is a required property"]
+    assert [p.message for p in CHECKER.check(legacy)] == ['(record): "content" is a required property']
 
 
 # --------------------------------------------------------------------------- fast path == reference

@@ -32,6 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import reprlib
@@ -281,23 +282,59 @@ def json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+def _show(value: Any, depth: int = 0) -> str:
+    """A value as JSON writes it (null, true, "text"), cut short (a record can be
+    megabytes): messages speak of the record's JSON, not of the Python objects it was
+    read into."""
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= 60 else value[:57] + "...", ensure_ascii=False)
+    if isinstance(value, dict):
+        if depth >= 2:
+            return "{...}" if value else "{}"
+        items = [f"{_show(str(k))}: {_show(v, depth + 1)}" for k, v in list(value.items())[:4]]
+        return "{" + ", ".join(items + (["..."] if len(value) > 4 else [])) + "}"
+    if isinstance(value, list):
+        if depth >= 2:
+            return "[...]" if value else "[]"
+        shown = [_show(v, depth + 1) for v in value[:4]]
+        return "[" + ", ".join(shown + (["..."] if len(value) > 4 else [])) + "]"
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):  # not a JSON value (a caller's object)
+        return _repr.repr(value)
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
-    """jsonschema's message, with the offending value shortened (it can be megabytes)."""
+    """jsonschema's message in JSON's words (null, not None; "text", not 'text'), with the
+    offending value shortened (it can be megabytes)."""
     kind, expected = error.validator, error.validator_value
     title = error.schema.get("title") if isinstance(error.schema, dict) else None
+    value = _show(error.instance)
     if kind == "pattern" and title:
-        return f"{_repr.repr(error.instance)} is not a valid {title}"
-    if len(error.message) <= 200:
-        return str(error.message)
-    value = _repr.repr(error.instance)
+        return f"{value} is not a valid {title}"
     if kind == "type":
         names = [expected] if isinstance(expected, str) else list(expected)
-        return f"{value} is not of type {', '.join(repr(n) for n in names)}"
+        quoted = [json.dumps(n) for n in names]
+        either = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        return f"{value} is not of type {either}"
     if kind == "const":
-        return f"{expected!r} was expected, got {value}"
+        return f"{_show(expected)} was expected"
     if kind == "pattern":
-        return f"{value} does not match {expected!r}"
-    return f"{error.message[:197]}..."
+        return f"{value} does not match {json.dumps(expected)}"
+    if kind == "required" and error.message.endswith(" is a required property"):
+        name = error.message[: -len(" is a required property")]
+        try:
+            name = json.dumps(ast.literal_eval(name), ensure_ascii=False)
+        except (ValueError, SyntaxError):
+            pass
+        return f"{name} is a required property"
+    message = str(error.message)
+    shown = repr(error.instance)
+    if message.startswith(shown):  # "'' should be non-empty", "[] is too short", ...
+        message = value + message[len(shown) :]
+    elif len(message) > 200:
+        return f"{value}: {message[-120:]}"
+    return message if len(message) <= 200 else f"{message[:197]}..."
 
 
 # --------------------------------------------------------------------------- the checker
