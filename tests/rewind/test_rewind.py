@@ -354,3 +354,18 @@ def test_a_session_without_checkpoints_says_so() -> None:
     reader = FileReader(Path("/nonexistent"), "/tmp")
     with pytest.raises(UsageError, match="no file checkpoints"):
         plan_rewind(s, resolve_target(s, "1"), cwd="/tmp", current=reader.current, backup=reader.backup)
+
+
+def test_no_checkpoints_is_said_before_a_missing_project_folder(tmp_path: Path) -> None:
+    # The session's folder (/home/dev/... on the machine that wrote it) is not here, and the
+    # session has no file-history-snapshot records: the second is what to tell, since naming
+    # the folder with --cwd would only lead to it.
+    from transcript_tools.rewind.files import plan_files
+
+    p = next((REAL / "claude-config-2.1.332-rewind-resume-session-at/projects").rglob("*.jsonl"))
+    s = load_session(p).session
+    assert not Path(s.first_cwd() or "/").is_dir() or s.first_cwd() is None
+    with pytest.raises(UsageError, match="no file checkpoints"):
+        plan_files(p, s, s.session_id or "x", resolve_target(s, "1"))
+    with pytest.raises(UsageError, match="no file checkpoints"):
+        plan_files(p, s, s.session_id or "x", resolve_target(s, "1"), cwd=tmp_path / "gone")

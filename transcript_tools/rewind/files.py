@@ -30,7 +30,7 @@ from typing import Any
 
 from ..edge import claude_dir as store
 from ..model.errors import Unreadable, UsageError
-from .core import CREATE, DELETE, RESTORE, Refused, RewindPlan, inside, plan_rewind
+from .core import CREATE, DELETE, RESTORE, Refused, RewindPlan, choose_snapshot, inside, plan_rewind
 
 #: How the command line says to name the project folder (the API passes its own words).
 CWD_HINTS = ("name the project folder with --cwd", "name it with --cwd")
@@ -63,9 +63,13 @@ def plan_files(
     folder is ``cwd``, else the first cwd the session's main chain recorded; `UsageError`
     (with ``hints``) when there is none or it is not on this machine."""
     root = cwd if cwd is not None else session.first_cwd()
-    if root is None:
+    root_s = store.canonical_cwd(root) if root is not None else None
+    if root_s is None or not Path(root_s).is_dir():
+        # A session with no file checkpoints at all says so first: naming its folder with
+        # --cwd would only lead to that (a new user was sent there and back).
+        choose_snapshot(session, target)
+    if root_s is None:
         raise UsageError(f"{path}: no cwd recorded in the session", hint=hints[0])
-    root_s = store.canonical_cwd(root)
     if not Path(root_s).is_dir():
         raise UsageError(f"{root_s}: the session's project folder is not here", hint=hints[1])
     backups = backups_dir(path, sid)
