@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +56,10 @@ class Layered:
 
 
 def digest(data: bytes) -> str:
+    # Imported here: only writers hash, and loading OpenSSL cost every reader (`tt search
+    # --store`, `tt ls --store`) ~3 ms of start-up.
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
