@@ -104,6 +104,13 @@ def test_ls_project_of_the_current_directory(config: Path, tmp_path: Path) -> No
     assert r.returncode == 3 and "neither a project folder" in r.stderr
     r = tt("ls", "--project", "-home-dev-demo-app", config=config)
     assert r.returncode == 0 and S332_ID[:8] in r.stdout
+    # A config dir copied from another machine: the project's path there (absent here)
+    # names the folder Claude Code made for it, for every command with -p.
+    assert not Path("/home/dev/demo-app").exists()
+    for command in (["ls"], ["stats"], ["validate", "-q"], ["doctor"]):
+        r = tt(*command, "-p", "/home/dev/demo-app", config=config)
+        assert r.returncode in (0, 1) and r.stderr == "", (command, r.stderr)
+    assert S332_ID[:8] in tt("ls", "-p", "/home/dev/demo-app", config=config).stdout
 
 
 def test_show_text_markdown_json(config: Path) -> None:

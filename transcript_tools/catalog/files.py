@@ -69,6 +69,12 @@ def project_dirs(
             return [named]
         if p.is_dir():
             return _working_dir_folders(p, root, worktrees)
+        if p.is_absolute():
+            # The path of a project on the machine that wrote the sessions (a config dir
+            # copied here): the folder Claude Code named after it.
+            moved = store.find_project_dir(p, root)
+            if moved is not None:
+                return [moved]
         raise NotFound(f"{project}: neither a project folder under {root} nor a directory")
     return _working_dir_folders(cwd or os.getcwd(), root, worktrees)
 
