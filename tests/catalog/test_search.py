@@ -156,3 +156,16 @@ def test_record_hits_skip_progress_copies() -> None:
     rec = orjson.loads((REAL / "v2.1.17-agent-progress-ends-mid-tool.jsonl").read_bytes().splitlines()[133])
     assert rec["type"] == "progress"
     assert list(record_hits(rec, 1, make_matcher("a"))) == []
+
+
+def test_a_pattern_the_terminal_could_not_decode_is_a_usage_error(tmp_path: Path) -> None:
+    # A byte that is not UTF-8 on the command line reaches Python as a lone surrogate: one
+    # clear message and exit 2, from the files and from a store alike (it was the codec's).
+    from tests.support.cli import tt
+
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        make_matcher("ab\udcffcd")
+    (tmp_path / "projects").mkdir()
+    for extra in ([], ["--store", f"sqlite:///{tmp_path / 's.db'}"]):
+        r = tt("search", "ab\udcffcd", "-n", "1", *extra, config=tmp_path)
+        assert (r.returncode, r.stderr) == (2, "tt: the pattern is not valid UTF-8 text\n"), r.stderr

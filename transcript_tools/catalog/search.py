@@ -57,6 +57,10 @@ def make_matcher(pattern: str, *, regex: bool = False, case: str = "smart") -> M
     "insensitive". Raises ValueError for an empty pattern or a bad regex."""
     if not pattern:
         raise ValueError("empty pattern")
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError as e:  # a byte the terminal's encoding could not decode
+        raise ValueError("the pattern is not valid UTF-8 text") from e
     ignore = case == "insensitive" or (case == "smart" and pattern == pattern.lower())
     flags = re.IGNORECASE if ignore else 0
     try:
