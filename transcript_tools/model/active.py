@@ -31,20 +31,17 @@ import orjson
 from .api_rules import (
     ALL_GONE,
     BLANK_TEXT,
-    CUT_SIGNATURE,
     EMPTY_ERROR_RESULT,
     IMAGES_SHIFT,
     LONG_TOOL_NAME,
     MAX_TOOL_NAME,
-    NO_THINKING_TEXT,
     NUL_CHAR,
     NUL_IN_INPUT,
-    UNSIGNED_THINKING,
     _image_bad,
     _result_bad,
     content_problems,
     nul_in,
-    signature_cut,
+    thinking_bad,
 )
 from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
 
@@ -212,15 +209,9 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
                 if not assistant:
                     bad |= BLANK_TEXT
         elif bt == "thinking":
-            sig = b.get("signature")
-            if type(sig) is not str or not sig:
-                bad |= UNSIGNED_THINKING
-            elif signature_cut(sig):
-                bad |= CUT_SIGNATURE
-            elif type(b.get("thinking")) is not str:
-                bad |= NO_THINKING_TEXT
-            else:
-                kept += 1
+            r = thinking_bad(b)
+            bad |= r
+            kept += not r
         elif bt == "image":
             big += _big_image(b)
             bad |= _image_bad(b)

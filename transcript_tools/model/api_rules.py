@@ -241,6 +241,19 @@ def _result_bad(block: dict[str, Any]) -> int:
     return bad | images << IMAGES_SHIFT
 
 
+def thinking_bad(block: dict[str, Any]) -> int:
+    """The rule a thinking block breaks (0: none, the API verifies it): no signature, one cut
+    short, or no thinking text beside it. `content_problems` and `active.facts_of` ask it."""
+    sig = block.get("signature")
+    if type(sig) is not str or not sig:
+        return UNSIGNED_THINKING
+    if signature_cut(sig):
+        return CUT_SIGNATURE
+    if type(block.get("thinking")) is not str:
+        return NO_THINKING_TEXT
+    return 0
+
+
 def content_problems(content: Any, assistant: bool = False) -> int:
     """The rule bits broken by one message's content (0: none), plus ``ALL_GONE`` when the
     fixes would leave the message without a block, plus the number of images
@@ -295,15 +308,9 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             elif not assistant:
                 bad |= BLANK_TEXT
         elif bt == "thinking":
-            sig = b.get("signature")
-            if type(sig) is not str or not sig:
-                bad |= UNSIGNED_THINKING
-            elif signature_cut(sig):
-                bad |= CUT_SIGNATURE
-            elif type(b.get("thinking")) is not str:
-                bad |= NO_THINKING_TEXT
-            else:
-                kept += 1
+            r = thinking_bad(b)
+            bad |= r
+            kept += not r
         elif bt == "image":
             bad |= _image_bad(b)
             images += 1
