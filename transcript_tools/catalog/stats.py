@@ -422,23 +422,25 @@ class Collector:
             elif not side and r.isCompactSummary is True and r.parentUuid is None:
                 s.compactions += 1  # as in `_user`
         elif t == "system":
-            sub = r.subtype
-            if sub == "compact_boundary" and not side:
-                s.compactions += 1
-            elif sub == "microcompact_boundary" and not side:
-                s.microcompactions += 1
-            elif sub == "api_error":
-                s.api_errors += 1
-            elif sub == "turn_duration" and not side:
-                d = r.durationMs
-                if d is not None and d > 0:
-                    s.active_ms += d
+            self._system(r.subtype, r.durationMs, side)
         elif t == "progress":
             data = r.data
             if data is not None and data.type == "agent_progress":
                 inner = data.message
                 if inner is not None and inner.type == "assistant":
                     self._usage(inner.as_mapping(), True, copy=True)
+
+    def _system(self, sub: Any, duration_ms: int | None, side: bool) -> None:
+        """A system line, from either path: ``duration_ms`` an int (not a bool) or None."""
+        s = self.out
+        if sub == "compact_boundary" and not side:
+            s.compactions += 1
+        elif sub == "microcompact_boundary" and not side:
+            s.microcompactions += 1
+        elif sub == "api_error":
+            s.api_errors += 1
+        elif sub == "turn_duration" and not side and duration_ms is not None and duration_ms > 0:
+            s.active_ms += duration_ms
 
     def _entry(self, rec: Mapping[str, Any], subagent: bool) -> None:
         # The hot loop of `tt stats` (once per line of every file): kept flat, the
@@ -457,17 +459,8 @@ class Collector:
         elif t == "user":
             self._user(rec, side)
         elif t == "system":
-            sub = rec.get("subtype")
-            if sub == "compact_boundary" and not side:
-                s.compactions += 1
-            elif sub == "microcompact_boundary" and not side:
-                s.microcompactions += 1
-            elif sub == "api_error":
-                s.api_errors += 1
-            elif sub == "turn_duration" and not side:
-                d = rec.get("durationMs")
-                if isinstance(d, int) and not isinstance(d, bool) and d > 0:
-                    s.active_ms += d
+            d = rec.get("durationMs")
+            self._system(rec.get("subtype"), d if type(d) is int else None, side)
         elif t == "progress":
             data = rec.get("data")
             if isinstance(data, dict) and data.get("type") == "agent_progress":
