@@ -118,6 +118,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", type=Path, help="build the config dir here and keep it")
     a = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.common import compile_package
+
+    compile_package()
     tmp = a.keep or Path(tempfile.mkdtemp(prefix="tt-bench-ls-"))
     try:
         t0 = time.perf_counter()

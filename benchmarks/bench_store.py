@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_ls import build  # noqa: E402
+from benchmarks.common import compile_package  # noqa: E402
 
 #: CPU seconds (user + sys, worker processes included) of the last `tt` call: on a shared
 #: machine the steadier measure, since other load slows a one-process run and a
@@ -76,6 +77,7 @@ def main() -> None:
     ap.add_argument("--pg-rounds", type=int, default=1, help="SQLite and PostgreSQL first pushes, in turn")
     ap.add_argument("--no-postgres", action="store_true")
     a = ap.parse_args()
+    compile_package()
     tmp = Path(tempfile.mkdtemp(prefix="tt-bench-store-"))
     try:
         cfg = tmp / "cfg"

@@ -83,5 +83,13 @@ def compile_package() -> None:
     compileall.compile_dir(str(ROOT / "transcript_tools"), quiet=1)
 
 
+_compiled = False
+
+
 def tt(*args: str) -> list[str]:
+    """The command line of ``tt ARGS`` run from this checkout (its bytecode written first)."""
+    global _compiled
+    if not _compiled:
+        compile_package()
+        _compiled = True
     return [sys.executable, "-m", "transcript_tools", *args]

@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import Unreadable
-from . import layers, records, schema
+from . import layers, schema
 from .model import Dialect, SearchHit, StreamInfo, StreamKey, Version
-from .prepare import Prepared, clean_text, prepare_lines
+
+if TYPE_CHECKING:
+    from .prepare import Prepared
 
 #: Lines per INSERT batch.
 BATCH = 500
@@ -242,6 +244,9 @@ class Store:
     ) -> tuple[int, int]:
         """Store ``lines`` (each with its terminator, the last maybe without) from ``seq``
         at byte ``offset``; returns the next (seq, offset)."""
+        # (Imported here: a reader of the store, `tt search --store`, never prepares lines.)
+        from .prepare import prepare_lines
+
         return self.insert_prepared(
             cur,
             stream_id,
@@ -388,6 +393,9 @@ class Store:
         return data[start - first : stop - first]
 
     def delete_lines_from(self, cur: Any, stream_id: int, version: int, seq: int) -> None:
+        from . import records
+        from .prepare import clean_text
+
         for line_id, raw in self._line_ids(cur, stream_id, version, seq):
             text = records.facts(raw).text
             if text:

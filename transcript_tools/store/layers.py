@@ -29,8 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-
-import zstandard
+from typing import Any
 
 #: A JSON string value at least this long (bytes between its quotes) becomes a blob.
 BIG = 1024
@@ -163,13 +162,24 @@ def decode_refs(text: str | None) -> tuple[tuple[int, str], ...]:
 
 #: Skeletons (every line) at zstd 3: about twice as fast as 6 at a few percent of size.
 SKELETON_LEVEL = 3
-_COMPRESSOR = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-_FAST = zstandard.ZstdCompressor(level=SKELETON_LEVEL)
-_DECOMPRESSOR = zstandard.ZstdDecompressor()
+
+
+@cache
+def _zstd_codecs() -> tuple[Any, Any, Any]:
+    """(blob compressor, skeleton compressor, decompressor), made at first use: a reader
+    that meets no compressed bytes (a search of short lines, `tt ls --store`) never
+    imports zstandard (~5 ms of its start-up)."""
+    import zstandard
+
+    return (
+        zstandard.ZstdCompressor(level=ZSTD_LEVEL),
+        zstandard.ZstdCompressor(level=SKELETON_LEVEL),
+        zstandard.ZstdDecompressor(),
+    )
 
 
 def _zstd(data: bytes) -> bytes:
-    return _COMPRESSOR.compress(data)
+    return _zstd_codecs()[0].compress(data)
 
 
 def encode_blob(data: bytes) -> tuple[str, bytes]:
@@ -195,7 +205,7 @@ def encode_blob(data: bytes) -> tuple[str, bytes]:
 def encode_skeleton(data: bytes) -> tuple[str, bytes]:
     if len(data) < SKELETON_COMPRESS:
         return RAW, data
-    z = _FAST.compress(data)
+    z = _zstd_codecs()[1].compress(data)
     return (ZSTD, z) if len(z) < len(data) else (RAW, data)
 
 
@@ -203,9 +213,9 @@ def decode_blob(codec: str, payload: bytes) -> bytes:
     if codec == RAW:
         return bytes(payload)
     if codec == ZSTD:
-        return _DECOMPRESSOR.decompress(payload)
+        return _zstd_codecs()[2].decompress(payload)
     if codec == B64:
         return base64.b64encode(payload)
     if codec == B64_ZSTD:
-        return base64.b64encode(_DECOMPRESSOR.decompress(payload))
+        return base64.b64encode(_zstd_codecs()[2].decompress(payload))
     raise ValueError(f"unknown codec {codec!r}")
