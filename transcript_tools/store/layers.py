@@ -29,7 +29,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import zstandard
 
 #: A JSON string value at least this long (bytes between its quotes) becomes a blob.
 BIG = 1024
@@ -165,7 +168,7 @@ SKELETON_LEVEL = 3
 
 
 @cache
-def _zstd_codecs() -> tuple[Any, Any, Any]:
+def _zstd_codecs() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
     """(blob compressor, skeleton compressor, decompressor), made at first use: a reader
     that meets no compressed bytes (a search of short lines, `tt ls --store`) never
     imports zstandard (~5 ms of its start-up)."""
