@@ -411,19 +411,19 @@ def _recover_parallel(index: ChainIndex, facts: Mapping[int, NodeFacts], nodes: 
                 if f is not None and f.message_id:
                     needy.add(f.message_id)  # a response with a result to gain
     answered: set[str] = set()
-    for i in nodes:
-        f = facts.get(i)
+    for f in map(facts.get, nodes):
         if f is not None and f.tool_results:
             answered.update(f.tool_results)
     position = dict(zip(nodes, range(len(nodes)), strict=True))
     inserts: dict[int, list[int]] = {}
     done: set[str] = set()
     # The chain's assistant lines of a needy response are exactly its by_msg members on
-    # the chain (a node on the chain is never left out of by_msg): look them up by node.
+    # the chain (a node on the chain is never left out of by_msg): look them up by node,
+    # and visit them in chain order (a few thousand, where the chain has tens of thousands).
     needy_of = {g: m for m in needy for g in by_msg.get(m, ())}
-    for i in nodes:
-        m = needy_of.get(i)
-        if m is None or m in done:
+    for _, i in sorted((position[g], g) for g in needy_of if g in position):
+        m = needy_of[i]
+        if m in done:
             continue
         done.add(m)
         group = sorted(by_msg.get(m, [i]))
