@@ -480,10 +480,13 @@ def test_sdk_entries_with_nul_and_lone_surrogates_load_deep_equal(tmp_path: Path
     assert asyncio.run(store.load(key)) == [entries[0], entries[1], entries[3]]
 
 
+@pytest.mark.parametrize("sessions", [None, 1000])  # one join, or each session placed when reached
 @pytest.mark.parametrize(
     "word", ["Grep", "def", "app", "compact", "agent", "tool_use", "app.py", "util.py", "file_path"]
 )
-def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_path: Path, word: str) -> None:
+def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(
+    tmp_path: Path, word: str, sessions: int | None
+) -> None:
     from transcript_tools.catalog.files import search_files
     from transcript_tools.catalog.search import make_matcher
     from transcript_tools.store.find import search_store
@@ -518,9 +521,51 @@ def test_search_through_the_store_finds_what_tt_search_finds_in_the_files(tmp_pa
             files.append((sh.session_id, hits))
     stored = [
         (sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits])
-        for sh in search_store(s, word, m, per_session=1000)
+        for sh in search_store(s, word, m, per_session=1000, sessions=sessions)
     ]
     assert stored and sorted(stored) == sorted(files)
+
+
+def test_both_placements_give_the_same_sessions_in_the_same_order(tmp_path: Path) -> None:
+    """`tt search --store -n N` places each session when it reaches it; without -n one join
+    places every line. On a store with rewritten sessions (older versions indexed too) and
+    subagents, both give the same sessions, in the same order, with the same hits."""
+    from transcript_tools.catalog.search import make_matcher
+    from transcript_tools.store.find import search_store
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    s = _store(tmp_path)
+    mains = sorted(p for p in (cfg / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    for p in mains:
+        push_session(s, p, config=cfg, diagnose=None)
+    # Rewrite two sessions (a new version each, the old one's lines still in the index),
+    # then push the first one again after the others: it becomes the newest.
+    for p in mains[:2]:
+        lines = p.read_bytes().splitlines(keepends=True)
+        p.write_bytes(b"".join(lines[: max(1, len(lines) // 2)]))
+        push_session(s, p, config=cfg, diagnose=None)
+    with s.read() as cur:
+        for p in mains[:2]:
+            stream = s.stream(cur, StreamKey(p.parent.name, p.stem))
+            assert stream is not None and stream.current_version == 2
+
+    def run(word: str, sessions: int | None, subagents: bool) -> list[tuple[str, list[tuple[object, ...]]]]:
+        return [
+            (sh.session_id, [(a, h.line, h.kind, h.spans) for a, h in sh.hits] + [sh.more])
+            for sh in search_store(
+                s, word, make_matcher(word), per_session=3, subagents=subagents, sessions=sessions
+            )
+        ]
+
+    compared = 0
+    for word in ["Grep", "def", "app", "the", "agent", "file_path", "compact"]:
+        for subagents in (True, False):
+            joined = run(word, None, subagents)
+            placed = run(word, 1000, subagents)
+            assert placed == joined, (word, subagents)
+            compared += bool(joined)
+    assert compared >= 10
 
 
 @pytest.mark.parametrize("detail", ["full", "none"])  # a store made before 2026-12 has positions

@@ -136,6 +136,20 @@ def test_search_finds_the_same_lines_on_both_engines(tmp_path: Path, db: str) ->
     got_lite = sorted(h.seq for h in lite.search("spotter", limit=1000))
     got_post = sorted(h.seq for h in post.search("spotter", limit=1000))
     assert got_lite == got_post == want and want
+    # `tt search --store -n N` places each session from the index's line ids: the same hits.
+    from transcript_tools.catalog.search import make_matcher
+    from transcript_tools.store.find import search_store
+
+    m = make_matcher("spotter")
+    for store in (lite, post):
+        joined, placed = (
+            [
+                [(a, h.line, h.spans) for a, h in sh.hits]
+                for sh in search_store(store, "spotter", m, sessions=n)
+            ]
+            for n in (None, 10)
+        )
+        assert placed == joined and [h[1] - 1 for h in joined[0]] == want[:5]
 
 
 def _tt(cfg: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

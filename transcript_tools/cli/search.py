@@ -59,7 +59,9 @@ def search_command(
         from ..store.find import search_store
 
         st = open_store(store_url, config=cfg.config_dir(), create=False)
-        found = search_store(st, pattern, matcher, per_session=per_session, subagents=not no_subagents)
+        found = search_store(
+            st, pattern, matcher, per_session=per_session, subagents=not no_subagents, sessions=limit
+        )
     else:
         from ..catalog.files import project_dirs, search_files
 

@@ -122,6 +122,13 @@ class PostgresDialect:
         )
         return sql, words
 
+    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+        sql = (
+            "SELECT line_id FROM tt_fts WHERE tsv @@ plainto_tsquery('simple', ?) "
+            f"ORDER BY line_id DESC LIMIT {int(limit)}"
+        )
+        return sql, words
+
 
 #: tt_line's columns as `store.schema` declares them, in `LINE_COLUMNS` order.
 _LINE_TYPES = [

@@ -107,6 +107,14 @@ class SQLiteDialect:
         )
         return sql, _fts_query
 
+    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+        # The index alone (no join: a third of a microsecond a line where the join costs
+        # two), for a search that reads only the first sessions (`store.find`).
+        return (
+            f"SELECT rowid FROM tt_fts WHERE tt_fts MATCH ? ORDER BY rowid DESC LIMIT {int(limit)}",
+            _fts_query,
+        )
+
 
 def _fts_query(q: str) -> str:
     # Every word of the pattern cut into the index's own tokens (`_tokens`), each a quoted

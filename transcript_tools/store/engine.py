@@ -538,6 +538,32 @@ class Store:
         rows: list[tuple[Any, ...]] = self._q(cur, sql, (prepare(query),)).fetchall()
         return rows
 
+    def search_ids(self, cur: Any, query: str, *, limit: int) -> list[int]:
+        """The ids of the lines the index finds (lines of every version), newest pushed
+        first: `search_rows` without the join, for a caller that places them itself."""
+        sql, prepare = self.d.search_ids_sql(limit)
+        return [r[0] for r in self._q(cur, sql, (prepare(query),)).fetchall()]
+
+    def line_home(self, cur: Any, line_id: int) -> tuple[int, str, str, str, int, int] | None:
+        """Where one line lives: ``(stream_id, project_key, session_id, subpath, its
+        version, the stream's current version)``."""
+        row = self._q(
+            cur,
+            "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, s.current_version "
+            "FROM tt_line l JOIN tt_stream s ON s.id = l.stream_id WHERE l.id = ?",
+            (line_id,),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2], row[3], row[4], row[5])
+
+    def line_seqs(self, cur: Any, stream_id: int, version: int) -> list[tuple[int, int]]:
+        """``(id, seq)`` of a version's lines, in order (the unique index alone answers)."""
+        rows: list[tuple[int, int]] = self._q(
+            cur,
+            "SELECT id, seq FROM tt_line WHERE stream_id = ? AND version = ? ORDER BY seq",
+            (stream_id, version),
+        ).fetchall()
+        return rows
+
     def line_at(self, cur: Any, stream_id: int, version: int, seq: int) -> bytes:
         return next(self.lines(cur, stream_id, version, from_seq=seq, to_seq=seq + 1))[4]
 
