@@ -474,9 +474,20 @@ def _commit_batches(
     def flush() -> list[SessionPush]:
         if not any(not j.unchanged() for j in batch):
             return [apply_session(store, None, j, diagnose) for j in batch]
-        with store.write() as cur:
-            put_blobs(store, cur, batch)
-            return [apply_session(store, cur, j, diagnose) for j in batch]
+        # The batch holds up to BATCH_BYTES of prepared rows (small objects, no cycles),
+        # and writing them allocates more: the cyclic collector would rescan them at every
+        # pass and free nothing (as while preparing, `prepare_session`). Paused here too:
+        # a first push of 400 bench sessions into SQLite took 6.25 s of CPU against 6.70 s
+        # (medians of 3 interleaved; 5.31 against 5.99 s wall).
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with store.write() as cur:
+                put_blobs(store, cur, batch)
+                return [apply_session(store, cur, j, diagnose) for j in batch]
+        finally:
+            if was_enabled:
+                gc.enable()
 
     for job in jobs:
         batch.append(job)
