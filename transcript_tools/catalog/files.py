@@ -33,7 +33,7 @@ from ..edge.siblings import found_elsewhere
 from ..model.errors import NotFound, Unreadable, UsageError
 from ..model.lines import Entry
 from ..model.session import session_id_from_name
-from ..validate.files import new_validator
+from ..validate.core import Validator
 from ..validate.files_kind import settle_not_transcript
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -182,13 +182,25 @@ def read_row(
 
 
 def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
-    """One streaming pass: the checks `tt validate` runs (`validate.files.new_validator`:
-    line, schema, chain and API families, with the same settings), and exact counts.
+    """One streaming pass: the checks `tt validate` runs on a session's main file (the
+    settings of `validate.files.new_validator`: line, schema, chain and API families),
+    and exact counts.
     The schema check was once left to `tt validate` for speed, and a new user saw
     ``clean`` here for files validate called ``schema-invalid``: a health that disagrees
     with validate's is no health (the cost, measured on the `tt ls` bench set, is in the
     README's `tt ls` paragraph)."""
-    v = new_validator(path, size, cap=cap)
+    # Imported here: the schemas (jsonschema) are for --check, not for a plain `tt ls`.
+    from ..validate.files_schema import default_checker
+
+    checker = default_checker()
+    v = Validator(
+        str(path),
+        size=size,
+        cap=cap,
+        schema_check=checker.check,
+        fast_schema=checker.fast_validators,
+        expected_session=session_id_from_name(path.name),
+    )
     skipped: list[Skipped] = []
 
     def entries() -> Iterator[Entry]:
