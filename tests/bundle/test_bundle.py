@@ -473,6 +473,9 @@ def test_relocation_of_a_windows_root_maps_its_separators_and_ignores_case() -> 
         assert r.text(other) == other
     # A key of a dict (trackedFileBackups names files by path) is mapped too.
     assert r.value({"C:\\Users\\x\\proj\\a.py": 1}) == {"/home/x/proj/a.py": 1}
+    # A drive's root: the paths under it, not a "c:" in prose.
+    d = Relocation({"C:\\": "/mnt/c"})
+    assert d.text("see C:\\a\\b.txt, option c: no") == "see /mnt/c/a/b.txt, option c: no"
     # A UNC share is a Windows root as well.
     u = Relocation({"\\\\srv\\share\\proj": "/p"})
     assert u.text("\\\\srv\\share\\proj\\a\\b.txt") == "/p/a/b.txt"

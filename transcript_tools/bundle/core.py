@@ -221,8 +221,9 @@ def member_problem(name: str, session_id: str) -> str | None:
 # --- relocation -------------------------------------------------------------------
 
 
-#: A Windows path: a drive (``C:\\``, ``e:/``) or a UNC share (``\\\\host\\share``).
-_WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+#: A Windows path: a drive (``C:\\``, ``e:/``, or ``C:`` once its separator is stripped) or a
+#: UNC share (``\\\\host\\share``).
+_WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\)")
 #: The rest of a path under a Windows root, up to a space, a quote or a character no
 #: Windows name holds (``<>:"|?*``): its separators are mapped too.
 _WINDOWS_TAIL = r"(?:[\\/][^\\/\s<>:\"|?*'`]*)*"
@@ -266,6 +267,8 @@ class Relocation:
             for i, (o, _, w, _) in enumerate(self._roots):
                 if w:
                     pat = "".join(r"[\\/]" if c in "\\/" else re.escape(c) for c in o)
+                    if len(o) == 2:  # a drive's root (C:\\): its separator must follow
+                        pat += r"(?=[\\/])"
                     # Between quotes a path may hold spaces ("C:\\My Docs\\a b.txt").
                     alts.append(rf"(?<=[\"'])(?P<q{i}>(?i:{pat}))(?P<u{i}>{_QUOTED_TAIL})(?=[\"'])")
                     alts.append(rf"(?P<r{i}>(?i:{pat}))(?P<t{i}>{_WINDOWS_TAIL})")
