@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.paths import CONFIG_197, CONFIG_332, REAL
+from tests.support.paths import CONFIG_197, CONFIG_332, PUBLIC, REAL
 from tests.support.trees import stage
 from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
 from transcript_tools.bundle.files_export import export_session
@@ -416,3 +416,82 @@ def test_relocation_maps_exactly_the_paths_under_the_root(
     sibling = old + tail  # /a/app + "2": another folder, not under /a/app
     assert r.text(sibling + "/x") == sibling + "/x"
     assert r.value({"k": [sibling]})["k"] == [sibling]
+
+
+# --- a session exported on Windows ---------------------------------------------------------
+
+WIN_SID = "88a8d761-7b9a-4bf1-a8ca-c1febe6bf358"
+WIN_CWD = "e:\\Workspace\\src\\github\\claude-code-log"
+
+
+def test_import_cwd_maps_the_paths_of_a_real_windows_session(tmp_path: Path) -> None:
+    # Found by a new user: after `tt import --cwd DIR` of daaain/claude-code-log's Windows
+    # session the cwd fields were DIR, but toolUseResult.file.filePath was
+    # "DIR\\claude_cod...": the root was mapped and the separators under it were not.
+    from tests.support.cli import tt
+
+    src = stage(PUBLIC, tmp_path / "src")
+    original = src / "projects" / "e--Workspace-src-github-claude-code-log" / f"{WIN_SID}.jsonl"
+    out = tmp_path / "win.zip"
+    r = tt("export", WIN_SID, "-o", str(out), config=src)
+    assert r.returncode == 0, r.stderr
+    assert read_manifest(out).cwd == WIN_CWD
+    cwd = tmp_path / "work" / "claude-code-log"
+    cwd.mkdir(parents=True)
+    dest = tmp_path / "dest"
+    r = tt("import", str(out), "--cwd", str(cwd), config=dest)
+    assert r.returncode == 0, r.stderr
+    new = cwd.resolve()
+    path = dest / "projects" / store.project_dir_name(str(new)) / f"{WIN_SID}.jsonl"
+    before = [json.loads(x) for x in original.read_bytes().splitlines()]
+    after = [json.loads(x) for x in path.read_bytes().splitlines()]
+    assert {a.get("cwd") for a in after} == {str(new)}
+    [tool] = [
+        a["toolUseResult"]["file"]["filePath"] for a in after if (a.get("toolUseResult") or {}).get("file")
+    ]
+    assert tool == f"{new}/claude_cod..."
+    # No path of the old root is left, in any form, and nothing else changed.
+    text = path.read_text()
+    assert "Workspace" not in text and "\\\\" not in text
+    for a, b in zip(before, after, strict=True):
+        assert {k: v for k, v in a.items() if k not in ("cwd", "toolUseResult")} == {
+            k: v for k, v in b.items() if k not in ("cwd", "toolUseResult")
+        }
+
+
+def test_relocation_of_a_windows_root_maps_its_separators_and_ignores_case() -> None:
+    r = Relocation({"C:\\Users\\x\\proj": "/home/x/proj"})
+    assert r.text("C:\\Users\\x\\proj") == "/home/x/proj"
+    assert r.text("c:/users/X/proj/src\\a.py") == "/home/x/proj/src/a.py"
+    # One path as a whole keeps its spaces; in a command, a quoted one too.
+    assert r.text("C:\\Users\\x\\proj\\My Docs\\a b.txt") == "/home/x/proj/My Docs/a b.txt"
+    assert r.text('type "C:\\Users\\x\\proj\\My Docs\\a.txt" && dir C:\\Users\\x\\proj\\src') == (
+        'type "/home/x/proj/My Docs/a.txt" && dir /home/x/proj/src'
+    )
+    # Another folder beside it is not under it.
+    for other in ("C:\\Users\\x\\proj2\\a", "C:\\Users\\x\\proj.bak", "D:\\Users\\x\\proj\\a"):
+        assert r.text(other) == other
+    # A key of a dict (trackedFileBackups names files by path) is mapped too.
+    assert r.value({"C:\\Users\\x\\proj\\a.py": 1}) == {"/home/x/proj/a.py": 1}
+    # A drive's root: the paths under it, not a "c:" in prose.
+    d = Relocation({"C:\\": "/mnt/c"})
+    assert d.text("see C:\\a\\b.txt, option c: no") == "see /mnt/c/a/b.txt, option c: no"
+    # A UNC share is a Windows root as well.
+    u = Relocation({"\\\\srv\\share\\proj": "/p"})
+    assert u.text("\\\\srv\\share\\proj\\a\\b.txt") == "/p/a/b.txt"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SEG, min_size=1, max_size=3), st.lists(_SEG, max_size=3), _SEG, st.sampled_from("\\/"))
+def test_relocation_maps_exactly_the_paths_under_a_windows_root(
+    root: list[str], rest: list[str], tail: str, sep: str
+) -> None:
+    old = "C:\\" + "\\".join(root)
+    r = Relocation({old: "/new/place"})
+    under = old + "".join(sep + x for x in rest)
+    assert (
+        r.text(f"see {under.upper()}, ok")
+        == "see /new/place" + "".join("/" + x.upper() for x in rest) + ", ok"
+    )
+    sibling = old + tail
+    assert r.text(sibling + "\\x") == sibling + "\\x"

@@ -306,3 +306,27 @@ def test_ls_check_calls_a_file_of_nuls_what_validate_and_repair_call_it(tmp_path
     assert health == {"33333333": "not a transcript", "4cd0c8e6": "clean"}
     v = tt("validate", str(project / "33333333-3333-3333-3333-333333333333.jsonl"), config=cfg)
     assert "not a transcript" in v.stdout + v.stderr
+
+
+def test_ls_check_health_agrees_with_validate_on_every_session(tmp_path: Path) -> None:
+    # Found trying tt as a new user on public transcripts: `tt ls --check` called
+    # 0a1b2c3d "clean" while `tt validate` gave it a schema-invalid error (a tool_use
+    # without id): ls ran every family of checks but the schema. Now both run the same.
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import PUBLIC
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(PUBLIC, cfg)
+    r = tt("ls", "-a", "--check", "--json", config=cfg)
+    assert r.returncode == 1, r.stderr
+    rows = json.loads(r.stdout)["sessions"]
+    assert {s["session_id"][:8] for s in rows} == {"0a1b2c3d", "88a8d761", "11111111"}
+    for s in rows:
+        report = validate_path(Path(s["path"]))
+        assert (s["errors"], s["warnings"]) == (report.errors, report.warnings), s["path"]
+        assert s["health"] == health_of(report) != "clean", s["path"]
+    first = next(s for s in rows if s["session_id"].startswith("0a1b2c3d"))
+    assert first["error_codes"] == ["schema-invalid"] and first["health"] == "damaged"

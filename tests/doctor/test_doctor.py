@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from tests.support.cli import tt
-from tests.support.paths import CONFIG_332, REAL
+from tests.support.paths import CONFIG_332, PUBLIC, REAL
 from tests.support.trees import stage
 from transcript_tools.doctor.core import Scan, diagnose, scan_records
 
@@ -146,6 +146,31 @@ def test_a_live_2_0_28_subagent_file_is_its_sessions_not_a_stray_copy(tmp_path: 
     [d] = json.loads(tt("doctor", "--json", str(agent), config=config).stdout)["files"]
     [f] = d["findings"]
     assert d["subagent_of"] is None and f["code"] == "all-sidechain" and SID_2028 in f["fix"]
+
+
+def test_doctor_all_names_a_subagent_file_whose_session_file_is_gone(tmp_path: Path) -> None:
+    # Found by a new user: `tt doctor -a` skipped a 2.0.28 agent-*.jsonl at a project's top
+    # level whose session's file is not there (d-kimuson/claude-code-viewer's test data),
+    # silently: the folder listing left out every agent file, its session's or not.
+    config = stage(PUBLIC, tmp_path / "config")
+    orphan = config / "projects" / "-path-to-Demo" / "agent-test-hash-123.jsonl"
+    r = tt("doctor", "-a", "--json", config=config)
+    assert r.returncode == 1, r.stderr
+    files = {f["path"]: f for f in json.loads(r.stdout)["files"]}
+    [f] = files[str(orphan)]["findings"]
+    assert f["code"] == "all-sidechain" and "5c0375b4-57a5-4f26-b12d-d022ee4e51b7" in f["fix"]
+    # The subagents of sessions that are there are theirs: no finding, not listed apart.
+    assert not any("/subagents/" in p for p in files)
+    # A 2.1.x subagents/ folder whose <id>.jsonl is gone: its files are diagnosed too.
+    golden = config / "projects" / "-tmp-golden"
+    (golden / "11111111-2222-3333-4444-555555555555.jsonl").unlink()
+    files = {f["path"]: f for f in json.loads(tt("doctor", "-a", "--json", config=config).stdout)["files"]}
+    agent = golden / "11111111-2222-3333-4444-555555555555" / "subagents" / "agent-a9f8e7d6c5b4.jsonl"
+    assert [f["code"] for f in files[str(agent)]["findings"]] == ["all-sidechain"]
+    assert files[str(orphan)]["findings"]
+    # The text output names it with its fix.
+    r = tt("doctor", "-a", config=config)
+    assert f"{orphan}\n  all-sidechain" in r.stdout and "fix: it is session 5c0375b4" in r.stdout
 
 
 def test_a_2_1_332_subagent_file_is_its_sessions(tmp_path: Path) -> None:

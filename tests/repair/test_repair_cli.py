@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests import damage
 from tests.damage import check_accounting, id_source, repair_bytes, validate_bytes
 from tests.support.cli import tt
-from tests.support.paths import REAL, ROOT
+from tests.support.paths import PUBLIC, REAL, ROOT
 from tests.support.trees import stage
 from transcript_tools.model.errors import FileChanged, Unreadable
 from transcript_tools.repair.apply import original_bytes
@@ -338,7 +338,9 @@ def test_batch_repair_of_a_folder_into_a_folder_with_one_table(tmp_path: Path) -
     before = {p.name: p.read_bytes() for p in src.iterdir()}
     dry = tt("repair", str(src), "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert dry.stdout.splitlines()[-1] == "5 session(s), 5 file(s): 5 would change, 0 unchanged"
+    assert dry.stdout.splitlines()[-1] == (
+        "5 session(s), 5 file(s): 5 would change, 0 unchanged; 10 repair(s) planned; 0 error(s) left"
+    )
     table = [
         row
         for row in (ln.split() for ln in dry.stdout.splitlines())
@@ -380,7 +382,9 @@ def test_a_batch_notes_a_file_that_is_no_transcript_and_repairs_the_rest(tmp_pat
     dry = tt("repair", str(src), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "NUL bytes only; this is not a transcript: skipped" in dry.stderr
-    assert dry.stdout.splitlines()[-1] == "5 session(s), 5 file(s): 5 would change, 0 unchanged"
+    assert dry.stdout.splitlines()[-1] == (
+        "5 session(s), 5 file(s): 5 would change, 0 unchanged; 10 repair(s) planned; 0 error(s) left"
+    )
     r = tt("repair", str(src), "--in-place", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -413,7 +417,10 @@ def test_a_compaction_repair_does_not_write_is_not_reported_as_a_change(tmp_path
     r = tt("repair", str(p), "--in-place")
     assert r.returncode == 1  # the error is left, and said
     out = r.stdout
-    assert "1 file(s): 0 changed, 1 unchanged; 1 error(s) repair cannot fix" in out
+    assert (
+        "1 file(s): 0 changed, 1 unchanged; 0 repair(s); 1 error(s) left that repair does not fix (1 prompt-too-long)"
+        in out
+    )
     assert "compact-history (prompt-too-long) (not done)" in out
     assert "no compaction written (the error above says why); the file is unchanged" in out
     assert "fits the offline compaction's budget of 40,000 tokens" in out
@@ -434,3 +441,45 @@ def test_a_compaction_repair_does_not_write_is_not_reported_as_a_change(tmp_path
     doc = json.loads(tt("repair", str(p), "--in-place", "--json").stdout)
     [f] = doc["files"]
     assert f["compacted"] is True and f["changed"] is True and len(p.read_bytes()) > len(big)
+
+
+WINDOWS = (
+    PUBLIC
+    / "projects"
+    / "e--Workspace-src-github-claude-code-log"
+    / "88a8d761-7b9a-4bf1-a8ca-c1febe6bf358.jsonl"
+)
+
+
+def test_the_summary_counts_what_validate_still_finds_after_repair(tmp_path: Path) -> None:
+    # Found by a new user: repair mended the two dangling parents of daaain/claude-code-log's
+    # session and said nothing was left, and `tt validate` on its output then gave 6 errors
+    # (isMeta: null on every line, schema-invalid): repair never counted schema errors.
+    # Lines 1 and 5 are rewritten (their parent relinked) and still hold isMeta: null, the
+    # other four are copied as they are: both kinds are counted.
+    src = stage(PUBLIC, tmp_path / "cfg")
+    path = src / WINDOWS.relative_to(PUBLIC)
+    out = tmp_path / "out.jsonl"
+    dry = tt("repair", str(path), "--dry-run", "--json")
+    r = tt("repair", str(path), "-o", str(out), "--json")
+    assert r.returncode == dry.returncode == 1, r.stderr
+    v = json.loads(tt("validate", str(out), "--json").stdout)
+    [after] = v["files"]
+    left = [(d["line"], d["code"]) for d in after["diagnostics"] if d["severity"] == "error"]
+    assert left == [(n, "schema-invalid") for n in range(1, 7)]
+    for doc in (json.loads(r.stdout), json.loads(dry.stdout)):
+        [f] = doc["files"]
+        assert doc["remaining_errors"] == f["remaining_errors"] == len(left)
+        assert (
+            f["left_by_code"] == {"schema-invalid": 6}
+            and "not a record's fields" in f["left_why"]["schema-invalid"]
+        )
+        assert [(d["line"], d["code"]) for d in f["remaining"]] == left
+        assert f["fixes"] == {"relink-parent": 2}
+    # The text says what was fixed, what is left and why.
+    out.unlink()
+    text = tt("repair", str(path), "-o", str(out)).stdout
+    assert text.splitlines()[-1] == (
+        "1 file(s): 1 changed, 0 unchanged; 2 repair(s); 6 error(s) left that repair does not fix (6 schema-invalid)"
+    )
+    assert "schema-invalid left: repair mends lines, links and the API's rules, not a record's fields" in text

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from tests import damage
 from tests.support.cli import tt
-from tests.support.paths import REAL
+from tests.support.paths import PUBLIC, REAL
 from transcript_tools.edge.reader import load
 from transcript_tools.model.active import conversation_nodes
 from transcript_tools.model.prompts import is_prompt
 from transcript_tools.model.session import Session
-from transcript_tools.show.core import Marker, Message, build, history_segments
+from transcript_tools.show.core import Marker, Message, build, history_segments, not_shown
 from transcript_tools.show.files import load_for_show
 from transcript_tools.show.text import fold, to_json, to_markdown
 from transcript_tools.show.tree import ACTIVE, DEAD, build_forest, dead_branches, describe
@@ -304,3 +304,53 @@ def test_tree_roots_are_the_walk_up_from_each_node(parent: dict[int, int], asked
 
     root = _roots(parent)
     assert [root(i) for i in asked] == [walked(i) for i in asked]
+
+
+ALPHA = PUBLIC / "projects" / "-tmp-alpha" / "11111111-1111-1111-1111-111111111111.jsonl"
+GOLDEN = PUBLIC / "projects" / "-tmp-golden" / "11111111-2222-3333-4444-555555555555.jsonl"
+
+
+def test_show_says_which_message_lines_it_does_not_show_and_why() -> None:
+    # Found by a new user: `tt show` of a file with two roots showed its last message alone,
+    # and of a file whose records have no uuid only "subagent …: not linked to a call",
+    # without a word on the rest. What it shows is what Claude Code 2.1.332 rebuilds
+    # (tests/show/test_show_claude.py); now it also says what it left out.
+    r = tt("show", str(ALPHA), "--no-pager")
+    assert r.returncode == 0, r.stderr
+    assert "Three." in r.stdout and "Count the widgets." not in r.stdout
+    assert (
+        "1 message line(s) on no chain a resume sends not shown (line 1): another root or a dead branch"
+        in r.stdout
+    )
+    doc = json.loads(tt("show", str(ALPHA), "--json").stdout)
+    assert doc["not_shown"] == {"off_chain": [1], "no_uuid": []}
+    # The tree draws line 1 (a root of its own): no note there.
+    assert "not shown" not in tt("show", str(ALPHA), "--tree", "--no-pager").stdout
+
+    r = tt("show", str(GOLDEN), "--no-pager")
+    assert r.returncode == 0, r.stderr
+    messages = [
+        n
+        for n, ln in enumerate(GOLDEN.read_text().splitlines(), 1)
+        if json.loads(ln)["type"] in ("user", "assistant")
+    ]
+    assert not_shown(load_for_show(GOLDEN).session).no_uuid == tuple(messages) and len(messages) == 18
+    assert (
+        "no message here has a uuid: Claude Code rebuilds no conversation from this file (a resume"
+        in r.stdout
+    )
+    assert "18 message line(s) not shown (lines 2, 3, 4, 5, 6, 9, 10, 11, … (18 in all))" in r.stdout
+    doc = json.loads(tt("show", str(GOLDEN), "--json").stdout)
+    assert doc["items"] == [] and doc["not_shown"] == {"off_chain": [], "no_uuid": messages}
+
+
+def test_not_shown_is_empty_or_a_dead_branch_on_every_real_transcript() -> None:
+    # On the files Claude Code wrote, a message line show leaves out is one the tree calls
+    # dead (a rewind's): every other line is shown, none is lost.
+    for path in sorted(REAL.rglob("*.jsonl")):
+        if "handwritten" in str(path):
+            continue
+        s = load_for_show(path).session
+        dead = {s.index.line[i] for d in dead_branches(s) for i in d.nodes}
+        ns = not_shown(s)
+        assert not ns.no_uuid and set(ns.off_chain) <= dead, path

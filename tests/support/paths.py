@@ -16,3 +16,7 @@ REAL = FIXTURES / "real"
 #: Whole Claude config dirs (``projects/``, ``file-history/``, ...) from 2.1.332 and 2.1.197.
 CONFIG_332 = REAL / "claude-config-2.1.332"
 CONFIG_197 = REAL / "claude-config-2.1.197"
+#: A config dir of other readers' public test transcripts (fixtures/README.md): odd shapes
+#: Claude Code never wrote that way (no uuids, null fields, a Windows cwd), which users
+#: feed tt all the same.
+PUBLIC = FIXTURES / "public-testdata"

@@ -31,7 +31,9 @@ named after the session, its folder, or a legacy ``agent-*.jsonl``) or directly 
 `Relocation` rewrites paths when a session moves: the ``cwd`` fields and the paths under
 the old root inside tool inputs, tool results, ``toolUseResult``, attachments, progress
 data and file-history records are mapped to the new root (the longest old root first;
-``/a/app2`` is not under ``/a/app``).
+``/a/app2`` is not under ``/a/app``). A Windows old root is compared as Windows compares
+paths (any case, either separator), and the separators of the path under it become the
+new root's (`Relocation`'s docstring).
 
 The adapters: `bundle.files_export` (write) and `bundle.files_import` (read, check, place).
 
@@ -219,25 +221,63 @@ def member_problem(name: str, session_id: str) -> str | None:
 # --- relocation -------------------------------------------------------------------
 
 
-class Relocation:
-    """Maps paths under old roots to new roots (longest old root first)."""
+#: A Windows path: a drive (``C:\\``, ``e:/``, or ``C:`` once its separator is stripped) or a
+#: UNC share (``\\\\host\\share``).
+_WINDOWS_ROOT = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\)")
+#: The rest of a path under a Windows root, up to a space, a quote or a character no
+#: Windows name holds (``<>:"|?*``): its separators are mapped too.
+_WINDOWS_TAIL = r"(?:[\\/][^\\/\s<>:\"|?*'`]*)*"
+_QUOTED_TAIL = r"(?:[\\/][^\\/\n\r\t<>:\"|?*']*)*"
 
-    __slots__ = ("_new", "_rx", "pairs")
+
+def _windows(path: str) -> bool:
+    return _WINDOWS_ROOT.match(path) is not None
+
+
+class Relocation:
+    """Maps paths under old roots to new roots (longest old root first).
+
+    An old root that is a Windows path (a bundle exported on Windows: ``cwd``
+    ``C:\\Users\\x\\proj``) is matched as Windows compares paths: either separator, any
+    case; and the separators of the path under it are mapped to the new root's (``/`` on
+    a POSIX machine), so ``C:\\Users\\x\\proj\\src\\a.py`` becomes ``/new/proj/src/a.py``,
+    not ``/new/proj\\src\\a.py``. A string that is one path as a whole (a ``cwd``, a
+    ``file_path``) is mapped whole, spaces and all; inside other text (a shell command) a
+    path ends at a space or a quote."""
+
+    __slots__ = ("_needles", "_roots", "_rx", "pairs")
 
     def __init__(self, pairs: Mapping[str, str]) -> None:
-        clean = {
-            o.rstrip("/"): n.rstrip("/")
-            for o, n in pairs.items()
-            if o and o.rstrip("/") and o.rstrip("/") != n.rstrip("/")
-        }
+        clean: dict[str, str] = {}
+        for o, n in pairs.items():
+            strip = "\\/" if _windows(o) else "/"
+            old, new = o.rstrip(strip), n.rstrip("\\/" if _windows(n) else "/")
+            if old and old != new and not (_windows(o) and old.lower() == new.lower()):
+                clean[old] = new
         self.pairs = dict(sorted(clean.items(), key=lambda kv: -len(kv[0])))
-        self._new = self.pairs
+        #: (old, new, windows, the separator of paths under new) by alternative.
+        self._roots = [(o, n, _windows(o), "\\" if _windows(n) else "/") for o, n in self.pairs.items()]
+        #: What a string must hold to be looked at (a Windows root's last name, lowered).
+        self._needles = [
+            (re.split(r"[\\/]", o)[-1].lower() or o.lower(), True) if w else (o, False)
+            for o, _, w, _ in self._roots
+        ]
         if self.pairs:
-            alt = "|".join(re.escape(o) for o in self.pairs)
+            alts = []
+            for i, (o, _, w, _) in enumerate(self._roots):
+                if w:
+                    pat = "".join(r"[\\/]" if c in "\\/" else re.escape(c) for c in o)
+                    if len(o) == 2:  # a drive's root (C:\\): its separator must follow
+                        pat += r"(?=[\\/])"
+                    # Between quotes a path may hold spaces ("C:\\My Docs\\a b.txt").
+                    alts.append(rf"(?<=[\"'])(?P<q{i}>(?i:{pat}))(?P<u{i}>{_QUOTED_TAIL})(?=[\"'])")
+                    alts.append(rf"(?P<r{i}>(?i:{pat}))(?P<t{i}>{_WINDOWS_TAIL})")
+                else:
+                    alts.append(rf"(?P<r{i}>{re.escape(o)})")
             # A whole path: not inside a longer one (/x/a/app), and not followed by a name
             # character (/a/app2 and /a/app.bak are not under /a/app).
             self._rx: re.Pattern[str] | None = re.compile(
-                rf"(?<![A-Za-z0-9_.~/\-])(?:{alt})(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])"
+                rf"(?<![A-Za-z0-9_.~/\-])(?:{'|'.join(alts)})(?![A-Za-z0-9_\-]|\.[A-Za-z0-9_])"
             )
         else:
             self._rx = None
@@ -245,10 +285,44 @@ class Relocation:
     def __bool__(self) -> bool:
         return self._rx is not None
 
+    def _maybe(self, s: str) -> bool:
+        low: str | None = None
+        for needle, folded in self._needles:
+            if folded:
+                if low is None:
+                    low = s.lower()
+                if needle in low:
+                    return True
+            elif needle in s:
+                return True
+        return False
+
+    def _sub(self, m: re.Match[str]) -> str:
+        found = {k for k, v in m.groupdict().items() if v is not None}
+        for i, (_, new, w, sep) in enumerate(self._roots):
+            if not w:
+                if f"r{i}" in found:
+                    return new
+                continue
+            for root, tail in ((f"q{i}", f"u{i}"), (f"r{i}", f"t{i}")):
+                if root in found:
+                    return new + m.group(tail).replace("\\", sep).replace("/", sep)
+        raise AssertionError(m)  # one alternative always matched
+
     def text(self, s: str) -> str:
-        if self._rx is None or not any(o in s for o in self.pairs):
+        if self._rx is None or not self._maybe(s):
             return s
-        return self._rx.sub(lambda m: self._new[m.group(0)], s)
+        for old, new, w, sep in self._roots:
+            # One Windows path as a whole (a cwd, a file_path): every separator mapped.
+            if w and len(s) >= len(old) and "\n" not in s:
+                head, rest = s[: len(old)], s[len(old) :]
+                if (
+                    head.lower().replace("\\", "/") == old.lower().replace("\\", "/")
+                    and (not rest or rest[0] in "\\/")
+                    and not any(c in rest for c in '<>:"|?*')
+                ):
+                    return new + rest.replace("\\", sep).replace("/", sep)
+        return self._rx.sub(self._sub, s)
 
     def value(self, v: Any) -> Any:
         """``v`` with every string relocated (the same object when nothing changed)."""
@@ -257,7 +331,7 @@ class Relocation:
         if isinstance(v, dict):
             opaque = v.get("type") == "base64"  # image data, not text
             items = [
-                (self.text(k) if "/" in k else k, x if opaque and k == "data" else self.value(x))
+                (self.text(k) if "/" in k or "\\" in k else k, x if opaque and k == "data" else self.value(x))
                 for k, x in v.items()
             ]
             if all(nk == k and nx is x for (nk, nx), (k, x) in zip(items, v.items(), strict=True)):

@@ -182,10 +182,24 @@ def read_row(
 
 
 def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
-    """One streaming pass: the validator (line, chain and API families; schemas are
-    `tt validate`'s job) and exact counts."""
+    """One streaming pass: the checks `tt validate` runs on a session's main file (the
+    settings of `validate.files.new_validator`: line, schema, chain and API families),
+    and exact counts.
+    The schema check was once left to `tt validate` for speed, and a new user saw
+    ``clean`` here for files validate called ``schema-invalid``: a health that disagrees
+    with validate's is no health (the cost, measured on the `tt ls` bench set, is in the
+    README's `tt ls` paragraph)."""
+    # Imported here: the schemas (jsonschema) are for --check, not for a plain `tt ls`.
+    from ..validate.files_schema import default_checker
+
+    checker = default_checker()
     v = Validator(
-        str(path), size=size, cap=cap, schema_check=None, expected_session=session_id_from_name(path.name)
+        str(path),
+        size=size,
+        cap=cap,
+        schema_check=checker.check,
+        fast_schema=checker.fast_validators,
+        expected_session=session_id_from_name(path.name),
     )
     skipped: list[Skipped] = []
 

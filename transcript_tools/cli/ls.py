@@ -25,7 +25,7 @@ from .from_store import store_option
 @click.option(
     "--check",
     is_flag=True,
-    help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap).",
+    help="Read each file whole: exact counts and health (clean / repairable / damaged / past-cap) from the checks `tt validate` runs.",
 )
 @click.option(
     "--hidden",
@@ -60,7 +60,8 @@ def ls_command(
     Titles are the ones the /resume picker shows (custom title, AI title, last prompt,
     summary, first prompt). Only the first and last 64 KiB of each file are read, so
     counts of larger files are lower bounds (N+) unless --check reads them whole;
-    --check also gives each file's health and exits 1 when one has errors.
+    --check also gives each file's health, from the same checks as `tt validate` (the
+    schema's too: the error count is validate's), and exits 1 when one has errors.
 
     On a narrow terminal the title keeps at least 20 columns: the other columns wait for
     room, in this order: project (shown from 110 columns), cmp, sub, health (without

@@ -9,7 +9,7 @@ import click
 
 from ..edge import claude_dir as store
 from ..model.errors import UsageError
-from ..show.core import build
+from ..show.core import NotShown, build, not_shown
 from ..show.files import Shown, load_for_show
 from ..show.text import to_json, to_markdown
 from ..show.tree import build_forest, describe
@@ -139,9 +139,16 @@ def _show(
         page_or_print(con, draw_tree, pager=pager)
         return 0
     items = build(shown.session, full=full, verbose=verbose, subagents=shown.subagents)
+    skipped = not_shown(shown.session)
     if as_json:
         emit_json(
-            {"session": ref.session_id, "path": str(ref.path), "items": to_json(items), **_damage_json(shown)}
+            {
+                "session": ref.session_id,
+                "path": str(ref.path),
+                "items": to_json(items),
+                "not_shown": skipped.to_dict(),
+                **_damage_json(shown),
+            }
         )
         return 0
     if as_markdown:
@@ -150,12 +157,12 @@ def _show(
         ctx = click.get_current_context()
         whole = ctx.get_parameter_source("fold_lines") is click.core.ParameterSource.DEFAULT
         click.echo(to_markdown(items, fold_lines=0 if whole else fold_lines, title=_title(ref)), nl=False)
-        _notes(console(stderr=True), shown)
+        _notes(console(stderr=True), shown, skipped, bool(items))
         return 0
 
     def draw(c: Any) -> None:
         render_items(c, items, fold_lines=fold_lines)
-        _notes(c, shown)
+        _notes(c, shown, skipped, bool(items))
 
     page_or_print(con, draw, pager=pager)
     return 0
@@ -202,10 +209,47 @@ def _footer(con: Any, shown: Shown, forest: Any) -> None:
             )
     else:
         con.print("\n[green]no dead branches[/]")
-    _notes(con, shown)
+    # The tree draws every root; only the messages with no uuid are in none of its trees.
+    _notes(con, shown, NotShown(no_uuid=not_shown(shown.session).no_uuid), True)
 
 
-def _notes(con: Any, shown: Shown) -> None:
+def _lines(lines: tuple[int, ...]) -> str:
+    shown = ", ".join(map(str, lines[:8]))
+    return (
+        f"line {shown}"
+        if len(lines) == 1
+        else f"lines {shown}" + (f", … ({len(lines)} in all)" if len(lines) > 8 else "")
+    )
+
+
+def _skipped(con: Any, skipped: NotShown, anything: bool) -> None:
+    """Say which message lines are not shown and why (`show.core.NotShown`)."""
+    if skipped.no_uuid:
+        n = len(skipped.no_uuid)
+        if not anything:
+            con.print(
+                f"[yellow]no message here has a uuid: Claude Code rebuilds no conversation from this file "
+                f"(a resume sends none of it); {n} message line(s) not shown ({_lines(skipped.no_uuid)})[/]",
+                soft_wrap=True,
+            )
+        else:
+            con.print(
+                f"[yellow]{n} message line(s) without a uuid not shown ({_lines(skipped.no_uuid)}): "
+                "Claude Code chains messages by uuid, so a resume does not send them[/]",
+                soft_wrap=True,
+            )
+    if skipped.off_chain:
+        n = len(skipped.off_chain)
+        con.print(
+            f"[yellow]{n} message line(s) on no chain a resume sends not shown ({_lines(skipped.off_chain)}): "
+            "another root or a dead branch, which Claude Code leaves out as well; `tt show --tree` draws them[/]",
+            soft_wrap=True,
+        )
+
+
+def _notes(con: Any, shown: Shown, skipped: NotShown | None = None, anything: bool = True) -> None:
+    if skipped:
+        _skipped(con, skipped, anything)
     for name, s in shown.unlinked:
         n = sum(1 for e in s.entries if e.type in ("user", "assistant"))
         what = "the compaction summarizer" if "acompact" in name else "not linked to a call"

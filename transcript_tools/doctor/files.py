@@ -62,18 +62,31 @@ def doctor_file(path: Path) -> Diagnosis:
 
 
 def transcripts_in(folder: Path) -> list[Path]:
-    """The files of a project folder doctor reads: every ``*.jsonl`` but subagent
-    transcripts (2.0.x ``agent-*``) and tt's by-products, sorted."""
-    agents = set(store.legacy_agent_files(folder))
+    """The files of a project folder doctor reads, sorted: every ``*.jsonl`` but tt's
+    by-products and the subagent transcripts of sessions that are there, and the subagent
+    transcripts whose session's file is gone: a 2.0.x ``agent-*.jsonl`` beside the
+    sessions that names a session with no file here, or a file of a 2.1.x
+    ``<id>/subagents/`` folder with no ``<id>.jsonl`` beside it. /resume reaches a
+    subagent only through its session, so such a file is a conversation no picker and no
+    ``--resume`` will show (`core.diagnose`: ``all-sidechain``, with its fix). They were
+    once left out with the rest of the agent files, silently (a new user's 2.0.28 agent
+    file whose session was not copied)."""
+    by_session = store.legacy_agents_by_session(folder)
     try:
         names = sorted(folder.iterdir())
     except OSError:
         return []
-    return [
+    here = {p.name[:-6] for p in names if p.name.endswith(".jsonl")}
+    agents = {a for sid, files in by_session.items() if sid in here for a in files}
+    out = [
         p
         for p in names
         if p.name.endswith(".jsonl") and p not in agents and not is_by_product(p.name) and p.is_file()
     ]
+    for d in names:
+        if is_session_id(d.name) and d.name not in here and d.is_dir():
+            out.extend(store.subagent_files(d.with_name(f"{d.name}.jsonl")))
+    return out
 
 
 def doctor_path(spec: str, *, root: Path | None = None) -> list[Diagnosis]:

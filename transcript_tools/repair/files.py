@@ -23,6 +23,9 @@ Invariants:
   survey saw.
 - Memory: the survey's (the uuid graph) plus one line at a time.
 - OSError is translated into `WriteFailed` here or in `writer`.
+- ``FileReport.remaining`` is what `tt validate` finds in the output: the plan's findings
+  plus the schema errors repair does not fix (`_SchemaLeft`: checked in the survey's pass,
+  and on each rewritten or added record as written).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from ..edge.writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomical
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.errors import FileChanged, NotATranscript, Unreadable, WriteFailed
 from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
+from .plan import LEFT_WHY
 
 
 @dataclass(slots=True)
@@ -72,6 +76,15 @@ class FileReport:
     def remaining_errors(self) -> int:
         return sum(1 for d in self.remaining if d.severity is Severity.ERROR)
 
+    @property
+    def left_by_code(self) -> dict[str, int]:
+        """The errors left, by code (most first)."""
+        counts: dict[str, int] = {}
+        for d in self.remaining:
+            if d.severity is Severity.ERROR:
+                counts[d.code] = counts.get(d.code, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
     def to_dict(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
         for a in self.actions:
@@ -98,17 +111,21 @@ class FileReport:
             "actions": [a.to_dict() for a in self.actions],
             "remaining": [d.to_dict() for d in self.remaining],
             "remaining_errors": self.remaining_errors,
+            "left_by_code": self.left_by_code,
+            "left_why": {c: LEFT_WHY[c] for c in self.left_by_code if c in LEFT_WHY},
         }
 
 
-def survey_file(path: Path, options: RepairOptions) -> Survey:
+def survey_file(path: Path, options: RepairOptions, schema: _SchemaLeft | None = None) -> Survey:
+    """The survey of ``path``; ``schema``, when given, also checks every record against
+    tt's schemas on the way (the same pass: no second read)."""
     s = Survey(
         size=file_size(path),
         cap=options.cap,
         strip_thinking=options.strip_thinking,
         max_image_bytes=options.max_image_bytes,
     )
-    s.feed_all(iter_lines(path))
+    s.feed_all(iter_lines(path) if schema is None else schema.lines(iter_lines(path)))
     start = s.need_facts_pass()
     if start is not None:
         s.feed_facts(iter_lines(path, start))
@@ -142,7 +159,8 @@ def repair_file(
     assert sum((out is not None, in_place, dry_run)) == 1
     mode = "dry-run" if dry_run else "in-place" if in_place else "output"
     before = snapshot(path) if path.exists() else None
-    s = survey_file(path, options)
+    schema = _SchemaLeft(path)
+    s = survey_file(path, options, schema)
     if s.entries == 0:
         # Not a transcript (an empty file, random bytes): most likely the wrong file, so
         # say so rather than write an empty output and quarantine it all.
@@ -154,6 +172,13 @@ def repair_file(
     r = FileReport(path, mode, size=s.size, lines=s.lines, entries=s.entries, changed=not plan.identity)
     r.actions, r.api_checked = plan.actions, plan.api_checked
     r.remaining = [replace(d, path=str(path)) for d in plan.remaining]
+    # What repair leaves that validate reports: the schema errors of the records it writes
+    # (those of untouched lines as the survey found them, the rewritten and added ones
+    # checked as written). Once left out, so "0 left" was followed by validate's errors.
+    untouched = schema.untouched(plan)
+    if dry_run or (in_place and plan.identity):
+        schema.rewritten(_applied(path, s, plan, now))
+        r.remaining.extend(schema.left(untouched))
     if dry_run and plan.compact:
         # Whether the compaction would be written: tt compact's own dry run (on the input,
         # before the other fixes; they do not change what a resume's tokens add up to).
@@ -171,7 +196,7 @@ def repair_file(
         r.output = path if r.compacted else None
         return r
     sink = _Quarantine(quarantine_path(target))
-    chunks = _chunks(path, s, plan, now, sink, r)
+    chunks = _chunks(path, s, plan, now, sink, r, schema)
     done = False
     try:
         if in_place:
@@ -192,6 +217,7 @@ def repair_file(
             sink.discard()
     r.output, r.written = target, True
     r.quarantine = sink.path if sink.count else None
+    r.remaining.extend(schema.left(untouched))
     if plan.compact:
         # The original is the .bak already (in place) or untouched (-o).
         _, r.compacted = _compact(target, r, now=now, new_id=new_id, backup=False, force=True)
@@ -270,7 +296,15 @@ def _compact(
     return result.backup, not (result.grows or result.nothing_to_do)
 
 
-def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: FileReport) -> Iterator[bytes]:
+def _chunks(
+    path: Path,
+    s: Survey,
+    plan: Plan,
+    now: str,
+    sink: _Quarantine,
+    r: FileReport,
+    schema: _SchemaLeft | None = None,
+) -> Iterator[bytes]:
     # Seek to each line the plan touches; copy the stretches between in large blocks.
     # Only the bytes the survey saw: an appender's later lines are not half-applied.
     pos = 0
@@ -285,6 +319,8 @@ def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: F
                 raw = [(line, offset, data, term, pos >= s.size)]
                 for item in apply(raw, plan, now=now, out_lines_before=r.lines_out):
                     if isinstance(item, Out):
+                        if schema is not None:
+                            schema.written(item, line)
                         r.lines_out += 1
                         r.bytes_out += len(item.data)
                         if item.source is None:
@@ -300,6 +336,87 @@ def _chunks(path: Path, s: Survey, plan: Plan, now: str, sink: _Quarantine, r: F
         raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
     # On disk before the output is: an in-place rename must never precede its quarantine.
     sink.close()
+
+
+def _applied(path: Path, s: Survey, plan: Plan, now: str) -> Iterator[tuple[Out, int]]:
+    """The output lines the plan makes of the lines it touches (and the records it adds),
+    each with the input line it comes from or follows, without writing anything: for a
+    dry run's account of what the output would hold."""
+    try:
+        with open(path, "rb") as f:
+            for line, offset in sorted(plan.offsets.items(), key=lambda x: x[1]):
+                f.seek(offset)
+                chunk = f.readline(s.size - offset)
+                data, term = split_terminator(chunk)
+                raw = [(line, offset, data, term, offset + len(chunk) >= s.size)]
+                for item in apply(raw, plan, now=now):
+                    if isinstance(item, Out):
+                        yield item, line
+    except OSError as e:
+        raise Unreadable(f"{path}: cannot read ({e.strerror})") from e
+
+
+class _SchemaLeft:
+    """The schema errors of what repair writes, which it does not fix: repair mends lines,
+    links and the API's rules, not a record's fields (a null ``isMeta``, a ``tool_use``
+    without ``id``), so what the schema rejects before is rejected after, unless repair
+    dropped or rewrote that record. `tt validate` reports them as ``schema-invalid``."""
+
+    WHY = LEFT_WHY["schema-invalid"]
+
+    def __init__(self, path: Path) -> None:
+        from ..validate.files_schema import default_checker
+
+        self._check = default_checker().check
+        self._path = str(path)
+        self._by_line: dict[int, list[Diagnostic]] = {}  # input line -> its records' errors
+        self._out: list[Diagnostic] = []
+
+    def _problems(self, rec: Any, line: int, offset: int | None) -> list[Diagnostic]:
+        uuid = rec.get("uuid") if isinstance(rec, dict) else None
+        return [
+            Diagnostic(
+                p.code,
+                p.message,
+                self._path,
+                line,
+                offset,
+                uuid if isinstance(uuid, str) else None,
+            )
+            for p in self._check(rec)
+            if p.severity == "error"
+        ]
+
+    def lines(self, lines: Iterator[Any]) -> Iterator[Any]:
+        """The survey's decoded lines, passed through, their records checked."""
+        for ln in lines:
+            for e in ln.entries:
+                found = self._problems(e.record, e.line, e.offset)
+                if found:
+                    self._by_line.setdefault(e.line, []).extend(found)
+            yield ln
+
+    def untouched(self, plan: Plan) -> list[Diagnostic]:
+        """The errors of the lines the output keeps byte for byte (the plan's apply pass
+        does not read them)."""
+        return [d for line, ds in self._by_line.items() if line not in plan.offsets for d in ds]
+
+    def written(self, item: Out, line: int) -> None:
+        """An output line of the apply pass (``line``: the input line it comes from or
+        follows): as the survey saw it when verbatim, else checked as written."""
+        if (item.verbatim or item.entry is None) and item.source is not None:
+            # The input line's bytes, or only its line end changed (no record decoded).
+            self._out.extend(self._by_line.get(item.source, ()))
+            return
+        if item.entry is not None:
+            self._out.extend(self._problems(item.entry.record, item.source or line, None))
+
+    def rewritten(self, items: Iterator[tuple[Out, int]]) -> None:
+        for item, line in items:
+            self.written(item, line)
+
+    def left(self, untouched: list[Diagnostic]) -> list[Diagnostic]:
+        return sorted(untouched + self._out, key=lambda d: d.line or 0)
 
 
 def _stretch(f: Any, start: int, end: int, r: FileReport) -> Iterator[bytes]:

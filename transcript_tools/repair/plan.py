@@ -80,6 +80,14 @@ class Insert:
     tool_use_id: str
 
 
+#: Why repair leaves every error of these codes (the others it leaves say why in their
+#: own message): said once under a file's list and carried by the JSON as ``left_why``.
+LEFT_WHY = {
+    "schema-invalid": "repair mends lines, links and the API's rules, not a record's fields to fit "
+    "tt's schema; `tt validate` lists them",
+}
+
+
 @dataclass(slots=True)
 class Plan:
     actions: list[Action] = field(default_factory=list)

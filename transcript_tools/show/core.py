@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.active import conversation_nodes
@@ -35,7 +36,18 @@ from .text import blocks_of, plain_text
 
 # The display values live in `show.items` (the bottom of the render stack); they are
 # named here too because callers know them as ``show.core.Message`` and so on.
-__all__ = ["Block", "Item", "Marker", "Message", "ToolResult", "build", "history_segments", "previous_leaf"]
+__all__ = [
+    "Block",
+    "Item",
+    "Marker",
+    "Message",
+    "NotShown",
+    "ToolResult",
+    "build",
+    "history_segments",
+    "not_shown",
+    "previous_leaf",
+]
 
 # --- the history ---------------------------------------------------------------------------
 
@@ -88,6 +100,49 @@ def previous_leaf(session: Session, root: int) -> int | None:
             if f & (USER | ASSISTANT) and not f & (SIDECHAIN | META):
                 return i
     return None
+
+
+# --- what is not shown -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NotShown:
+    """The main-conversation message lines (user and assistant, not a subagent's) `build`
+    does not show, because the conversation a resume rebuilds holds none of them: Claude
+    Code chains messages by ``uuid``/``parentUuid`` from the last one back (2.1.332 resumes
+    a file with two roots as the last message's chain alone, and a file whose records have
+    no uuid as no conversation at all: empty from its project's directory, "No
+    conversation found" from another; tests/show/test_show_claude.py).
+    ``--full`` history (every compaction) counts as shown: the ``earlier`` marker says so."""
+
+    off_chain: tuple[int, ...] = ()  # on no chain a resume sends: another root, a dead branch
+    no_uuid: tuple[int, ...] = ()  # no uuid: nothing can chain to them, nor they to anything
+
+    def __bool__(self) -> bool:
+        return bool(self.off_chain or self.no_uuid)
+
+    def to_dict(self) -> dict[str, list[int]]:
+        return {"off_chain": list(self.off_chain), "no_uuid": list(self.no_uuid)}
+
+
+def not_shown(session: Session) -> NotShown:
+    """The message lines of ``session`` that no segment of its whole history holds
+    (`history_segments` with ``full``), by why."""
+    ix = session.index
+    kept = {i for seg in history_segments(session, full=True) for i in seg}
+    off: list[int] = []
+    bare: list[int] = []
+    for e in session.entries:
+        if e.type not in ("user", "assistant") or e.is_sidechain:
+            continue
+        uuid = e.uuid
+        if uuid is None:
+            bare.append(e.line)
+            continue
+        i = ix.find(uuid)
+        if i is not None and i not in kept and ix.line[i] == e.line:
+            off.append(e.line)
+    return NotShown(tuple(off), tuple(bare))
 
 
 # --- building items ---------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from ..repair.plan import LEFT_WHY
 from .diagnostics import STYLE
 
 if TYPE_CHECKING:
@@ -20,15 +21,28 @@ def render_reports(con: Any, reports: list[FileReport]) -> None:
     for r in reports:
         _render(con, r)
     changed = sum(r.changed for r in reports)
-    left = sum(r.remaining_errors for r in reports)
-    dry = reports and reports[0].mode == "dry-run"
+    dry = bool(reports) and reports[0].mode == "dry-run"
     verb = "would change" if dry else "changed"
-    colour = "red" if left else "green"
     con.print(
-        f"[{colour}]{len(reports)} file(s): {changed} {verb}, {len(reports) - changed} unchanged"
-        + (f"; {left} error(s) repair cannot fix" if left else "")
-        + "[/]"
+        f"{len(reports)} file(s): {changed} {verb}, {len(reports) - changed} unchanged" + _tally(reports, dry)
     )
+
+
+def _tally(reports: list[FileReport], dry: bool) -> str:
+    """What repair fixed and what it leaves, by code, for the summary line (the rich
+    markup included): "0 left" only when `tt validate` would find no error either."""
+    # A compaction repair did not write (it would not shrink the request) is no repair.
+    fixes = sum(
+        1 for r in reports for a in r.actions if not (a.fix == "compact-history" and r.compacted is False)
+    )
+    left: Counter[str] = Counter()
+    for r in reports:
+        left.update(r.left_by_code)
+    done = f"; {fixes} repair(s){' planned' if dry else ''}"
+    if not left:
+        return f"[green]{done}; 0 error(s) left[/]"
+    codes = ", ".join(f"{n} {code}" for code, n in left.most_common())
+    return f"[green]{done}[/][red]; {sum(left.values())} error(s) left that repair does not fix ({codes})[/]"
 
 
 def _render(con: Any, r: FileReport) -> None:
@@ -49,11 +63,20 @@ def _render(con: Any, r: FileReport) -> None:
     for fix, n in shown.items():
         if n > FOLD:
             con.print(f"  [dim]… and {n - FOLD} more {fix}[/]")
+    left: Counter[str] = Counter()
     for d in r.remaining:
+        left[d.code] += 1
+        if left[d.code] > FOLD:
+            continue
         where = str(d.line) if d.line is not None else "-"
         con.print(
             f"  {where:>6}  [{STYLE[d.severity]}]{d.severity.value} {d.code}[/]  {escape(d.message)} [dim](not repaired)[/]"
         )
+    for code, n in left.items():
+        if n > FOLD:
+            con.print(f"  [dim]… and {n - FOLD} more {code}[/]")
+        if code in LEFT_WHY:
+            con.print(f"  [dim]{code} left: {escape(LEFT_WHY[code])}[/]")
     if not r.api_checked:
         con.print(
             "  [yellow]past the cap with no compact boundary: the conversation checks (tool pairing, split messages) were skipped[/]"
@@ -113,10 +136,8 @@ def render_batch(con: Any, sessions: list[tuple[str, list[FileReport]]]) -> None
     con.print(t)
     every = [r for _, reports in sessions for r in reports]
     changed = sum(r.changed for r in every)
-    left = sum(r.remaining_errors for r in every)
     dry = bool(every) and every[0].mode == "dry-run"
-    colour = "red" if left else "green"
     con.print(
-        f"[{colour}]{len(sessions)} session(s), {len(every)} file(s): {changed} {'would change' if dry else 'changed'}, "
-        f"{len(every) - changed} unchanged" + (f"; {left} error(s) repair cannot fix" if left else "") + "[/]"
+        f"{len(sessions)} session(s), {len(every)} file(s): {changed} {'would change' if dry else 'changed'}, "
+        f"{len(every) - changed} unchanged" + _tally(every, dry)
     )
