@@ -21,6 +21,7 @@ from tests.support import postgres as pg
 from tests.support.cli import tt_popen
 from tests.support.paths import CONFIG_197, REAL
 from tests.support.trees import stage
+from transcript_tools.store.model import StreamKey
 
 pytestmark = pytest.mark.postgres
 
@@ -342,14 +343,15 @@ def test_findings_of_the_second_round_on_postgres_as_on_sqlite(tmp_path: Path, d
     assert (code, err) == (0, "") and out.startswith("nothing to do") and len(list(other.rglob("*.bak"))) == 0
 
 
-def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
-    """`store_postgres.words` (byte table + a regex for non-ASCII only) gives PostgreSQL the
-    same ``tsvector`` as the plain regex cut it replaced, on the search text of every line of
-    every real fixture and on Unicode edge cases (separators, combining marks, other scripts);
-    `index_words` (each word once, what the index stores) the same lexemes."""
+def test_the_index_holds_the_words_of_the_reference_cut_and_finds_each_line_by_them(db: str) -> None:
+    """`store_postgres.words` (byte table + a regex for non-ASCII only) cuts the search text
+    of every line of every real fixture, and Unicode edge cases (separators, combining marks,
+    other scripts), as the plain regex does; the ``tsvector`` tt sends for it by binary COPY
+    is what the server stores (its lexemes: those words, lowercased, each once), and a
+    search for a word of the line finds it."""
     import psycopg
 
-    from transcript_tools.edge.store_postgres import index_words, words
+    from transcript_tools.edge.store_postgres import copy_tsvectors, query_params, words
     from transcript_tools.store import prepare, records
 
     texts = [
@@ -359,8 +361,9 @@ def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
         "①②③ ５６ Ⅻ",
         "e\u0301cole",
         "😀emoji😀x",
-        "Ǆ ǅ ǆ",
+        "Ǆ ǅ ǆ ÉCOLE İstanbul",
         "tab\there_\x7fdel",
+        "it's a back\\slash 'quoted' & | ! : * ( )",
     ]
     for p in sorted(REAL.rglob("*.jsonl")):
         for raw in records.split_lines(p.read_bytes()):
@@ -369,17 +372,104 @@ def test_the_words_indexed_are_the_words_of_the_reference_cut(db: str) -> None:
                 texts.append(prepare.clean_text(f.text))
     reference = re.compile(r"[\W_]+")
     assert any(not t.isascii() for t in texts) and len(texts) > 1000
+    for t in texts:
+        assert words(t).split() == reference.sub(" ", t).split(), t[:80]
     with psycopg.connect(db, autocommit=True) as c:
-        for t in texts:
-            fast, ref = words(t), reference.sub(" ", t)
-            assert fast.split() == ref.split(), t[:80]
-            same = c.execute(
-                "SELECT to_tsvector('simple', %s) = to_tsvector('simple', %s)", (fast, ref)
-            ).fetchone()
-            assert same == (True,), t[:80]
-            # What is indexed: each word once; the same lexemes (positions stripped).
-            lexemes = c.execute(
-                "SELECT strip(to_tsvector('simple', %s)) = strip(to_tsvector('simple', %s))",
-                (index_words(t), ref),
-            ).fetchone()
-            assert lexemes == (True,), t[:80]
+        c.execute("CREATE TEMP TABLE t (line_id BIGINT, tsv TSVECTOR)")
+        with c.cursor() as cur:
+            copy_tsvectors(cur, "t", list(enumerate(texts)))
+        stored = dict(c.execute("SELECT line_id, tsvector_to_array(tsv) FROM t").fetchall())
+        for i, t in enumerate(texts):
+            assert sorted(stored[i]) == sorted(set(reference.sub(" ", t.lower()).split())), t[:80]
+            ref = reference.sub(" ", t).split()
+            for w in set(ref[:1] + ref[-1:]):  # as the text writes them: the query lowers them
+                found = c.execute(
+                    "SELECT line_id FROM t WHERE tsv @@ (%s::tsquery || plainto_tsquery('simple', %s))",
+                    query_params(w),
+                ).fetchall()
+                assert (i,) in found, (w, t[:80])
+
+
+def test_a_store_indexed_by_the_server_s_parser_is_searched_alike(tmp_path: Path, db: str) -> None:
+    """Stores made before tt cut the words itself hold ``to_tsvector('simple', …)`` of each
+    line's words: the same searches find the same lines on them."""
+    from transcript_tools.edge.store_postgres import words
+    from transcript_tools.store import prepare, records
+    from transcript_tools.store.files import push_session
+
+    src = REAL / "v2.1.38-tool-heavy.jsonl"
+    d = tmp_path / "cfg" / "projects" / "p"
+    d.mkdir(parents=True)
+    p = d / f"{SID}.jsonl"
+    p.write_bytes(src.read_bytes())
+    s = _open(db)
+    push_session(s, p, config=tmp_path / "cfg", diagnose=None)
+    queries = ["spotter", "xterm", "Phoenix", "background command", "doesn", "bae407b", "Request interrupted"]
+    before = {q: sorted(h.seq for h in s.search(q, limit=1000)) for q in queries}
+    with s.write() as cur:
+        rows = cur.execute("SELECT l.id, l.seq FROM tt_line l JOIN tt_fts f ON f.line_id = l.id").fetchall()
+        raw = records.split_lines(src.read_bytes())
+        for line_id, seq in rows:
+            text = prepare.clean_text(records.facts(raw[seq]).text or "")
+            cur.execute(
+                "UPDATE tt_fts SET tsv = to_tsvector('simple', %s) WHERE line_id = %s", (words(text), line_id)
+            )
+    after = {q: sorted(h.seq for h in s.search(q, limit=1000)) for q in queries}
+    assert len(rows) > 20 and all(before.values()) and after == before
+    # Where the server's lexemes are not tt's (a cluster in the C locale lowers no 'É'), the
+    # query asks for the server's too.
+    from transcript_tools.edge.store_postgres import query_params
+
+    with s.read() as cur:
+        old_row = cur.execute("SELECT to_tsvector('simple', %s)::text", (words("École Straße"),)).fetchone()[
+            0
+        ]
+        found = cur.execute(
+            "SELECT to_tsvector('simple', %s) @@ (%s::tsquery || plainto_tsquery('simple', %s))",
+            (words("École Straße"), *query_params("École")),
+        ).fetchone()
+    assert found == (True,), old_row
+
+
+def test_a_line_past_a_tsvector_s_size_is_pushed_and_found_by_its_first_words(
+    tmp_path: Path, db: str
+) -> None:
+    """PostgreSQL refuses a ``tsvector`` past 1 MiB of lexemes ("string is too long for
+    tsvector"): a tool output with more distinct words than that failed the whole push. The
+    line is stored whole and indexed by its first 1 MiB of words."""
+    from transcript_tools.store.files import push_session
+
+    d = tmp_path / "cfg" / "projects" / "p"
+    d.mkdir(parents=True)
+    p = d / f"{SID}.jsonl"
+    many = " ".join(f"w{i:07d}x" for i in range(130_000))  # 1.3 MB of distinct words
+    recs = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": SID,
+            "isSidechain": False,
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "hi"},
+        },
+        {
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "u1",
+            "sessionId": SID,
+            "isSidechain": False,
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": many},
+        },
+    ]
+    data = "".join(json.dumps(r) + "\n" for r in recs).encode()
+    p.write_bytes(data)
+    s = _open(db)
+    push_session(s, p, config=tmp_path / "cfg", diagnose=None)
+    assert [h.seq for h in s.search("w0000001x", limit=5)] == [1]
+    assert s.search("w0129999x", limit=5) == []  # past the first MiB: not indexed
+    with s.read() as cur:
+        stream = s.stream(cur, StreamKey("p", SID))
+        assert stream is not None
+        assert b"".join(x[4] for x in s.lines(cur, stream.id, stream.current_version)) == data

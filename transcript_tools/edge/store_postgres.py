@@ -7,10 +7,13 @@ autocommit mode with explicit ``BEGIN``/``COMMIT``; a write locks its stream's r
 creator), so two pushes of one session are serialised while pushes of different sessions
 run side by side. Schema creation holds a transaction-scoped advisory lock, so two first
 runs do not collide on the catalog. Raw line bytes are ``bytea`` (``jsonb`` refuses
-``\\u0000``, which real tool output contains); search is a ``tsvector`` (the ``simple``
-configuration: no stemming, any language) with a GIN index, holding each word of a line once
-(`index_words`: search asks for every word, never a phrase or a rank). A batch's lines go by
-binary ``COPY``, its search texts by one ``INSERT … unnest``.
+``\\u0000``, which real tool output contains); search is a ``tsvector`` with a GIN index,
+holding each word of a line once, lowercased, without positions (`lexemes`: search asks for
+every word, never a phrase or a rank). tt cuts the words itself, as SQLite's FTS5 cuts them
+(`words`), for the lines and for the queries alike, and sends each batch's lines and their
+``tsvector`` values by binary ``COPY``: the server parses no text, and a line with more than 1 MiB
+of distinct words (past a ``tsvector``'s size) is indexed by its first ones instead of failing
+the push.
 
 Errors: a server that cannot be reached, refused credentials or a failing query are one
 message and exit 5 (`StoreUnavailable`); the password is never part of it.
@@ -19,6 +22,7 @@ message and exit 5 (`StoreUnavailable`); the password is never part of it.
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -99,35 +103,27 @@ class PostgresDialect:
                 copy.write_row(r)
 
     def index_texts(self, cur: Any, rows: list[tuple[int, str]]) -> None:
-        # One statement for the batch (the arrays travel once), not a statement per line.
-        if not rows:
-            return
-        cur.execute(
-            "INSERT INTO tt_fts (line_id, tsv) SELECT i, to_tsvector('simple', t) "
-            "FROM unnest(%s::bigint[], %s::text[]) AS u(i, t)",
-            ([i for i, _ in rows], [index_words(t) for _, t in rows]),
-        )
+        # The tsvectors made here and sent by binary COPY (`copy_tsvectors`), not parsed by
+        # the server's to_tsvector (README, "Session store": measured).
+        copy_tsvectors(cur, "tt_fts", rows)
 
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
         cur.execute("DELETE FROM tt_fts WHERE line_id = %s", (line_id,))
 
-    def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+    def search_sql(self, limit: int) -> tuple[str, Callable[[str], tuple[str, ...]]]:
         # The index first (MATERIALIZED): without statistics on a freshly pushed store the
         # planner would walk every line of every session and filter (97 ms vs a GIN lookup).
         sql = (
-            "WITH m AS MATERIALIZED (SELECT line_id FROM tt_fts WHERE tsv @@ plainto_tsquery('simple', ?)) "
+            f"WITH m AS MATERIALIZED (SELECT line_id FROM tt_fts WHERE tsv @@ {_QUERY}) "
             "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
             "FROM m JOIN tt_line l ON l.id = m.line_id JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
             f"ORDER BY m.line_id DESC LIMIT {int(limit)}"
         )
-        return sql, words
+        return sql, query_params
 
-    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
-        sql = (
-            "SELECT line_id FROM tt_fts WHERE tsv @@ plainto_tsquery('simple', ?) "
-            f"ORDER BY line_id DESC LIMIT {int(limit)}"
-        )
-        return sql, words
+    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], tuple[str, ...]]]:
+        sql = f"SELECT line_id FROM tt_fts WHERE tsv @@ {_QUERY} ORDER BY line_id DESC LIMIT {int(limit)}"
+        return sql, query_params
 
 
 #: tt_line's columns as `store.schema` declares them, in `LINE_COLUMNS` order.
@@ -172,14 +168,72 @@ def words(text: str) -> str:
     return _NON_ASCII_NOT_WORD.sub(" ", cut)
 
 
-def index_words(text: str) -> str:
-    """The words of `words` ``(text)``, each once, in the order they first come: what the
-    index stores. Search asks ``plainto_tsquery`` (every word present, no phrase, no rank),
-    which a ``tsvector``'s positions do not change, so the lexemes are the same as for the
-    whole text (``tests/store/test_sessionstore_postgres.py``) and the server's
-    ``to_tsvector`` parses each word once: a first push's wall time 0.9x, paired (README,
-    "Session store")."""
-    return " ".join(dict.fromkeys(words(text).split()))
+#: A search: the lines whose lexemes (`lexemes`) hold every word of the pattern, or, for
+#: the lines of a store made before tt cut them itself, what ``plainto_tsquery`` makes of
+#: its words (the server's parser gave other lexemes on 0.7% of the fixtures' lines).
+_QUERY = "(?::tsquery || plainto_tsquery('simple', ?))"
+
+
+def query_params(pattern: str) -> tuple[str, str]:
+    """`_QUERY`'s parameters: the tsquery of the pattern's lexemes (each quoted: `words`
+    leaves no quote or backslash in a word), and its words for ``plainto_tsquery``."""
+    return " & ".join(f"'{w}'" for w in lexemes(pattern)), words(pattern)
+
+
+#: PostgreSQL's limits (tsvector.h): a lexeme's bytes (MAXSTRLEN), a tsvector's lexeme bytes
+#: (MAXSTRPOS). ``to_tsvector`` refuses a text past the second ("string is too long for
+#: tsvector"), which failed a push of a line with over 1 MB of distinct words.
+MAX_LEXEME = (1 << 11) - 1
+MAX_LEXEMES_BYTES = (1 << 20) - 1
+
+
+def lexemes(text: str) -> list[str]:
+    """The index's terms for ``text``: the `words` of it lowercased (Python's case mapping,
+    on the lines and the queries alike, whatever the server's locale; lowercased first, since
+    lowering can make a mark that cuts a word: ``İ``), each once, in the order they first come."""
+    return list(dict.fromkeys(words(text.lower()).split()))
+
+
+def tsvector_binary(text: str) -> bytes:
+    """The ``tsvector`` of `lexemes` ``(text)`` in PostgreSQL's binary form (``tsvectorsend``:
+    a count, then each lexeme NUL-terminated with its number of positions, 0; sorted by
+    their bytes, as the server keeps them). A line whose distinct words pass the server's
+    limit keeps the first ones (1 MiB of them): the line is still stored whole, and found
+    by those words."""
+    out: list[bytes] = []
+    size = 0
+    for w in lexemes(text):
+        b = w.encode()
+        if len(b) > MAX_LEXEME:
+            continue  # as to_tsvector drops it ("word is too long to be indexed")
+        size += len(b)
+        if size > MAX_LEXEMES_BYTES:
+            break
+        out.append(b)
+    out.sort()
+    return _COUNT.pack(len(out)) + b"".join(b + b"\x00\x00\x00" for b in out)
+
+
+_COUNT = struct.Struct("!i")
+#: A binary COPY's header, and a row's start: two fields, an int8 line id, the tsvector's length.
+_COPY_HEAD = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+_ROW = struct.Struct("!hiqi")
+
+
+def copy_tsvectors(cur: Any, table: str, rows: list[tuple[int, str]]) -> None:
+    """``(line id, text)`` rows into ``table`` ``(line_id, tsv)``, one binary COPY for the
+    batch (the tsvector has no psycopg adapter: the stream is written whole)."""
+    if not rows:
+        return
+    out = [_COPY_HEAD]
+    pack = _ROW.pack
+    for i, t in rows:
+        tsv = tsvector_binary(t)
+        out.append(pack(2, 8, i, len(tsv)))
+        out.append(tsv)
+    out.append(b"\xff\xff")
+    with cur.copy(f"COPY {table} (line_id, tsv) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(b"".join(out))
 
 
 def open_postgres(url: str, clock: Callable[[], int]) -> Store:

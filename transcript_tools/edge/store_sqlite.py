@@ -99,21 +99,25 @@ class SQLiteDialect:
     def unindex_text(self, cur: Any, line_id: int, text: str) -> None:
         cur.execute("INSERT INTO tt_fts (tt_fts, rowid, text) VALUES ('delete', ?, ?)", (line_id, text))
 
-    def search_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+    def search_sql(self, limit: int) -> tuple[str, Callable[[str], tuple[str, ...]]]:
         sql = (
             "SELECT l.stream_id, s.project_key, s.session_id, s.subpath, l.version, l.seq, l.uuid "
             "FROM tt_fts f JOIN tt_line l ON l.id = f.rowid JOIN tt_stream s ON s.id = l.stream_id AND s.current_version = l.version "
             f"WHERE tt_fts MATCH ? ORDER BY f.rowid DESC LIMIT {int(limit)}"
         )
-        return sql, _fts_query
+        return sql, _fts_params
 
-    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], str]]:
+    def search_ids_sql(self, limit: int) -> tuple[str, Callable[[str], tuple[str, ...]]]:
         # The index alone (no join: a third of a microsecond a line where the join costs
         # two), for a search that reads only the first sessions (`store.find`).
         return (
             f"SELECT rowid FROM tt_fts WHERE tt_fts MATCH ? ORDER BY rowid DESC LIMIT {int(limit)}",
-            _fts_query,
+            _fts_params,
         )
+
+
+def _fts_params(q: str) -> tuple[str]:
+    return (_fts_query(q),)
 
 
 def _fts_query(q: str) -> str:

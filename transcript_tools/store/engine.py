@@ -535,14 +535,14 @@ class Store:
         """The index's answer without the lines: ``(stream_id, project_key, session_id,
         subpath, version, seq, uuid)``, newest pushed first (read a line with `line_at`)."""
         sql, prepare = self.d.search_sql(limit)
-        rows: list[tuple[Any, ...]] = self._q(cur, sql, (prepare(query),)).fetchall()
+        rows: list[tuple[Any, ...]] = self._q(cur, sql, prepare(query)).fetchall()
         return rows
 
     def search_ids(self, cur: Any, query: str, *, limit: int) -> list[int]:
         """The ids of the lines the index finds (lines of every version), newest pushed
         first: `search_rows` without the join, for a caller that places them itself."""
         sql, prepare = self.d.search_ids_sql(limit)
-        return [r[0] for r in self._q(cur, sql, (prepare(query),)).fetchall()]
+        return [r[0] for r in self._q(cur, sql, prepare(query)).fetchall()]
 
     def line_home(self, cur: Any, line_id: int) -> tuple[int, str, str, str, int, int] | None:
         """Where one line lives: ``(stream_id, project_key, session_id, subpath, its
