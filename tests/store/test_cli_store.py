@@ -587,3 +587,34 @@ def test_finding_pull_of_what_is_there_already_writes_nothing_and_exits_0(tmp_pa
         and sorted(doc["unchanged"]) == sorted(set(mine) - {str(main)})
     )
     assert main.read_bytes() == before[main][0]
+
+
+@pytest.mark.parametrize("damage", ["payload", "missing"])
+def test_a_damaged_blob_is_one_message_and_exit_4_never_a_traceback(tmp_path: Path, damage: str) -> None:
+    """A blob whose bytes no longer decode (a disk error inside the table: the file still
+    opens as SQLite), or a line naming a blob that is gone, makes every reader stop with one
+    message and exit 4, as a database SQLite finds corrupt does."""
+    import sqlite3
+
+    cfg = tmp_path / "cfg"
+    p = _session(cfg, _lines(0, 5, pad=1500))  # texts past `layers.BIG`: each a compressed blob
+    db = tmp_path / "s.db"
+    url = f"sqlite:///{db}"
+    assert run(cfg, "store", "push", str(p), "--store", url)[0] == 0
+    c = sqlite3.connect(db)
+    with c:
+        assert c.execute("SELECT COUNT(*) FROM tt_blob WHERE codec LIKE '%zstd%'").fetchone()[0] > 0
+        if damage == "payload":
+            c.execute("UPDATE tt_blob SET data = zeroblob(64) WHERE codec LIKE '%zstd%'")
+        else:
+            c.execute("DELETE FROM tt_blob")
+    c.close()
+    for args in (
+        ("store", "pull", SID[:8], "--store", url, "--cwd", str(tmp_path / "w")),
+        ("search", "line", "--store", url),
+        ("show", SID[:8], "--store", url),
+        ("stats", SID[:8], "--store", url),
+    ):
+        code, out, err = run(tmp_path / "other", *args)
+        assert code == 4, (args, code, err)
+        assert "Traceback" not in err and err.startswith("tt: ") and "the store is damaged" in err, err

@@ -332,8 +332,20 @@ class Store:
         out: dict[str, bytes] = {}
         for h in hashes:
             row = self._q(cur, "SELECT codec, data FROM tt_blob WHERE hash = ?", (h,)).fetchone()
-            out[h] = layers.decode_blob(row[0], bytes(row[1]))
+            if row is None:
+                raise self._damaged(f"blob {h} is missing")
+            try:
+                out[h] = layers.decode_blob(row[0], bytes(row[1]))
+            except layers.Damaged as e:
+                raise self._damaged(f"blob {h}: {e}") from e
         return out
+
+    def _damaged(self, what: str) -> Unreadable:
+        # One message and exit 4, as for a database file SQLite itself finds corrupt.
+        return Unreadable(
+            f"{self.url}: the store is damaged ({what})",
+            hint="restore it from a backup; `tt store push` writes again what the session files still hold",
+        )
 
     def lines(
         self,
@@ -357,17 +369,15 @@ class Store:
         rows = self._q(cur, q + " ORDER BY seq", args).fetchall()
         cache: dict[str, bytes] = {}
         for seq, off, complete, uuid, codec, skel, refs_text in rows:
-            refs = layers.decode_refs(refs_text)
-            need = {h for _, h in refs if h not in cache}
-            if need:
-                cache.update(self._blobs(cur, need))
-            yield (
-                seq,
-                off,
-                bool(complete),
-                uuid,
-                layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache),
-            )
+            try:
+                refs = layers.decode_refs(refs_text)
+                need = {h for _, h in refs if h not in cache}
+                if need:
+                    cache.update(self._blobs(cur, need))
+                data = layers.join(layers.decode_blob(codec, bytes(skel)), refs, cache)
+            except ValueError as e:  # (layers.Damaged, or refs that are not "offset:hash")
+                raise self._damaged(f"line {seq} of stream {stream_id}: {e}") from e
+            yield seq, off, bool(complete), uuid, data
 
     def lite_of(self, cur: Any, stream_id: int, version: int) -> str | None:
         row = self._q(

@@ -212,13 +212,21 @@ def encode_skeleton(data: bytes) -> tuple[str, bytes]:
     return (ZSTD, z) if len(z) < len(data) else (RAW, data)
 
 
+class Damaged(ValueError):
+    """Stored bytes that cannot be decoded (a payload its codec refuses, an unknown codec):
+    the store was damaged after it was written."""
+
+
 def decode_blob(codec: str, payload: bytes) -> bytes:
+    """`encode_blob`'s inverse; `Damaged` when the payload cannot be decoded."""
     if codec == RAW:
         return bytes(payload)
-    if codec == ZSTD:
-        return _zstd_codecs()[2].decompress(payload)
-    if codec == B64:
-        return base64.b64encode(payload)
-    if codec == B64_ZSTD:
-        return base64.b64encode(_zstd_codecs()[2].decompress(payload))
-    raise ValueError(f"unknown codec {codec!r}")
+    if codec not in (ZSTD, B64, B64_ZSTD):
+        raise Damaged(f"unknown codec {codec!r}")
+    try:
+        if codec == B64:
+            return base64.b64encode(payload)
+        raw = _zstd_codecs()[2].decompress(payload)
+    except Exception as e:  # zstandard.ZstdError and kin: the payload, not tt, is at fault
+        raise Damaged(f"{codec} payload: {e}") from e
+    return base64.b64encode(raw) if codec == B64_ZSTD else raw
