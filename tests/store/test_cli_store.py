@@ -615,6 +615,6 @@ def test_a_damaged_blob_is_one_message_and_exit_4_never_a_traceback(tmp_path: Pa
         ("show", SID[:8], "--store", url),
         ("stats", SID[:8], "--store", url),
     ):
-        code, out, err = run(tmp_path / "other", *args)
+        code, _out, err = run(tmp_path / "other", *args)
         assert code == 4, (args, code, err)
         assert "Traceback" not in err and err.startswith("tt: ") and "the store is damaged" in err, err
