@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import orjson
@@ -76,6 +78,46 @@ def test_a_literal_in_a_text_is_in_the_line_written_as_claude_code_writes(text: 
         m = make_matcher(pattern, case=case)
         if m.spans(text):
             assert m.may_match(raw)
+
+
+TEXT_WIDE = st.text(alphabet=st.sampled_from(list('ab"\\\n/éÉßЖ😀 XY')), max_size=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXT_WIDE, TEXT_WIDE)
+def test_a_literal_in_a_text_is_in_the_line_written_with_other_writers_escapes(
+    text: str, pattern: str
+) -> None:
+    """Other tools write ``\\u00e9`` (either case of hex) for non-ASCII characters and ``\\/``
+    for ``/`` (Python's json.dumps, for one): the prefilter keeps those lines too."""
+    if not pattern:
+        return
+    rec = {"type": "user", "uuid": "u", "message": {"role": "user", "content": text}}
+    ascii_form = json.dumps(rec)  # \\uXXXX escapes, lowercase hex
+    forms = [
+        ascii_form.encode(),
+        re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), ascii_form).encode(),
+        json.dumps(rec, ensure_ascii=False).replace("/", "\\/").encode(),
+    ]
+    for case in ("smart", "sensitive", "insensitive"):
+        m = make_matcher(pattern, case=case)
+        if m.spans(text):
+            for raw in forms:
+                assert json.loads(raw) == rec and m.may_match(raw), raw
+
+
+def test_a_capital_pattern_finds_text_that_other_writers_escaped(tmp_path: Path) -> None:
+    """A new user's file written with ``\\u00e9`` and ``\\/`` escapes: `Café` and `src/App.py`
+    (case-sensitive: a capital) were found in the files only when the bytes held them as is."""
+    p = tmp_path / "s.jsonl"
+    recs = [
+        {"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": t}}
+        for i, t in enumerate(["Café au lait", "see src/App.py", "Zoë 😀"])
+    ]
+    p.write_bytes(b"".join(json.dumps(r).replace("/", "\\/").encode() + b"\n" for r in recs))
+    assert b"Caf\\u00e9" in p.read_bytes() and b"src\\/App" in p.read_bytes()
+    for pattern, line in (("Café", 1), ("src/App.py", 2), ("Zoë 😀", 3)):
+        assert [h[0] for h in streamed(p, pattern)] == [line] == [h[0] for h in brute_force(p, pattern)]
 
 
 def test_texts_of_a_record_cover_prompts_replies_thinking_tools() -> None:

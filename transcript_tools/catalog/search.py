@@ -12,8 +12,9 @@ record's text only if its JSON-escaped bytes occur in the line. Lines (and, in
 prefiltered that way; its lines are prefiltered by record type instead.
 
 Invariants: pure (bytes in, values out); a hit's ``spans`` index its ``text``; the
-prefilter never drops a line whose text matches a literal pattern (for files written as
-Claude Code writes them: text stored as ``\\u00e9`` escapes by other tools can be missed).
+prefilter never drops a line whose text matches a literal pattern, whether the file writes
+a character as ``JSON.stringify`` does or as a ``\\uXXXX`` or ``\\/`` escape (other tools'
+JSON writers do).
 """
 
 from __future__ import annotations
@@ -68,13 +69,29 @@ def make_matcher(pattern: str, *, regex: bool = False, case: str = "smart") -> M
     except re.error as e:
         raise ValueError(f"bad regular expression: {e}") from e
     needle: re.Pattern[bytes] | None = None
-    if not regex:
-        escaped = json.dumps(pattern, ensure_ascii=False)[1:-1].encode("utf-8")
-        if not ignore or escaped.isascii():
-            # bytes IGNORECASE folds ASCII only; a non-ASCII pattern ignoring case is
-            # prefiltered by record type.
-            needle = re.compile(re.escape(escaped), re.IGNORECASE if ignore else 0)
+    if not regex and (not ignore or pattern.isascii()):
+        # (bytes IGNORECASE folds ASCII only: a non-ASCII pattern ignoring case is
+        # prefiltered by record type.)
+        needle = re.compile(b"".join(_raw_forms(c) for c in pattern), re.IGNORECASE if ignore else 0)
     return Matcher(pattern, regex, ignore, compiled, needle)
+
+
+def _raw_forms(c: str) -> bytes:
+    """A regex of the bytes that can stand for character ``c`` inside a JSON string: the
+    form ``JSON.stringify`` writes (Claude Code's: only ``"``, ``\\`` and control
+    characters escaped), and for ``/`` and non-ASCII characters also the ``\\/`` and
+    ``\\uXXXX`` escapes other writers use (Python's ``json.dumps``, for one)."""
+    plain = re.escape(json.dumps(c, ensure_ascii=False)[1:-1].encode("utf-8"))
+    if c == "/":
+        return rb"(?:/|\\/)"
+    if c.isascii():
+        return plain
+    units = json.dumps(c)[1:-1]  # "\\u00e9", or a surrogate pair for astral characters
+    hexes = [units[i + 2 : i + 6] for i in range(0, len(units), 6)]
+    escaped = b"".join(
+        rb"\\u" + b"".join(b"[" + ch.lower().encode() + ch.upper().encode() + b"]" for ch in h) for h in hexes
+    )
+    return b"(?:" + plain + b"|" + escaped + b")"
 
 
 @dataclass(frozen=True, slots=True)
