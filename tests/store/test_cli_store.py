@@ -618,3 +618,37 @@ def test_a_damaged_blob_is_one_message_and_exit_4_never_a_traceback(tmp_path: Pa
         code, _out, err = run(tmp_path / "other", *args)
         assert code == 4, (args, code, err)
         assert "Traceback" not in err and err.startswith("tt: ") and "the store is damaged" in err, err
+
+
+def test_a_reader_never_writes_tt_s_tables_into_a_database_that_is_not_a_store(tmp_path: Path) -> None:
+    """`tt store ls`, `tt ls --store`, `tt search --store` pointed at another application's
+    SQLite file (or an empty one) say there is no tt store there (exit 3) and leave it as it
+    was; `tt store push` makes the store, as asked."""
+    import sqlite3
+
+    other = tmp_path / "app.db"
+    c = sqlite3.connect(other)
+    with c:
+        c.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        c.execute("INSERT INTO users (name) VALUES ('ada')")
+    c.close()
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for db in (other, empty):
+        before = db.read_bytes()
+        url = f"sqlite:///{db}"
+        for args in (
+            ("store", "ls", "--store", url),
+            ("ls", "--store", url),
+            ("search", "x", "--store", url),
+        ):
+            code, _out, err = run(tmp_path, *args)
+            assert code == 3 and "no tt store here" in err and "Traceback" not in err, (args, err)
+        assert db.read_bytes() == before and not list(tmp_path.glob(db.name + "-*"))
+    cfg = tmp_path / "cfg"
+    p = _session(cfg, _lines(0, 3))
+    assert run(cfg, "store", "push", str(p), "--store", f"sqlite:///{other}")[0] == 0
+    c = sqlite3.connect(other)
+    assert c.execute("SELECT name FROM users").fetchall() == [("ada",)]
+    assert c.execute("SELECT COUNT(*) FROM tt_line").fetchone() == (3,)
+    c.close()

@@ -207,7 +207,13 @@ def test_unreachable_server_and_wrong_password_are_exit_5_without_the_password(
         env={"PGUSER": pg.USER, "PGPASSWORD": pg.PASSWORD},
     )
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
+    # Connected and signed in (else exit 5); the database holds no tt tables, and a command
+    # that only reads does not write them there.
+    assert p.returncode == 3 and b"no tt store here" in err, err
+    import psycopg
+
+    with psycopg.connect(cluster) as c:
+        assert c.execute("SELECT COUNT(*) FROM pg_tables WHERE tablename LIKE 'tt_%'").fetchone() == (0,)
 
 
 def test_show_stats_and_validate_with_a_postgres_store_print_what_they_print_for_the_file(

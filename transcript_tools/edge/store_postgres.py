@@ -236,7 +236,7 @@ def copy_tsvectors(cur: Any, table: str, rows: list[tuple[int, str]]) -> None:
         copy.write(b"".join(out))
 
 
-def open_postgres(url: str, clock: Callable[[], int]) -> Store:
+def open_postgres(url: str, clock: Callable[[], int], *, create: bool = True) -> Store:
     psycopg = _psycopg()
     try:
         password = psycopg.conninfo.conninfo_to_dict(url).get("password")
@@ -250,5 +250,5 @@ def open_postgres(url: str, clock: Callable[[], int]) -> Store:
     except psycopg.Error as e:
         raise dialect.translate(e, url) from e
     store = Store(conn, dialect, clock, url=redacted(url))
-    store.init_schema()
+    store.init_schema(create=create)
     return store

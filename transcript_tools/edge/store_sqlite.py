@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import Unreadable, WriteFailed
-from ..store.engine import Store
+from ..store.engine import Store, no_store
 from ..store.schema import LINE_COLUMNS, SQLITE, TOKENIZE
 
 #: How long a writer waits for the store's write lock, and how often it asks for it.
@@ -161,6 +161,11 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
     while True:
         try:
             conn.execute("PRAGMA busy_timeout = 60000")
+            if not create and not SQLiteDialect().has_table(conn.cursor(), "tt_meta"):
+                # Before any PRAGMA that writes (WAL is recorded in the file's header): a
+                # command that only reads leaves another application's database as it was.
+                conn.close()
+                raise no_store(url or f"sqlite:///{path}")
             # Switching to WAL takes an exclusive lock for a moment, and SQLite answers "locked"
             # at once (no busy handler) while another process is creating or opening the same
             # new store: wait for it, as for any other writer.
@@ -168,7 +173,7 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
             store = Store(conn, SQLiteDialect(), clock, url=url or f"sqlite:///{path}")
-            store.init_schema()
+            store.init_schema(create=create)
             return store
         except sqlite3.OperationalError as e:
             if _busy(e) and time.monotonic() < deadline:

@@ -40,7 +40,7 @@ def open_store(url: str | None, *, config: Path, create: bool = True) -> Store:
     if u.startswith(("postgresql://", "postgres://")):
         from .store_postgres import open_postgres
 
-        return open_postgres(u, now_ms)
+        return open_postgres(u, now_ms, create=create)
     if "://" in u and not u.startswith("sqlite://"):
         raise UsageError(f"{redacted(u)}: unknown store URL (sqlite:///PATH or postgresql://…)")
     path = Path(u[len("sqlite:///") :] if u.startswith("sqlite:///") else u).expanduser()

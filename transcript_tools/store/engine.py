@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..model.errors import Unreadable
+from ..model.errors import NotFound, Unreadable
 from . import layers, schema
 from .model import Dialect, SearchHit, StreamInfo, StreamKey, Version
 
@@ -77,7 +77,10 @@ class Store:
         cur.execute(self.d.sql(q), tuple(args))
         return cur
 
-    def init_schema(self) -> None:
+    def init_schema(self, *, create: bool = True) -> None:
+        """Make the tables when missing; without ``create`` (a command that only reads),
+        `NotFound` instead: a reader never writes tt's tables into a database that is not a
+        tt store (another application's, an empty file)."""
         # Only when missing: DDL on an existing PostgreSQL table (even IF NOT EXISTS on an
         # index) takes table locks that deadlock against a concurrent push.
         with self.read() as cur:
@@ -87,6 +90,8 @@ class Store:
                     if int(row[0]) > schema.SCHEMA_VERSION:
                         raise SchemaTooNew(int(row[0]))
                     return
+        if not create:
+            raise no_store(self.url)
         with self.write() as cur:
             self.d.init_lock(cur)
             if (
@@ -585,6 +590,14 @@ class Store:
                 cur, "SELECT COALESCE(SUM(LENGTH(data)), 0), COALESCE(SUM(size), 0) FROM tt_blob"
             ).fetchone()
         return {"skeletons": int(skel), "blobs": int(blob[0]), "blob_raw": int(blob[1])}
+
+
+def no_store(url: str) -> NotFound:
+    """What a command that only reads says of a database without tt's tables."""
+    return NotFound(
+        f"{url}: no tt store here (the database holds no tt tables)",
+        hint="`tt store push` makes one; or name another with --store",
+    )
 
 
 class SchemaTooNew(Unreadable):

@@ -223,10 +223,13 @@ def decode_blob(codec: str, payload: bytes) -> bytes:
         return bytes(payload)
     if codec not in (ZSTD, B64, B64_ZSTD):
         raise Damaged(f"unknown codec {codec!r}")
+    if codec == B64:
+        return base64.b64encode(payload)
+    decompressor = _zstd_codecs()[2]
+    import zstandard  # (imported by `_zstd_codecs` already: its error class)
+
     try:
-        if codec == B64:
-            return base64.b64encode(payload)
-        raw = _zstd_codecs()[2].decompress(payload)
-    except Exception as e:  # zstandard.ZstdError and kin: the payload, not tt, is at fault
+        raw = decompressor.decompress(payload)
+    except zstandard.ZstdError as e:
         raise Damaged(f"{codec} payload: {e}") from e
     return base64.b64encode(raw) if codec == B64_ZSTD else raw
