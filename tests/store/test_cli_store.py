@@ -652,3 +652,27 @@ def test_a_reader_never_writes_tt_s_tables_into_a_database_that_is_not_a_store(t
     assert c.execute("SELECT name FROM users").fetchall() == [("ada",)]
     assert c.execute("SELECT COUNT(*) FROM tt_line").fetchone() == (3,)
     c.close()
+
+
+def test_one_id_pushed_from_two_projects_is_named_as_project_slash_id(tmp_path: Path) -> None:
+    """A session copied into another project (a repaired copy, a second checkout) and pushed
+    too: its id names two stored sessions. The message names both as ``<project>/<id>``, and
+    that form reaches each (a new user's pass: it was refused, exit 2, so neither could be
+    reached)."""
+    cfg = tmp_path / "cfg"
+    p = _session(cfg, _lines(0, 3))
+    q = cfg / "projects" / "-home-u-other" / p.name
+    q.parent.mkdir(parents=True)
+    q.write_bytes(_lines(0, 4))
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert run(cfg, "store", "push", "--all", "--store", url)[0] == 0
+    code, _out, err = run(cfg, "store", "log", SID, "--store", url)
+    assert code != 0 and f"-home-u-p/{SID}" in err and f"-home-u-other/{SID}" in err, err
+    for project, n in (("-home-u-p", 3), ("-home-u-other", 4)):
+        code, out, err = run(cfg, "store", "log", "--store", url, "--json", "--", f"{project}/{SID}")
+        assert code == 0, err
+        assert [v["lines"] for v in json.loads(out)["versions"]] == [n], out
+        code, out, err = run(cfg, "show", "--store", url, "--json", "--", f"{project}/{SID[:8]}")
+        assert code == 0, err
+    for bad in ("a/b/" + SID, "/" + SID, "-home-u-p/"):
+        assert run(cfg, "store", "log", "--store", url, "--", bad)[0] == 2, bad

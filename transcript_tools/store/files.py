@@ -543,7 +543,11 @@ def push_many(
 
 
 def find_session(store: Store, spec: str, project_key: str | None = None) -> list[StreamInfo]:
-    """The streams of the one stored session ``spec`` names (an id or a unique prefix)."""
+    """The streams of the one stored session ``spec`` names: an id or a unique prefix, or
+    ``<project>/<id>`` (as an ambiguous id's message names them: one id pushed from two
+    projects, a copy of a session beside the original)."""
+    if "/" in spec:
+        project_key, spec = spec.split("/", 1)
     with store.read() as cur:
         rows = store.list_streams(cur, project_key)
     mains = [s for s in rows if s.key.subpath == "" and s.key.session_id == spec] or [
@@ -554,7 +558,8 @@ def find_session(store: Store, spec: str, project_key: str | None = None) -> lis
     if len(mains) > 1:
         names = ", ".join(f"{s.key.project_key}/{s.key.session_id}" for s in mains[:5])
         raise AmbiguousSession(
-            f"{spec!r} matches {len(mains)} stored sessions: {names}", hint="give more of the id"
+            f"{spec!r} matches {len(mains)} stored sessions: {names}",
+            hint="give more of the id, or name one as <project>/<id> (after `--`: project folders begin with '-')",
         )
     m = mains[0].key
     return [s for s in rows if s.key.project_key == m.project_key and s.key.session_id == m.session_id]
@@ -789,6 +794,8 @@ def write_pull(plan: PullPlan, *, force: bool = False) -> list[Path]:
 
 
 def session_arg(spec: str) -> str:
-    if not spec or "/" in spec:
-        raise UsageError(f"{spec!r}: name a stored session by its id")
+    """A stored session's name: an id (or prefix), or ``<project>/<id>`` (`find_session`)."""
+    project, _, sid = spec.rpartition("/")
+    if not sid or "/" in project or (spec.count("/") == 1 and not project):
+        raise UsageError(f"{spec!r}: name a stored session by its id, or as <project>/<id>")
     return spec
