@@ -435,6 +435,9 @@ def test_a_store_indexed_by_the_server_s_parser_is_searched_alike(tmp_path: Path
             (words("École Straße"), *query_params("École")),
         ).fetchone()
     assert found == (True,), old_row
+    # A word past a lexeme's size is in no index (the server drops it from a tsvector and
+    # refuses it in a tsquery): a search for it finds nothing, and is no database error.
+    assert s.search("a" * 3000, limit=5) == [] and s.search("!!!", limit=5) == []
 
 
 def test_a_line_past_a_tsvector_s_size_is_pushed_and_found_by_its_first_words(

@@ -175,9 +175,11 @@ _QUERY = "(?::tsquery || plainto_tsquery('simple', ?))"
 
 
 def query_params(pattern: str) -> tuple[str, str]:
-    """`_QUERY`'s parameters: the tsquery of the pattern's lexemes (each quoted: `words`
-    leaves no quote or backslash in a word), and its words for ``plainto_tsquery``."""
-    return " & ".join(f"'{w}'" for w in lexemes(pattern)), words(pattern)
+    """`_QUERY`'s parameters: the tsquery of the pattern's lexemes that an index can hold
+    (each quoted: `words` leaves no quote or backslash in a word; a longer one the server
+    refuses in a tsquery, and no line is indexed by it), and its words for
+    ``plainto_tsquery``."""
+    return " & ".join(f"'{w}'" for w in lexemes(pattern) if len(w.encode()) <= MAX_LEXEME), words(pattern)
 
 
 #: PostgreSQL's limits (tsvector.h): a lexeme's bytes (MAXSTRLEN), a tsvector's lexeme bytes
