@@ -362,8 +362,6 @@ class _SchemaLeft:
     without ``id``), so what the schema rejects before is rejected after, unless repair
     dropped or rewrote that record. `tt validate` reports them as ``schema-invalid``."""
 
-    WHY = LEFT_WHY["schema-invalid"]
-
     def __init__(self, path: Path) -> None:
         from ..validate.files_schema import default_checker
 

@@ -51,7 +51,8 @@ def search_store(
     word costs what its first sessions cost, not a join of every line that holds it
     (``the`` on the bench set: 7 ms against 46 ms for ten sessions). Without it one join
     places every line at once, cheaper for all of them. Both give the same sessions in the
-    same order with the same hits (tests/store/test_cli_store_flag.py)."""
+    same order with the same hits
+    (tests/store/test_sessionstore.py::test_both_placements_give_the_same_sessions_in_the_same_order)."""
     # A session's lines are read back and matched when the caller asks for that session,
     # so `tt search -n 10` reads ten sessions' lines, not the 20,000 the index may name
     # (each line read by its version, which a later push never changes).
