@@ -62,15 +62,14 @@ medians of 5 interleaved at load 5; half the results are no longer pickled).
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
+from ..edge.collector import gc_paused
 from ..edge.reader import _open, split_terminator
 from ..model.errors import Unreadable
 from ..model.lines import decode_line
@@ -83,30 +82,13 @@ def session_stats(
     path: Path, *, subagents: bool = True, agents: Callable[[Path], list[Path]] = agent_files
 ) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
-    with _gc_paused():
+    with gc_paused():
         c = Collector(session_id_from_name(path.name) or path.name)
         c.feed_records(_records(path, c))
         if subagents:
             for sub in agents(path):
                 c.feed_records(_records(sub, c), subagent=True)
         return c.stats()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Reading makes a few small objects per line and no reference cycles (refcounting
-    # frees every record), nor do the statistics, their dictionaries and their pickles
-    # between processes: the cyclic collector's passes over them cost a sixth of the time
-    # on the `tt ls` bench set and free nothing, so it is paused meanwhile (process-wide,
-    # as the gc module is; collection resumes after, and a nested pause leaves it to the
-    # outer one).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 #: From how many sessions `many_stats` spreads them over processes (starting a worker
@@ -188,7 +170,7 @@ def _in_processes(
     size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
     mine: dict[int, _T] = {}
-    with _gc_paused(), ProcessPoolExecutor(max_workers=workers - 1) as pool:
+    with gc_paused(), ProcessPoolExecutor(max_workers=workers - 1) as pool:
         futures = [pool.submit(_worker_run, run, r, subagents) for r in runs]
         agents = LegacyAgents()  # this call's own: the folders may change between calls
         for i in range(len(runs) - 1, -1, -1):
@@ -199,14 +181,14 @@ def _in_processes(
 
 
 def _stats_run(paths: list[Path], subagents: bool, agents: LegacyAgents) -> list[Stats]:
-    with _gc_paused():
+    with gc_paused():
         return [session_stats(p, subagents=subagents, agents=agents) for p in paths]
 
 
 def _dicts_run(
     paths: list[Path], subagents: bool, agents: LegacyAgents
 ) -> tuple[list[dict[str, Any]], Stats]:
-    with _gc_paused():
+    with gc_paused():
         each = [session_stats(p, subagents=subagents, agents=agents) for p in paths]
         return [s.to_dict() for s in each], combine(each)
 

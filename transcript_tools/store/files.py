@@ -42,7 +42,6 @@ replaced) by pull.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -53,6 +52,7 @@ from typing import Any
 import orjson
 
 from ..edge import claude_dir as cfg
+from ..edge.collector import gc_paused
 from ..edge.writer import replace_atomically, write_new
 from ..model.errors import (
     AmbiguousSession,
@@ -173,11 +173,8 @@ def prepare_stream(
         data = _read(path)
         plan = _plan(store, cur, s.id if s else None, v, data)
         basis = _basis(store, cur, s, v)
-    # The pass allocates a dict per line and frees them as it goes: the cyclic collector
-    # would only rescan them (as in `validate.files.validate_path`).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # The pass allocates a dict per line and frees them as it goes.
+    with gc_paused():
         prep = Preparer(seq=plan[1], offset=plan[2])
         if diagnose is validate_diagnostics:
             from .files_checks import Checks
@@ -191,9 +188,6 @@ def prepare_stream(
                 add(body, term, rec)
             diagnostics = diagnose(path) if diagnose else None
         prepared = prep.done(_known(store, pending))
-    finally:
-        if was_enabled:
-            gc.enable()
     if pending is not None:
         pending.update(prepared.blobs)
     return StreamJob(
@@ -475,19 +469,12 @@ def _commit_batches(
         if not any(not j.unchanged() for j in batch):
             return [apply_session(store, None, j, diagnose) for j in batch]
         # The batch holds up to BATCH_BYTES of prepared rows (small objects, no cycles),
-        # and writing them allocates more: the cyclic collector would rescan them at every
-        # pass and free nothing (as while preparing, `prepare_session`). Paused here too:
-        # a first push of 400 bench sessions into SQLite took 6.25 s of CPU against 6.70 s
-        # (medians of 3 interleaved; 5.31 against 5.99 s wall).
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            with store.write() as cur:
-                put_blobs(store, cur, batch)
-                return [apply_session(store, cur, j, diagnose) for j in batch]
-        finally:
-            if was_enabled:
-                gc.enable()
+        # and writing them allocates more (as while preparing, `prepare_session`). Paused
+        # here too: a first push of 400 bench sessions into SQLite took 6.25 s of CPU
+        # against 6.70 s (medians of 3 interleaved; 5.31 against 5.99 s wall).
+        with gc_paused(), store.write() as cur:
+            put_blobs(store, cur, batch)
+            return [apply_session(store, cur, j, diagnose) for j in batch]
 
     for job in jobs:
         batch.append(job)

@@ -13,13 +13,13 @@ Invariants:
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as store
+from ..edge.collector import gc_paused
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_raw, lines_of
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
@@ -120,19 +120,14 @@ def validate_path(
     process then ends without freeing them one by one."""
     bytes_at = _BytesAt(path)
     v = new_validator(path, file_size(path), cap=cap, schema=schema, line_at=bytes_at)
-    # The pass allocates a dict per line and keeps small acyclic objects per node: the
-    # cyclic collector only rescans them (~15% of the run on a 50 MB file), so it is off
-    # for the duration and back on after, whatever happens.
-    was_enabled = gc.isenabled()
-    gc.disable()
+    # The pass allocates a dict per line and keeps small acyclic objects per node.
     try:
-        with lines_of(path) as f:
-            v.feed_chunks(f)
-        report = conclude(v, path, lambda start: iter_raw(path, start))
+        with gc_paused():
+            with lines_of(path) as f:
+                v.feed_chunks(f)
+            report = conclude(v, path, lambda start: iter_raw(path, start))
     finally:
         bytes_at.close()
-        if was_enabled:
-            gc.enable()
     if keep is not None:
         keep(v)
     return report
