@@ -310,13 +310,9 @@ def _chunks(
     pos = 0
     try:
         with open(path, "rb") as f:
-            for line, offset in sorted(plan.offsets.items(), key=lambda x: x[1]):
+            for line, offset, end, raw in _touched(f, s, plan):
                 yield from _stretch(f, pos, offset, r)
-                f.seek(offset)
-                chunk = f.readline(s.size - offset)
-                pos = offset + len(chunk)
-                data, term = split_terminator(chunk)
-                raw = [(line, offset, data, term, pos >= s.size)]
+                pos = end
                 for item in apply(raw, plan, now=now, out_lines_before=r.lines_out):
                     if isinstance(item, Out):
                         if schema is not None:
@@ -344,11 +340,7 @@ def _applied(path: Path, s: Survey, plan: Plan, now: str) -> Iterator[tuple[Out,
     dry run's account of what the output would hold."""
     try:
         with open(path, "rb") as f:
-            for line, offset in sorted(plan.offsets.items(), key=lambda x: x[1]):
-                f.seek(offset)
-                chunk = f.readline(s.size - offset)
-                data, term = split_terminator(chunk)
-                raw = [(line, offset, data, term, offset + len(chunk) >= s.size)]
+            for line, _, _, raw in _touched(f, s, plan):
                 for item in apply(raw, plan, now=now):
                     if isinstance(item, Out):
                         yield item, line
@@ -415,6 +407,18 @@ class _SchemaLeft:
 
     def left(self, untouched: list[Diagnostic]) -> list[Diagnostic]:
         return sorted(untouched + self._out, key=lambda d: d.line or 0)
+
+
+def _touched(f: Any, s: Survey, plan: Plan) -> Iterator[tuple[int, int, int, list[Any]]]:
+    """Each line the plan touches, in file order: ``(line, offset, end, raw)``, ``raw``
+    being what `apply` takes (only the bytes the survey saw: an appender's later lines are
+    not half-applied). It seeks for each; a reader of the stretches between seeks too."""
+    for line, offset in sorted(plan.offsets.items(), key=lambda x: x[1]):
+        f.seek(offset)
+        chunk = f.readline(s.size - offset)
+        end = offset + len(chunk)
+        data, term = split_terminator(chunk)
+        yield line, offset, end, [(line, offset, data, term, end >= s.size)]
 
 
 def _stretch(f: Any, start: int, end: int, r: FileReport) -> Iterator[bytes]:
