@@ -916,7 +916,7 @@ def normalise_text(s: str) -> str:
 
 def raw_lines(data: bytes) -> list[tuple[int, int, bytes, bytes, bool]]:
     """``(line, offset, data, terminator, is_last)`` as `reader.iter_raw` yields for a file."""
-    from transcript_tools.edge.reader import split_terminator
+    from transcript_tools.model.lines import split_terminator
 
     out: list[tuple[int, int, bytes, bytes, bool]] = []
     pos = 0

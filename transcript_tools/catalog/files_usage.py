@@ -70,9 +70,9 @@ from typing import Any, TypeVar
 import orjson
 
 from ..edge.collector import gc_paused
-from ..edge.reader import _open, split_terminator
+from ..edge.reader import _open
 from ..model.errors import Unreadable
-from ..model.lines import decode_line
+from ..model.lines import decode_line, split_terminator
 from ..model.session import session_id_from_name
 from .files import LegacyAgents, agent_files
 from .stats import Collector, Stats, combine

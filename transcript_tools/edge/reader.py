@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..model.errors import NotFound, TranscriptTooLarge, Unreadable
-from ..model.lines import MAX_TRANSCRIPT_READ_BYTES, DecodedLine, Entry, decode_line
+from ..model.lines import MAX_TRANSCRIPT_READ_BYTES, DecodedLine, Entry, decode_line, split_terminator
 
 _BUFFER = 1 << 20
 
@@ -110,15 +110,6 @@ def iter_raw(path: Path, start: int = 0) -> Iterator[tuple[int, int, bytes, byte
         if prev is not None:
             data, term = split_terminator(prev)
             yield number + 1, offset, data, term, True
-
-
-def split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
-    """A physical line's bytes and its terminator (``\\r\\n``, ``\\n`` or none)."""
-    if chunk.endswith(b"\r\n"):
-        return chunk[:-2], b"\r\n"
-    if chunk.endswith(b"\n"):
-        return chunk[:-1], b"\n"
-    return chunk, b""
 
 
 def iter_lines(path: Path, start: int = 0) -> Iterator[DecodedLine]:

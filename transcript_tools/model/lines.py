@@ -180,6 +180,15 @@ class DecodedLine:
         return f"DecodedLine({self.line}, entries={len(self.entries)}, pieces={self.pieces!r})"
 
 
+def split_terminator(chunk: bytes) -> tuple[bytes, bytes]:
+    """A physical line's bytes and its terminator (``\\r\\n``, ``\\n`` or none)."""
+    if chunk.endswith(b"\r\n"):
+        return chunk[:-2], b"\r\n"
+    if chunk.endswith(b"\n"):
+        return chunk[:-1], b"\n"
+    return chunk, b""
+
+
 def decode_line(number: int, offset: int, data: bytes, terminator: bytes, *, is_last: bool) -> DecodedLine:
     """Decode one physical line. Never raises on any input bytes."""
     try:

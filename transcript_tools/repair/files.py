@@ -37,11 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..edge.reader import file_size, iter_lines, split_terminator
+from ..edge.reader import file_size, iter_lines
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import QUARANTINE_SUFFIX, by_product, dumps, replace_atomically, snapshot, write_new
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.errors import FileChanged, NotATranscript, Unreadable, WriteFailed
+from ..model.lines import split_terminator
 from .core import Action, Out, Plan, Quarantined, RepairOptions, Survey, apply, make_plan
 from .plan import LEFT_WHY
 

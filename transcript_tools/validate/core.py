@@ -56,7 +56,7 @@ from ..model.chain import (
     Elsewhere,
 )
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.lines import DecodedLine, Entry, decode_line
+from ..model.lines import DecodedLine, Entry, decode_line, split_terminator
 from ..model.session import session_id_from_name
 
 _loads = orjson.loads
@@ -236,12 +236,7 @@ class Validator:
                     record(rec, number, offset, chunk, len(chunk) - 1)
                     offset += len(chunk)
                     continue
-            if chunk.endswith(b"\r\n"):
-                data, term = chunk[:-2], b"\r\n"
-            elif chunk.endswith(b"\n"):
-                data, term = chunk[:-1], b"\n"
-            else:
-                data, term = chunk, b""
+            data, term = split_terminator(chunk)
             fallback((decode_line(number, offset, data, term, is_last=not term),))
             offset += len(chunk)
         self.report.lines += n
