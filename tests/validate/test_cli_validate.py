@@ -237,16 +237,25 @@ def _rich_rendering(reports: list, **kw: bool) -> str:
         ((S332,), ()),  # the same without -q: still only the summary line
         ((DAMAGED / "nul-run.jsonl",), ("-q",)),  # errors
         ((REAL / "v1.0.51-response-line-rewritten-as-root.jsonl",), ("-q",)),  # a warning
-        ((REAL / "v1.0.51-response-line-rewritten-as-root.jsonl",), ()),  # ... listed: rich
+        ((REAL / "v1.0.51-response-line-rewritten-as-root.jsonl",), ()),  # ... listed
         ((REAL / "v1.0.71-summaries-sdk-ends-mid-tool.jsonl",), ("-q", "--errors")),
         ((DAMAGED, OTHER_TOOL.parent), ("-q",)),  # many files, one not a transcript
+        ((DAMAGED / "torn-tail+fused-records+nul-run+dangling-parent.jsonl",), ()),  # a report
+        ((DAMAGED / "torn-tail+fused-records+nul-run+dangling-parent.jsonl",), ("--errors",)),
+        ((DAMAGED,), ()),  # many files: tables, rich draws them
+        (("[bold]:smile:-x.jsonl",), ()),  # markup and an emoji code in the path: printed as is
+        (("café-report.jsonl",), ()),  # not ASCII: rich prints it
     ],
 )
-def test_the_summary_tt_writes_itself_is_what_rich_prints(
-    targets: tuple[Path, ...], args: tuple[str, ...]
+def test_what_tt_writes_itself_is_what_rich_prints(
+    targets: tuple[str | Path, ...], args: tuple[str, ...], tmp_path: Path
 ) -> None:
     from transcript_tools.validate.files import files_named, validate_path
 
+    if isinstance(targets[0], str):  # a damaged file under that name
+        dest = tmp_path / targets[0]
+        dest.write_bytes((DAMAGED / "nul-run.jsonl").read_bytes())
+        targets = (dest,)
     r = tt("validate", *args, *map(str, targets))
     assert r.returncode in (0, 1), r.stderr
     reports = [validate_path(p) for p in files_named(tuple(map(str, targets)), False, None, True)]
@@ -255,11 +264,18 @@ def test_the_summary_tt_writes_itself_is_what_rich_prints(
     assert expected.endswith(" checked: " + expected.split(" checked: ")[-1])  # the summary is last
 
 
-def test_quiet_validate_to_a_pipe_does_not_import_rich() -> None:
+def test_validate_of_one_file_to_a_pipe_does_not_import_rich() -> None:
     env = tt_env()
-    for args, imported in ((["-q"], False), ([], True), (["-q", "--json"], False)):
+    one = [str(DAMAGED / "nul-run.jsonl")]
+    for args, imported in (
+        (["-q", *one], False),
+        (one, False),
+        (["-q", "--json", *one], False),
+        ([*one, str(DAMAGED / "torn-tail.jsonl")], True),  # several files: a table
+        (["-q", *one, str(DAMAGED / "torn-tail.jsonl")], False),  # (more than 3: a progress bar)
+    ):
         r = subprocess.run(
-            [sys.executable, "-c", RICH_PROBE, "validate", *args, str(DAMAGED / "nul-run.jsonl")],
+            [sys.executable, "-c", RICH_PROBE, "validate", *args],
             capture_output=True,
             text=True,
             env=env,

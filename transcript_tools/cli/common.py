@@ -184,11 +184,14 @@ def prints_as_is(text: str) -> bool:
     """Would `console` print ``text`` to stdout exactly as written (then a newline)?
 
     True when stdout is no terminal as rich judges it (not a tty, no ``FORCE_COLOR``, no
-    ``TTY_COMPATIBLE=1``: rich then writes no escape codes) and the line fits the
-    console's width (no wrapping), for a ``text`` of plain printable ASCII with no rich
-    markup or ``:emoji:`` code (the caller's guarantee). A command may then write such a
-    line itself and leave rich unimported (~20 ms of start-up).
+    ``TTY_COMPATIBLE=1``: rich then writes no escape codes), ``text`` is printable ASCII
+    (one cell per character, nothing rich strips) and fits the console's width (no
+    wrapping). The caller prints it as a `rich.text.Text` (no markup or ``:emoji:`` code
+    read). A command may then write such a line itself and leave rich unimported (~20 ms
+    of start-up).
     """
+    if not (text.isascii() and text.isprintable()):
+        return False
     env = os.environ
     if env.get("FORCE_COLOR") or env.get("TTY_COMPATIBLE") == "1":
         return False
