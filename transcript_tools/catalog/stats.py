@@ -83,15 +83,22 @@ class Ledger:
         return out
 
     def merge(self, other: Ledger) -> None:
-        # As `add` for each call of ``other``; the calls of keys new to this ledger (most
-        # of them: sessions rarely share calls) are taken in bulk.
+        # As `add` for each call of ``other``, in one pass of C loops where it can: a
+        # ledger new to calls takes them all, else each call of ``other`` replaces a
+        # shared key's with the first line's turn (a copied session shares every call:
+        # the `tt ls` bench set, 2,000 copies of a few sessions, took 40 ms to total
+        # 32 runs with a `Call` made per shared key, 10-20 ms so).
         for mine, theirs in ((self.real, other.real), (self.copies, other.copies)):
-            shared = mine.keys() & theirs.keys()
-            if shared:
-                for k in shared:  # the last line's usage, the first line's turn
-                    c = theirs[k]
-                    mine[k] = Call(c.model, c.tokens, mine[k].turn, c.subagent)
-                mine.update((k, c) for k, c in theirs.items() if k not in shared)
+            if not mine:
+                mine.update(theirs)
+            elif not theirs.keys().isdisjoint(mine.keys()):
+                get, new = mine.get, tuple.__new__
+                mine.update(
+                    {
+                        k: c if (o := get(k)) is None else new(Call, (c[0], c[1], o[2], c[3]))
+                        for k, c in theirs.items()
+                    }
+                )
             else:
                 mine.update(theirs)
         self.unkeyed.extend(other.unkeyed)
