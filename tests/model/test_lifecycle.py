@@ -134,6 +134,15 @@ def test_a_session_without_a_model_and_unknown_models() -> None:
     assert resume_model(T197, "claude-fable-5", None, at("2026-12-01T12:00:00Z")).model == "claude-fable-5"
 
 
+def test_a_catalogue_id_with_a_bare_major_version_is_known() -> None:
+    # Found by a new user: a claude-opus-5 session was said to be unknown to 2.1.332, which
+    # keeps it (the probes of the real CLI below).
+    for m in ("claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-opus-5-20261001"):
+        choice = resume_model(T332, m, None, at("2026-12-01T12:00:00Z"))
+        assert (choice.model, choice.reason) == (m, None)
+    assert resume_model(T332, "claude-opus-6", None, at("2026-12-01T12:00:00Z")).reason == "unknown"
+
+
 def test_canonical_ids() -> None:
     assert canonical("claude-sonnet-4-5-20250929") == "claude-sonnet-4-5"
     assert canonical("claude-sonnet-4-5-20250929[1m]") == "claude-sonnet-4-5"
@@ -277,6 +286,11 @@ PROBES_332: list[tuple[tuple[str, ...], str | None, str, str]] = [
     (("claude-3-haiku-20240307",), None, "2026-12-01T12:00:00Z", "UTC"),
 ]
 PROBES_332 += [(("claude-opus-4-9",), None, "2026-12-01T12:00:00Z", "UTC")]
+# Catalogue ids with no minor version (a bare major: not the `-0` of the 4.x table keys).
+PROBES_332 += [
+    ((m,), None, "2026-12-01T12:00:00Z", "UTC")
+    for m in ("claude-opus-5", "claude-sonnet-5", "claude-fable-5")
+]
 PROBES_197: list[tuple[tuple[str, ...], str | None, str, str]] = [
     (("claude-opus-5-5",), None, "2026-12-01T12:00:00Z", "UTC"),
     ((S45, S45), None, "2026-12-01T12:00:00Z", "UTC"),

@@ -129,6 +129,15 @@ def canonical(model: str) -> str:
     return m
 
 
+def known(table: ModelTable, model: str) -> bool:
+    """Is ``model`` in the CLI's model catalogue? The catalogue names the 4.x models by
+    their `canonical` key (``claude-opus-4-0``) and the later ones with a bare major as
+    written (``claude-opus-5``): 2.1.332 keeps a ``claude-opus-5`` or ``claude-sonnet-5``
+    session's model on resume (tests/model/test_lifecycle.py, the real CLI)."""
+    c = canonical(model)
+    return c in table.known or (c.endswith("-0") and c[:-2] in table.known)
+
+
 def retirement(table: ModelTable, model: str) -> Retirement | None:
     """The model's retirement in ``table`` (dated, possibly in the future), if it has one."""
     return table.retirements.get(canonical(model))
@@ -207,7 +216,7 @@ def resume_model(
         return ModelChoice(None, None)
     if remapped(table, session_model, opt_out=remap_opt_out):
         return ModelChoice(table.default_model, session_model, "remapped")
-    if canonical(session_model) not in table.known:
+    if not known(table, session_model):
         return ModelChoice(table.default_model, session_model, "unknown")
     gone = retired_since(table, session_model, clock)
     if gone is not None:
