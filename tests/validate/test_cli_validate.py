@@ -317,3 +317,23 @@ def test_tt_writes_the_summary_itself_only_where_rich_would_print_it_as_is(
         assert r.stdout == line + "\n"
     else:
         assert r.stdout != line + "\n" and "1 file(s) checked" in r.stdout.replace("\n", " ")
+
+
+def test_the_table_of_many_files_names_them_from_their_common_folder(tmp_path: Path) -> None:
+    # A new user's `tt validate -a` at 120 columns wrapped every absolute path over two or
+    # three lines while the status column stood empty.
+    deep = tmp_path / "projects" / "-home-someone-work-a-project-with-a-long-name"
+    deep.mkdir(parents=True)
+    names = ["torn-tail.jsonl", "nul-run.jsonl", "dangling-parent.jsonl"]
+    for n in names:
+        shutil.copy(
+            DAMAGED / n, deep / ("0a1b2c3d-0000-4000-8000-00000000000" + str(names.index(n)) + "-" + n)
+        )
+    r = tt("validate", str(tmp_path / "projects"), width=120)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].strip() == f"files under {deep}"
+    rows = [ln for ln in lines if "0a1b2c3d-" in ln and ln.startswith(" ")]
+    assert len(rows) == 3  # one line each: no name folded
+    for ln in rows:
+        assert ln.split()[0].startswith("0a1b2c3d-0000-4000-8000-00000000000") and str(tmp_path) not in ln

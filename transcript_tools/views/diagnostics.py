@@ -54,7 +54,10 @@ def render_reports(
     many = len(reports) > 1
     listed = [r for r in reports if r.errors] if errors_only else reports
     if many and not quiet and listed:
-        con.print(_table(listed))
+        base = _common_folder([r.path for r in listed])
+        if base:
+            con.print(Text.assemble(("files under ", "dim"), (base, "bold")), soft_wrap=True)
+        con.print(_table(listed, base, con.width))
     if not quiet:
         for r in listed:
             for line in report_lines(r, errors_only=errors_only):
@@ -128,17 +131,33 @@ def summary(reports: list[Report]) -> tuple[str, str]:
     return text, colour
 
 
-def _table(reports: list[Report]) -> Table:
+def _common_folder(paths: list[str]) -> str:
+    """The folder every path is in ("" when they share none but the root): the table names
+    each file from there, so that long absolute paths do not fill it (a new user's table at
+    120 columns wrapped every path over two or three lines)."""
+    import os.path
+
+    try:
+        base = os.path.commonpath([os.path.dirname(p) for p in paths])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return "" if base in ("", os.sep) else base
+
+
+def _table(reports: list[Report], base: str = "", width: int = 0) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
     t = Table(box=None, show_header=True, header_style="bold")
-    t.add_column("file", overflow="fold")
+    names = [r.path[len(base) :].lstrip("/\\") if base else r.path for r in reports]
+    # The names whole where the width allows: the status column wraps first (its longest
+    # texts are explanations), and the numbers and a status word take ~40 columns.
+    t.add_column("file", overflow="fold", min_width=min(max(map(len, names)), max(width - 40, 20)))
     t.add_column("lines", justify="right")
     t.add_column("errors", justify="right")
     t.add_column("warnings", justify="right")
-    t.add_column("status")
-    for r in reports:
+    t.add_column("status", overflow="fold")
+    for r, name in zip(reports, names, strict=True):
         if r.not_transcript is not None:
             status = f"[magenta]not a transcript[/] ({escape(r.not_transcript)})"
         else:
@@ -147,7 +166,7 @@ def _table(reports: list[Report]) -> Table:
             )
         if r.past_cap:
             status += " [magenta]past cap[/]"
-        t.add_row(escape(r.path), str(r.lines), str(r.errors), str(r.warnings), status)
+        t.add_row(escape(name), str(r.lines), str(r.errors), str(r.warnings), status)
     return t
 
 
