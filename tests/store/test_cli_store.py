@@ -273,6 +273,35 @@ def _strings(v: object) -> list[str]:
     return []
 
 
+def test_finding_ls_with_store_orders_sessions_as_ls_orders_their_files(tmp_path: Path) -> None:
+    """New-user pass: `tt ls --store` ordered sessions by when they were pushed, `tt ls` by
+    their last activity (the file's mtime). Three real sessions pushed one by one in an
+    order that is neither their activity order nor its reverse: both listings agree."""
+    cfg = tmp_path / "cfg"
+    d = cfg / "projects" / "-home-u-p"
+    d.mkdir(parents=True)
+    sources = sorted(REAL.glob("*.jsonl"))[:3]
+    sids = [str(uuid.UUID(int=300 + i)) for i in range(3)]
+    day = 1_780_000_000  # a fixed instant: the order never depends on today's date
+    for i, (sid, src) in enumerate(zip(sids, sources, strict=True)):
+        f = d / f"{sid}.jsonl"
+        f.write_bytes(src.read_bytes())
+        os.utime(f, (day + 3600 * i, day + 3600 * i))  # sids[2] is the newest, then 1, then 0
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for sid in (sids[1], sids[2], sids[0]):  # pushed: 1, 2, 0 (newest push: 0)
+        code, _, err = run(cfg, "store", "push", sid, "--store", url)
+        assert code == 0, err
+
+    def order(*args: str) -> list[tuple[str, int]]:
+        code, out, err = run(cfg, "ls", "--hidden", "--json", *args)
+        assert code == 0, err
+        return [(r["session_id"], r["modified_ms"]) for r in json.loads(out)["sessions"]]
+
+    files = order("-p", str(d))
+    assert files == [(sids[i], (day + 3600 * i) * 1000) for i in (2, 1, 0)]
+    assert order("--store", url) == files  # the same order, and the same time shown
+
+
 def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_as_tt_search_does(
     tmp_path: Path,
 ) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..catalog.search import Hit, Matcher, SessionHits, record_hits
-from .model import LEGACY_AGENT, StreamKey
+from .model import LEGACY_AGENT, StreamInfo, StreamKey, Version
 
 if TYPE_CHECKING:  # imported where used: `tt search --store` starts without the listing's code
     from ..catalog.listing import Lite, Row
@@ -148,7 +148,9 @@ HEAD_TAIL = 64 * 1024
 def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
     """`tt ls` rows for the stored sessions (current versions), from the same first and last
     64 KiB `tt ls` reads of a file, rebuilt from the stored lines: the same titles, counts
-    and hidden flags as the files would give. ``path`` is ``<project>/<id>.jsonl``."""
+    and hidden flags as the files would give, dated by their last activity (`activity_ms`),
+    so `listing.sort_rows` orders them as `tt ls` orders the files. ``path`` is
+    ``<project>/<id>.jsonl``."""
     from ..catalog.listing import Row, parse_lite
 
     rows: list[Row] = []
@@ -183,7 +185,7 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
                 Row(
                     f"{s.key.project_key}/{s.key.session_id}.jsonl",
                     s.key.project_key,
-                    s.mtime_ms,
+                    activity_ms(s, v),
                     size,
                     lite,
                     n,
@@ -192,6 +194,17 @@ def store_rows(store: Store, project_key: str | None = None) -> list[Row]:
                 )
             )
     return rows
+
+
+def activity_ms(s: StreamInfo, v: Version | None) -> int:
+    """When the session was last active, as `tt ls` dates a file: the file's mtime when its
+    current version was last pushed (kept with the version); a session the Agent SDK mirrors
+    has no file, and its last append is its last activity. Never the push time alone: `tt ls
+    --store` listed sessions pushed together in the order they were pushed, not as `tt ls`
+    lists their files (tests/store/test_cli_store.py::test_finding_ls_with_store_orders_sessions_as_ls_orders_their_files)."""
+    if v is not None and v.file_mtime_ns is not None:
+        return v.file_mtime_ns // 1_000_000
+    return s.mtime_ms
 
 
 def lite_json(session_id: str, data: bytes) -> str:
