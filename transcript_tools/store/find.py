@@ -118,16 +118,16 @@ class StoreSearch:
         self.cut: tuple[int, int] | None = None
 
     def __iter__(self) -> Iterator[SessionHits]:
-        store, cur_subagents = self.store, self.subagents
+        store, subagents = self.store, self.subagents
         with store.read() as cur:
-            legacy = _legacy_hits(store, cur, self.matcher) if cur_subagents else {}
+            legacy = _legacy_hits(store, cur, self.matcher) if subagents else {}
             if self.blind is not None:
                 grouped: Iterator[tuple[tuple[str, str], Iterator[Found]]] = self._scanned(cur)
             else:
                 rows = (
-                    _placed(store, cur, self.pattern, cur_subagents)
+                    _placed(store, cur, self.pattern, subagents)
                     if self.sessions is not None
-                    else _joined(store, cur, self.pattern, cur_subagents)
+                    else _joined(store, cur, self.pattern, subagents)
                 )
                 grouped = ((sk, _read_rows(store, cur, r, self.matcher)) for sk, r in rows)
             for sk, found in grouped:
