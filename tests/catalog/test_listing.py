@@ -325,8 +325,67 @@ def test_ls_check_health_agrees_with_validate_on_every_session(tmp_path: Path) -
     rows = json.loads(r.stdout)["sessions"]
     assert {s["session_id"][:8] for s in rows} == {"0a1b2c3d", "88a8d761", "11111111"}
     for s in rows:
-        report = validate_path(Path(s["path"]))
-        assert (s["errors"], s["warnings"]) == (report.errors, report.warnings), s["path"]
-        assert s["health"] == health_of(report) != "clean", s["path"]
+        # The session's file and its subagent files, as `tt validate SESSION` checks them.
+        from transcript_tools.catalog.files import agent_files
+
+        reports = [validate_path(f) for f in [Path(s["path"]), *agent_files(Path(s["path"]))]]
+        assert (s["errors"], s["warnings"]) == (
+            sum(r.errors for r in reports),
+            sum(r.warnings for r in reports),
+        ), s["path"]
+        assert s["health"] != "clean" and s["health"] in {health_of(r) for r in reports}, s["path"]
+        assert s["damaged_subagents"] == [
+            str(f) for f, r in zip(agent_files(Path(s["path"])), reports[1:], strict=True) if r.errors
+        ]
     first = next(s for s in rows if s["session_id"].startswith("0a1b2c3d"))
-    assert first["error_codes"] == ["schema-invalid"] and first["health"] == "damaged"
+    assert first["error_codes"][0] == "schema-invalid" and first["health"] == "damaged"
+    # Every file `tt validate --all` checks is in one row: the same totals, the same exit code.
+    listed = tt("ls", "-a", "--check", "--hidden", "--json", config=cfg)
+    checked = tt("validate", "--all", "--json", config=cfg)
+    assert listed.returncode == checked.returncode == 1
+    every = json.loads(listed.stdout)["sessions"]
+    v = json.loads(checked.stdout)
+    assert (
+        sum(s["errors"] for s in every) == v["errors"] and sum(s["warnings"] for s in every) == v["warnings"]
+    )
+    assert len(v["files"]) == len(every) + sum(s["subagents"] for s in every)
+
+
+def test_finding_ls_check_agrees_with_validate_on_subagent_files_and_files_not_named_by_an_id(
+    tmp_path: Path,
+) -> None:
+    """New-user pass: `tt ls --check` called a session clean when only one of its subagent
+    files was damaged (`tt validate` on the session's folder reported it), and left out a
+    damaged file of the project folder not named by a session id. On Claude Code 2.1.332's
+    own session: its subagent file torn at the end, and a real transcript copied beside it
+    under another name with a line that is no JSON."""
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    project = cfg / "projects" / "-home-dev-demo-app"
+    (agent,) = project.glob("*/subagents/agent-*.jsonl")
+    agent.write_bytes(agent.read_bytes() + b'{"type":"user","mess\n')
+    copy = project / "my-copy.jsonl"
+    copy.write_bytes((REAL / "v2.1.38-tool-heavy.jsonl").read_bytes() + b"not json\n")
+
+    v = tt("validate", str(project), "--json", config=cfg)
+    assert v.returncode == 1
+    bad = {f["path"]: f["errors"] for f in json.loads(v.stdout)["files"] if f["errors"]}
+    assert set(bad) == {str(agent), str(copy)}
+
+    r = tt("ls", "--check", "-p", str(project), "--json", config=cfg)
+    assert r.returncode == 1, r.stderr  # was 0: "clean"
+    rows = {Path(s["path"]).name: s for s in json.loads(r.stdout)["sessions"]}
+    session = rows["4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"]
+    assert session["health"] == "repairable" and session["errors"] == bad[str(agent)]
+    assert session["damaged_subagents"] == [str(agent)]
+    other = rows["my-copy.jsonl"]  # was missing
+    assert other["hidden"] == "name-not-an-id" and other["errors"] == bad[str(copy)]
+    assert sum(s["errors"] for s in rows.values()) == json.loads(v.stdout)["errors"]
+    text = tt("ls", "--check", "-p", str(project), config=cfg, width=200)
+    assert f"subagent file {agent} has errors" in text.stdout

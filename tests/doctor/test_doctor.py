@@ -276,3 +276,22 @@ def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Pa
     r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
     assert r.returncode == 0, r.stderr
     assert [f["path"] for f in json.loads(r.stdout)["files"]] == [str(project / f"{SID}.jsonl")]
+
+
+def test_finding_a_file_whose_messages_have_no_uuid_is_not_called_loadable() -> None:
+    """New-user pass: doctor said "listed and loadable" of a file whose records carry no
+    ``uuid`` (other readers' public test data, ``-tmp-golden``); Claude Code 2.1.332 resumes
+    it with none of its conversation (tests/show/test_show_claude.py::test_no_uuid_is_no_conversation;
+    2.1.197 too: tests/doctor/test_doctor_claude.py)."""
+    golden = PUBLIC / "projects" / "-tmp-golden" / "11111111-2222-3333-4444-555555555555.jsonl"
+    r = tt("doctor", "--json", str(golden))
+    assert r.returncode == 1, r.stderr
+    [f] = json.loads(r.stdout)["files"][0]["findings"]
+    assert (f["code"], f["listed"], f["loads"], f["repair"]) == ("no-uuid", True, False, False)
+    assert "none of its 18 messages has a uuid" in f["message"] and "backup" in f["fix"]
+    assert "1 file(s): 1 with a reason, 0 listed and loadable" in tt("doctor", str(golden)).stdout
+    # Every transcript Claude Code wrote has its uuids: no such finding on any real fixture.
+    from transcript_tools.doctor.files import doctor_file
+
+    for p in [*REAL.glob("*.jsonl"), *CONFIG_332.rglob("*.jsonl")]:
+        assert "no-uuid" not in {f.code for f in doctor_file(p).findings}, p

@@ -312,3 +312,70 @@ def test_a_file_not_named_by_a_session_id(
     assert [s.session_id for s in list_sessions(directory=str(g.cwd))] == [g.session_id]
     code, out, sent = resume(g.session_id)
     assert code == 0 and sent > 0, out
+
+
+def no_uuid(raw: bytes, sid: str) -> bytes:
+    out = []
+    for r in _records(raw):
+        r.pop("uuid", None)
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+@pytest.fixture(scope="module")
+def small_session_197(claude_197: ClaudeCLI, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
+    return generate_session(claude_197, tmp_path_factory.mktemp("doctor-gen-197"), prompts=PROMPTS)
+
+
+@pytest.mark.parametrize("version", ["2.1.332", "2.1.197"])
+def test_a_file_without_uuids_resumes_without_its_conversation(
+    version: str,
+    request: pytest.FixtureRequest,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
+) -> None:
+    """New-user pass: doctor called a file whose records have no ``uuid`` "loadable". Each
+    CLI's own session with every ``uuid`` taken out: the SDK lists it, and ``claude -p
+    --resume <id>`` exits 0 but sends none of the earlier prompts (2.1.332 and 2.1.197 both
+    sent the last assistant message and the probe, seen 2026-12-01): the conversation is
+    not loaded, which doctor now says (``no-uuid``, ``loads`` false)."""
+    from claude_agent_sdk import list_sessions
+
+    cli: ClaudeCLI = request.getfixturevalue("claude_332" if version == "2.1.332" else "claude_197")
+    g: GeneratedSession = request.getfixturevalue(
+        "small_session" if version == "2.1.332" else "small_session_197"
+    )
+    config = stage_config(g.config_dir, tmp_path / "config")
+    transcript = config / "projects" / g.project_dir.name / g.transcript.name
+    transcript.write_bytes(no_uuid(transcript.read_bytes(), g.session_id))
+
+    [f] = doctor_file(transcript).findings
+    assert (f.code, f.listed, f.loads) == ("no-uuid", True, False)
+
+    sdk_config(config)
+    assert g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+
+    sandbox = Sandbox.create(tmp_path, config_dir=config)
+    with StandIn() as api:
+        run = run_claude(
+            cli,
+            PROBE,
+            sandbox=sandbox,
+            cwd=g.cwd,
+            base_url=api.base_url,
+            resume=g.session_id,
+            check=False,
+            clock=CLOCK,
+            timeout=90,
+        )
+        sent = [
+            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
+        ]
+    assert run.returncode == 0, run.stderr  # no error: the loss is silent
+    assert sent
+    # None of the earlier prompts is sent (the last reply, which the stand-in wrote as
+    # "ACK n=… last=<the last prompt>", may be).
+    prompts_sent = json.dumps([m for m in sent[0].messages if m.get("role") == "user"])
+    assert not any(p in prompts_sent for p in PROMPTS)
+    assert PROMPTS[0] not in json.dumps(sent[0].messages)

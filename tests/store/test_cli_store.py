@@ -110,6 +110,50 @@ def test_a_corrupt_sqlite_file_is_exit_4_in_one_line(tmp_path: Path) -> None:
     assert code == 4 and "Traceback" not in err and err.startswith("tt: ")
 
 
+def _unwritable_dirs(tmp_path: Path) -> list[Path]:
+    """Directories no store can be created in: one under a regular file (no directory can
+    be made there), ``/proc`` (not even root writes a file there), and a read-only
+    directory unless we are root (root writes there anyway)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    out = [a_file / "sub"]
+    if Path("/proc/self").is_dir():
+        out.append(Path("/proc"))
+    if os.geteuid() != 0:
+        ro = tmp_path / "read-only"
+        ro.mkdir()
+        ro.chmod(0o555)
+        out.append(ro)
+    return out
+
+
+def test_finding_a_store_that_cannot_be_created_is_a_failed_write_exit_6(tmp_path: Path) -> None:
+    """New-user pass: `tt store push --store` into a place no file can be made said exit 4
+    ("cannot open"), the code of a store that is there and cannot be read."""
+    cfg = tmp_path / "cfg"
+    _session(cfg, (REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    for d in _unwritable_dirs(tmp_path):
+        for url in (str(d / "x.db"), f"sqlite:///{d / 'x.db'}"):
+            code, _out, err = run(cfg, "store", "push", "--all", "--store", url)
+            assert code == 6, (url, err)
+            assert err.startswith(f"tt: {url}: cannot create the store (") and "Traceback" not in err
+            assert err.count("\ntt: ") == 0 and "hint: name a file in a directory you can write" in err
+            assert not (d / "x.db").exists()
+    # A store that is there but cannot be read stays exit 4 (test_a_corrupt_sqlite_file_is_exit_4_in_one_line).
+
+
+@pytest.mark.parametrize("url", ["sqlite://x", "sqlite:x", "sqlite://", "mysql://h/db"])
+def test_finding_a_malformed_store_url_is_a_usage_error_showing_the_forms(tmp_path: Path, url: str) -> None:
+    """New-user pass: ``--store sqlite://x`` (two slashes) said "no such store" (exit 3), as if
+    it named a file, and left the user guessing the URL's form."""
+    for cmd in (("ls",), ("store", "ls"), ("search", "x")):
+        code, _out, err = run(tmp_path, *cmd, "--store", url)
+        assert code == 2, (cmd, err)
+        assert f"{url}: not a store URL" in err and "sqlite:////absolute/path" in err, err
+        assert "sqlite:///relative/path" in err and "postgresql://" in err
+    assert list(tmp_path.iterdir()) == []  # no file made under either name
+
+
 def test_two_pushers_at_once_neither_lose_nor_duplicate_a_line(tmp_path: Path) -> None:
     """While the session grows, two real `tt store push` processes race after each append."""
     cfg = tmp_path / "cfg"
@@ -227,6 +271,35 @@ def _strings(v: object) -> list[str]:
     if isinstance(v, list):
         return [s for x in v for s in _strings(x)]
     return []
+
+
+def test_finding_ls_with_store_orders_sessions_as_ls_orders_their_files(tmp_path: Path) -> None:
+    """New-user pass: `tt ls --store` ordered sessions by when they were pushed, `tt ls` by
+    their last activity (the file's mtime). Three real sessions pushed one by one in an
+    order that is neither their activity order nor its reverse: both listings agree."""
+    cfg = tmp_path / "cfg"
+    d = cfg / "projects" / "-home-u-p"
+    d.mkdir(parents=True)
+    sources = sorted(REAL.glob("*.jsonl"))[:3]
+    sids = [str(uuid.UUID(int=300 + i)) for i in range(3)]
+    day = 1_780_000_000  # a fixed instant: the order never depends on today's date
+    for i, (sid, src) in enumerate(zip(sids, sources, strict=True)):
+        f = d / f"{sid}.jsonl"
+        f.write_bytes(src.read_bytes())
+        os.utime(f, (day + 3600 * i, day + 3600 * i))  # sids[2] is the newest, then 1, then 0
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for sid in (sids[1], sids[2], sids[0]):  # pushed: 1, 2, 0 (newest push: 0)
+        code, _, err = run(cfg, "store", "push", sid, "--store", url)
+        assert code == 0, err
+
+    def order(*args: str) -> list[tuple[str, int]]:
+        code, out, err = run(cfg, "ls", "--hidden", "--json", *args)
+        assert code == 0, err
+        return [(r["session_id"], r["modified_ms"]) for r in json.loads(out)["sessions"]]
+
+    files = order("-p", str(d))
+    assert files == [(sids[i], (day + 3600 * i) * 1000) for i in (2, 1, 0)]
+    assert order("--store", url) == files  # the same order, and the same time shown
 
 
 def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_as_tt_search_does(

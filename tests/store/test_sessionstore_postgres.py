@@ -482,3 +482,33 @@ def test_a_line_past_a_tsvector_s_size_is_pushed_and_found_by_its_first_words(
         stream = s.stream(cur, StreamKey("p", SID))
         assert stream is not None
         assert b"".join(x[4] for x in s.lines(cur, stream.id, stream.current_version)) == data
+
+
+def test_finding_postgres_search_reads_2_0_x_agent_files_and_what_the_index_cannot_see(
+    tmp_path: Path, db: str
+) -> None:
+    """The new-user pass's findings 1 and 2 on PostgreSQL: the same code reads the 2.0.x
+    subagent side files and scans for a pattern the index cannot see; the hits are SQLite's
+    and `tt search`'s on the files (tests/store/test_search_beyond_index.py)."""
+    from tests.store.test_search_beyond_index import BLIND, PROJECT_2028, V2028, _hits
+    from transcript_tools.catalog.files import search_files
+    from transcript_tools.catalog.search import make_matcher
+    from transcript_tools.store.files import push_session
+    from transcript_tools.store.find import search_store
+
+    cfg = tmp_path / "cfg"
+    stage(V2028, cfg / "projects")
+    d = cfg / "projects" / "-home-u-p"
+    d.mkdir()
+    for i, name in enumerate(sorted(set(BLIND.values()))):
+        (d / f"00000000-0000-4000-8000-{i:012d}.jsonl").write_bytes((REAL / name).read_bytes())
+    post = _open(db)
+    for p in sorted((cfg / "projects").glob("*/*-*-*-*-*.jsonl")):
+        push_session(post, p, config=cfg, diagnose=None)
+    dirs = [cfg / "projects" / PROJECT_2028, d]
+    for pattern in ("Anthropic's official", "Warmup", *BLIND):
+        m = make_matcher(pattern)
+        files = _hits(search_files(dirs, m, per_session=1000))
+        assert files, pattern
+        for n in (None, 1):
+            assert _hits(search_store(post, pattern, m, per_session=1000, sessions=n)) == files, pattern

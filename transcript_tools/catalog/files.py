@@ -25,15 +25,18 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..edge import claude_dir as store
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
 from ..edge.siblings import found_elsewhere
+from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable, UsageError
 from ..model.lines import Entry
 from ..model.session import session_id_from_name
-from ..validate.core import Validator
+from ..validate.core import Report, Validator
 from ..validate.files_kind import settle_not_transcript
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -107,14 +110,22 @@ def list_sessions(
     `PARALLEL_FROM` files on, else this process. The work is bytes searching, which
     holds the GIL, so threads would not help.
     """
-    jobs: list[tuple[Path, Counter[str]]] = []
+    jobs: list[tuple[Path, Counter[str], tuple[Path, ...]]] = []
+    others: list[Path] = []
     for d in dirs:
-        legacy = _legacy_agents(d)
-        jobs.extend((path, legacy) for path in store.session_files(d))
+        by_session = store.legacy_agents_by_session(d)
+        legacy = Counter({sid: len(paths) for sid, paths in by_session.items()})
+        mains = store.session_files(d)
+        # With --check a session's subagent files are checked with it, as `tt validate` checks
+        # them when given the session or its folder.
+        found = [(path, legacy, tuple(agent_files(path, by_session)) if check else ()) for path in mains]
+        jobs.extend(found)
+        if check:
+            others.extend(_others(d, mains, [a for _, _, agents in found for a in agents]))
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_FROM else 1
     if workers <= 1:
-        rows = [read_row(p, check=check, cap=cap, legacy_agents=lg) for p, lg in jobs]
+        rows = [read_row(p, check=check, cap=cap, legacy_agents=lg, agents=ag) for p, lg, ag in jobs]
     else:
         from concurrent.futures import ProcessPoolExecutor
         from functools import partial
@@ -122,7 +133,61 @@ def list_sessions(
         read = partial(_read_job, check=check, cap=cap)
         with ProcessPoolExecutor(max_workers=workers) as pool:
             rows = list(pool.map(read, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
-    return sort_rows(_listed_copies_first([r for r in rows if r is not None]))
+    sessions = sort_rows(_listed_copies_first([r for r in rows if r is not None]))
+    if not others:
+        return sessions
+    extra = [r for r in (other_row(p, cap=cap) for p in others) if r is not None]
+    return sorted(sessions + extra, key=lambda r: r.mtime_ms, reverse=True)
+
+
+def _others(project: Path, mains: list[Path], agents: list[Path]) -> list[Path]:
+    """The transcripts `tt validate PROJECT` checks that are neither a session's file nor one
+    of its subagents': a file named otherwise (a hand-made copy), a subagent file whose
+    session is gone. `tt ls --check` left them out, and with them their damage (new-user
+    pass): they are rows of their own."""
+    # The rule of `validate.files.files_named` for a directory (every ``*.jsonl`` under it but
+    # tt's own by-products), written here: that module imports this one.
+    checked = sorted(q for q in project.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
+    known = set(mains) | set(agents)
+    return [p for p in checked if p not in known]
+
+
+def other_row(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES) -> Row | None:
+    """A `tt ls --check` row for a transcript that is no session (`_others`): checked as `tt
+    validate` checks it, hidden from the picker (`Lite.hidden` ``name-not-an-id`` unless the
+    lite parse has a reason already) and named by its path in the project folder."""
+    name = f"{path.parent.name}/{path.name}" if path.parent.name == "subagents" else path.name
+    try:
+        head, tail, st = read_head_tail(path)
+    except NotFound:
+        return None
+    except Unreadable as e:
+        lite = Lite(name, None, None, hidden="unreadable")
+        return Row(str(path), _project_of(path), 0, 0, lite, unreadable=e.message)
+    lite = parse_lite(name, head, tail, st.st_size)
+    lite = replace(lite, hidden=lite.hidden or "name-not-an-id")
+    report = _validated(path, cap)
+    if report is None:
+        return None
+    return Row(
+        str(path),
+        _project_of(path),
+        int(st.st_mtime * 1000),
+        st.st_size,
+        lite,
+        0,
+        lite.counts,
+        health=health_of(report),
+        errors=report.errors,
+        warnings=report.warnings,
+        codes=_error_codes(report),
+        skipped=lite.skipped,
+    )
+
+
+def _project_of(path: Path) -> str:
+    # <project>/<file>, or <project>/<session>/subagents/<file>
+    return path.parent.parent.parent.name if path.parent.name == "subagents" else path.parent.name
 
 
 def _listed_copies_first(rows: list[Row]) -> list[Row]:
@@ -136,8 +201,8 @@ def _listed_copies_first(rows: list[Row]) -> list[Row]:
     return [r for r in rows if r.lite.hidden is None or r.session_id not in listed]
 
 
-def _read_job(job: tuple[Path, Counter[str]], *, check: bool, cap: int) -> Row | None:
-    return read_row(job[0], check=check, cap=cap, legacy_agents=job[1])
+def _read_job(job: tuple[Path, Counter[str], tuple[Path, ...]], *, check: bool, cap: int) -> Row | None:
+    return read_row(job[0], check=check, cap=cap, legacy_agents=job[1], agents=job[2])
 
 
 def read_row(
@@ -146,8 +211,11 @@ def read_row(
     check: bool = False,
     cap: int = MAX_TRANSCRIPT_READ_BYTES,
     legacy_agents: Counter[str] | None = None,
+    agents: tuple[Path, ...] = (),
 ) -> Row | None:
-    """One row; None when the file vanished meanwhile."""
+    """One row; None when the file vanished meanwhile. With ``check``, ``agents`` (the
+    session's subagent files, `agent_files`) are checked too, as `tt validate` checks them,
+    and their errors are the session's (`_with_agents`)."""
     sid = path.name[:-6] if path.name.endswith(".jsonl") else path.name
     try:
         head, tail, st = read_head_tail(path)
@@ -178,7 +246,40 @@ def read_row(
             skipped=lite.skipped,
         )
     counts, report_row = _full_check(path, st.st_size, cap)
+    if agents:
+        report_row = _with_agents(report_row, agents, cap)
     return Row(str(path), path.parent.name, mtime_ms, st.st_size, lite, subagents, counts, **report_row)
+
+
+#: Health of a session from its files: the worst of these (a main file past the cap or no
+#: transcript keeps its own health: nothing else is known of it).
+_RANK = {"clean": 0, "repairable": 1, "damaged": 2}
+
+
+def _with_agents(row: dict[str, Any], agents: tuple[Path, ...], cap: int) -> dict[str, Any]:
+    """The main file's check (`_full_check`) with the session's subagent files' added: a
+    session one of whose subagent files `tt validate` finds damaged is not clean (`tt ls
+    --check` called it clean: new-user pass). Which files is ``damaged_subagents``."""
+    out = dict(row)
+    bad: list[str] = []
+    for a in agents:
+        report = _validated(a, cap)
+        if report is None or (not report.errors and not report.warnings):
+            continue
+        out["errors"] += report.errors
+        out["warnings"] += report.warnings
+        if report.errors:
+            bad.append(str(a))
+            out["codes"] = tuple(dict.fromkeys((*out["codes"], *_error_codes(report))))
+            h = health_of(report)
+            if out["health"] in _RANK and _RANK.get(h, 2) > _RANK[out["health"]]:
+                out["health"] = h if h in _RANK else "damaged"
+    out["damaged_subagents"] = tuple(bad)
+    return out
+
+
+def _error_codes(report: Report) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(d.code for d in report.diagnostics if d.severity.value == "error"))
 
 
 def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
@@ -189,46 +290,63 @@ def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
     ``clean`` here for files validate called ``schema-invalid``: a health that disagrees
     with validate's is no health (the cost, measured on the `tt ls` bench set, is in the
     README's `tt ls` paragraph)."""
+    skipped: list[Skipped] = []
+    counts, report = _checked(path, size, cap, skipped)
+    return counts, {
+        "health": health_of(report),
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "codes": _error_codes(report),
+        "skipped": tuple(skipped),
+    }
+
+
+def _checked(path: Path, size: int, cap: int, skipped: list[Skipped] | None = None) -> tuple[Counts, Report]:
+    """`tt validate`'s report of one file and its exact counts, in one pass. The validator's
+    settings are `validate.files.new_validator`'s, read from the name as it reads them (a
+    subagent file by its ``agent-`` name; the session id a name gives): that module imports
+    this one (`files_named` uses `project_dirs`), so it is not imported back."""
     # Imported here: the schemas (jsonschema) are for --check, not for a plain `tt ls`.
     from ..validate.files_schema import default_checker
 
     checker = default_checker()
+    sub = path.name.startswith("agent-")
     v = Validator(
         str(path),
         size=size,
         cap=cap,
         schema_check=checker.check,
         fast_schema=checker.fast_validators,
-        expected_session=session_id_from_name(path.name),
+        expected_session=None if sub else session_id_from_name(path.name),
+        is_subagent=sub,
     )
-    skipped: list[Skipped] = []
 
     def entries() -> Iterator[Entry]:
         for ln in iter_lines(path):
             v.feed(ln)
-            skipped.extend(
-                Skipped(ln.line, ln.offset + p.start, p.code) for p in ln.pieces if p.code != "blank-line"
-            )
+            if skipped is not None:
+                skipped.extend(
+                    Skipped(ln.line, ln.offset + p.start, p.code) for p in ln.pieces if p.code != "blank-line"
+                )
             yield from ln.entries
 
     counts = count_entries(entries())
     start = v.need_second_pass()
     if start is not None:
         v.feed_facts(iter_lines(path, start))
-    report = settle_not_transcript(v.finish(lambda keys: found_elsewhere(path, keys)), path)
-    codes = tuple(dict.fromkeys(d.code for d in report.diagnostics if d.severity.value == "error"))
-    return counts, {
-        "health": health_of(report),
-        "errors": report.errors,
-        "warnings": report.warnings,
-        "codes": codes,
-        "skipped": tuple(skipped),
-    }
+    return counts, settle_not_transcript(v.finish(lambda keys: found_elsewhere(path, keys)), path)
 
 
-def _legacy_agents(project: Path) -> Counter[str]:
-    """2.0.x subagent files beside the sessions, counted by the session they name."""
-    return Counter({sid: len(paths) for sid, paths in store.legacy_agents_by_session(project).items()})
+def _validated(path: Path, cap: int) -> Report | None:
+    """`tt validate`'s report of ``path`` (`_checked`); None when the file went meanwhile."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    try:
+        return _checked(path, size, cap)[1]
+    except NotFound:
+        return None
 
 
 def agent_files(path: Path, legacy: dict[str, list[Path]] | None = None) -> list[Path]:

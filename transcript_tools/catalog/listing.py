@@ -350,6 +350,8 @@ class Row:
     codes: tuple[str, ...] = ()  # the distinct error codes found by --check
     skipped: tuple[Skipped, ...] = ()
     unreadable: str | None = None  # why the file could not be read at all
+    #: The session's subagent files with errors (--check: their errors are counted in the row's).
+    damaged_subagents: tuple[str, ...] = ()
 
     @property
     def damaged(self) -> bool:
@@ -390,6 +392,7 @@ class Row:
             "hidden": lt.hidden,
             "skipped": [s.to_dict() for s in self.skipped],
             "unreadable": self.unreadable,
+            "damaged_subagents": list(self.damaged_subagents),
         }
 
 

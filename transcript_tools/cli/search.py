@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
-from ..catalog.search import make_matcher
+from ..catalog.search import SessionHits, make_matcher
 from ..model.errors import UsageError
 from .common import console, emit_json, json_option
 from .from_store import store_option
@@ -44,7 +46,9 @@ def search_command(
     """Search the text of sessions, newest first: the session, its title, the time and
     the match in context. Case is ignored unless PATTERN has a capital (-i, -s decide).
 
-    With --store, the store's full-text index answers: whole words, no --regex, -p or -a.
+    With --store, the store's full-text index answers: whole words, no --regex, -p or -a;
+    a pattern the index cannot see (symbols only, a CJK or Thai word in running text) is
+    matched on the stored lines instead, the newest pushed 64 MiB.
     Exit 0 when something matched, 1 when nothing did.
     """
     try:
@@ -59,9 +63,10 @@ def search_command(
         from ..store.find import search_store
 
         st = open_store(store_url, config=cfg.config_dir(), create=False)
-        found = search_store(
+        searched = search_store(
             st, pattern, matcher, per_session=per_session, subagents=not no_subagents, sessions=limit
         )
+        found: Iterable[SessionHits] = searched
     else:
         from ..catalog.files import project_dirs, search_files
 
@@ -105,4 +110,10 @@ def search_command(
         )
     elif not hits:
         console(stderr=True).print("[dim]no matches[/]")
+    if store_url is not None and (note := searched.note(bool(hits))) is not None:
+        # How the store found them (a scan cut short, or whole words only): on stderr, as
+        # "no matches", whatever the output's form.
+        console(stderr=True).print(
+            f"note: {note}", style="dim", soft_wrap=True, markup=False, highlight=False
+        )
     return 0 if hits else 1

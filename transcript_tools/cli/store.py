@@ -361,7 +361,8 @@ def search(
     context; --json the same document), from this command's store.
 
     The WORDS are one pattern, as `tt search "WORDS"` takes it; whole words only (the
-    index's). Exit 0 when something matched, 1 when nothing did.
+    index's), but a pattern the index cannot see (symbols only, a CJK or Thai word in
+    running text) is matched on the stored lines, the newest pushed 64 MiB. Exit 0 when something matched, 1 when nothing did.
     """
     # One search, not two: `tt search --store` does the work (`store.find.search_store`),
     # so both print the same hits the same way and agree on the exit code.

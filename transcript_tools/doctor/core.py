@@ -28,7 +28,19 @@ code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
 ``name-not-an-id``   not listed              "is not a UUID and does     rename to its id,
                                              not match any session       else ``tt fork``
                                              title"
+``no-uuid``          listed                  starts (exit 0) but sends   restore a backup
+                                             none of it: at most the
+                                             last message (2.1.197 too)
 ===================  ======================  ==========================  =================
+
+``no-uuid``: no main message has a ``uuid``. Doctor called such a file "loadable" (new-user
+pass); both CLIs resume it without an error and lose the conversation: on a generated
+session with every ``uuid`` taken out, 2.1.332 and 2.1.197 sent the last assistant message
+and the new prompt, none of the earlier prompts (with or without the ``parentUuid``s;
+tests/doctor/test_doctor_claude.py::test_a_file_without_uuids_resumes_without_its_conversation),
+and on the public test data's ``-tmp-golden`` file 2.1.332 sent the probe alone
+(tests/show/test_show_claude.py). Messages of which only some lack a uuid are left out of the
+chain one by one: ``tt show`` names them; not a doctor finding.
 
 ``name-not-an-id``: Claude Code finds a session by its file, ``<session-id>.jsonl``. A file
 in a project folder under another name (``abcd1234-5678-90ef-ghij-klmnopqrstuv.jsonl``, a
@@ -91,6 +103,7 @@ class Scan:
     sidechain_messages: int = 0
     other_types: frozenset[str] = frozenset()  # types of the remaining records
     nul_only: bool = False  # the file is nothing but NUL bytes (and line breaks)
+    main_with_uuid: int = 0  # of the main messages, those with a uuid (a chain can hold them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +153,7 @@ class Place:
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
     """Count what a resume needs: main-conversation messages (pure)."""
-    n = main = side = 0
+    n = main = side = with_uuid = 0
     other: set[str] = set()
     for rec in records:
         n += 1
@@ -150,9 +163,11 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
                 side += 1
             else:
                 main += 1
+                u = rec.get("uuid")
+                with_uuid += isinstance(u, str) and u != ""
         else:
             other.add(t if isinstance(t, str) else "?")
-    return Scan(n, main, side, frozenset(other), nul_only)
+    return Scan(n, main, side, frozenset(other), nul_only, with_uuid)
 
 
 def diagnose(
@@ -232,6 +247,18 @@ def diagnose(
                 False,
                 f"only metadata records ({kinds}): the conversation they name is not in this file",
                 "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
+            )
+        )
+    elif not scan.main_with_uuid:
+        out.append(
+            Finding(
+                "no-uuid",
+                listed,
+                False,
+                f"none of its {scan.main_messages} messages has a uuid: Claude Code chains a conversation by "
+                "uuid and parentUuid, so `claude --resume` starts but sends none of it (at most the last message)",
+                "restore the file from a backup: nothing in it says how its messages chain, and tt does not "
+                "invent links; `tt show` lists them in file order",
             )
         )
     elif named and lite.hidden == "no-title":

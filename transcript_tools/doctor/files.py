@@ -46,7 +46,14 @@ def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
         head,
         tail,
         size,
-        Scan(scan.records, scan.main_messages, scan.sidechain_messages, scan.other_types, nul_only),
+        Scan(
+            scan.records,
+            scan.main_messages,
+            scan.sidechain_messages,
+            scan.other_types,
+            nul_only,
+            scan.main_with_uuid,
+        ),
     )
 
 

@@ -11,7 +11,9 @@ text rebuilt from the line itself (FTS5's ``'delete'`` command), since SQLite 3.
 ``contentless_delete``.
 
 Errors: a file that is not an SQLite database, or a damaged one, is `Unreadable` (exit 4);
-a file that cannot be created is `WriteFailed` (exit 6).
+a store that is not there and cannot be created (its directory cannot be made or written,
+even when SQLite is the one to say so, "unable to open database file") is `WriteFailed`
+(exit 6).
 """
 
 from __future__ import annotations
@@ -150,12 +152,19 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
         from ..model.errors import NotFound
 
         raise NotFound(f"{url or path}: no such store")
+    # A store that is not there yet and cannot be made (no such directory and none can be
+    # made, a directory nobody may write) is a write that failed (exit 6), as any file tt
+    # cannot write; exit 4 is for a store that is there and cannot be read.
+    new = create and not path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), isolation_level=None, timeout=60.0)
     except OSError as e:
-        raise WriteFailed(f"{path}: cannot create the store ({e.strerror})") from e
+        why = f"{e.strerror}: {e.filename}" if e.strerror and e.filename else str(e)
+        raise _cannot_create(url or str(path), why) from e
     except sqlite3.Error as e:
+        if new:
+            raise _cannot_create(url or str(path), str(e)) from e
         raise Unreadable(f"{url or path}: cannot open the store ({e})") from e
     deadline = time.monotonic() + 60.0
     while True:
@@ -192,6 +201,13 @@ def open_sqlite(path: Path, clock: Callable[[], int], *, create: bool = True, ur
                 f"{url or path}: not a tt store or damaged ({e})",
                 hint="restore it from a backup, or name another with --store",
             ) from e
+
+
+def _cannot_create(where: str, why: str) -> WriteFailed:
+    return WriteFailed(
+        f"{where}: cannot create the store ({why})",
+        hint="name a file in a directory you can write with --store (sqlite:///relative/path or sqlite:////absolute/path)",
+    )
 
 
 def _busy(e: sqlite3.OperationalError) -> bool:

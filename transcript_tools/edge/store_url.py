@@ -2,7 +2,9 @@
 
 URLs: ``sqlite:///relative/path``, ``sqlite:////absolute/path`` (SQLAlchemy's rule), a
 bare path (an SQLite file), ``postgresql://…`` or ``postgres://…`` (libpq's URL; missing
-parts come from the ``PG*`` environment variables). The default is
+parts come from the ``PG*`` environment variables). Anything else with a scheme
+(``sqlite://x``, ``sqlite:x``, ``mysql://…``) is a usage error that shows these forms
+(`FORMS`), never a path: ``sqlite://x`` read as a file name said "no such store". The default is
 ``<config dir>/tt-store.sqlite3``. `redacted` is the form used in every message: a
 password in the URL never appears in output.
 
@@ -23,6 +25,10 @@ from ..store.model import redacted
 DEFAULT_NAME = "tt-store.sqlite3"
 
 
+#: The accepted forms, as a usage error shows them.
+FORMS = "sqlite:///relative/path, sqlite:////absolute/path, a plain file path, or postgresql://user@host/db"
+
+
 def default_url(config: Path) -> str:
     return f"sqlite:///{config / DEFAULT_NAME}"
 
@@ -41,8 +47,8 @@ def open_store(url: str | None, *, config: Path, create: bool = True) -> Store:
         from .store_postgres import open_postgres
 
         return open_postgres(u, now_ms, create=create)
-    if "://" in u and not u.startswith("sqlite://"):
-        raise UsageError(f"{redacted(u)}: unknown store URL (sqlite:///PATH or postgresql://…)")
+    if ("://" in u or u.startswith("sqlite:")) and not u.startswith("sqlite:///"):
+        raise UsageError(f"{redacted(u)}: not a store URL; the forms are {FORMS}")
     path = Path(u[len("sqlite:///") :] if u.startswith("sqlite:///") else u).expanduser()
     from .store_sqlite import open_sqlite
 

@@ -532,6 +532,19 @@ class Store:
         ).fetchall()
         return {(r[0], r[1]): int(r[2]) for r in rows}
 
+    def side_files(self, cur: Any, prefix: str) -> Iterator[tuple[str, str, str, bytes]]:
+        """``(project_key, session_id, relpath, bytes)`` of every side file whose relpath
+        starts with ``prefix``, one at a time (`store.find` reads the 2.0.x subagent
+        transcripts so: they are not in the index)."""
+        rows = self._q(
+            cur,
+            "SELECT project_key, session_id, relpath, hash FROM tt_file WHERE substr(relpath, 1, ?) = ? "
+            "ORDER BY project_key, session_id, relpath",
+            (len(prefix), prefix),
+        ).fetchall()
+        for pk, sid, relpath, h in rows:
+            yield pk, sid, relpath, self._blobs(cur, {h})[h]
+
     def delete_files(self, cur: Any, project_key: str, session_id: str) -> None:
         self._q(
             cur, "DELETE FROM tt_file WHERE project_key = ? AND session_id = ?", (project_key, session_id)

@@ -88,6 +88,11 @@ def render_rows(
     for r in rows:
         if r.unreadable:
             con.print(f"[red]{r.session_id[:8]}: {escape(r.unreadable)}[/]")
+        for a in r.damaged_subagents:
+            con.print(
+                f"[red]{r.session_id[:8]}: subagent file {escape(a)} has errors (`tt validate` it)[/]",
+                soft_wrap=True,
+            )
         for s in r.skipped[:5]:
             where = f"line {s.line}" if s.line is not None else f"byte {s.offset}"
             con.print(f"[yellow]{r.session_id[:8]}: {where} skipped ({s.code})[/]")
