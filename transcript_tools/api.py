@@ -82,7 +82,7 @@ def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
     ref = store.resolve(str(session))
     if directory is None or Path(str(session)).expanduser().is_file():
         return ref
-    from .catalog.files import project_dirs
+    from .catalog.files_scope import project_dirs
     from .model.errors import NotFound
 
     folders = {d.resolve() for d in project_dirs(str(directory))}
@@ -528,7 +528,7 @@ def import_session(
 
 
 def _dirs(directory: str | Path | None) -> list[Path]:
-    from .catalog.files import project_dirs
+    from .catalog.files_scope import project_dirs
 
     return project_dirs(None, all_=True) if directory is None else project_dirs(str(directory))
 

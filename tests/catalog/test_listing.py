@@ -326,7 +326,7 @@ def test_ls_check_health_agrees_with_validate_on_every_session(tmp_path: Path) -
     assert {s["session_id"][:8] for s in rows} == {"0a1b2c3d", "88a8d761", "11111111"}
     for s in rows:
         # The session's file and its subagent files, as `tt validate SESSION` checks them.
-        from transcript_tools.catalog.files import agent_files
+        from transcript_tools.catalog.files_scope import agent_files
 
         reports = [validate_path(f) for f in [Path(s["path"]), *agent_files(Path(s["path"]))]]
         assert (s["errors"], s["warnings"]) == (

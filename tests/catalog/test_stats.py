@@ -380,7 +380,7 @@ def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None
 def _slow_session_stats(path: Path) -> dict:  # type: ignore[type-arg]
     """The statistics through the reader every command uses (`reader.iter_lines`, one
     `Entry` per record), as `usage` read before its fast path."""
-    from transcript_tools.catalog.files import agent_files
+    from transcript_tools.catalog.files_scope import agent_files
     from transcript_tools.catalog.stats import SkippedLine
     from transcript_tools.model.session import session_id_from_name
 

@@ -22,7 +22,8 @@ import pytest
 
 from tests.support.cli import tt
 from tests.support.paths import REAL
-from transcript_tools.catalog.files import list_sessions, project_dirs
+from transcript_tools.catalog.files import list_sessions
+from transcript_tools.catalog.files_scope import project_dirs
 from transcript_tools.edge import claude_dir as store
 from transcript_tools.edge import worktrees
 from transcript_tools.model.errors import NotFound

@@ -33,64 +33,15 @@ from ..edge import claude_dir as store
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
 from ..edge.siblings import found_elsewhere
 from ..edge.writer import is_by_product
-from ..model.errors import NotFound, Unreadable, UsageError
+from ..model.errors import NotFound, Unreadable
 from ..model.lines import Entry
 from ..model.session import session_id_from_name
 from ..validate.core import Report, Validator
 from ..validate.files_kind import settle_not_transcript
+from .files_scope import LegacyAgents, agent_files
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
 from .search import SkippedLine as SearchSkipped
-
-
-def project_dirs(
-    project: str | None = None,
-    *,
-    all_: bool = False,
-    cwd: str | Path | None = None,
-    root: Path | None = None,
-    worktrees: bool = True,
-) -> list[Path]:
-    """The project folders in scope: every one (``all_``), the one named by ``project``
-    (a folder under ``projects/``, or its name), or those of a working directory
-    (``project``, else the current one). A working directory's are its own folder and,
-    with ``worktrees``, the folders of the other git worktrees of its repository
-    (`claude_dir.session_folders`)."""
-    root = store.projects_dir() if root is None else root
-    if all_:
-        if project is not None:
-            raise UsageError("give --project or --all, not both")
-        if not root.is_dir():
-            raise NotFound(f"no Claude projects folder at {root}", hint="set CLAUDE_CONFIG_DIR")
-        return store.all_projects(root)
-    if project is not None:
-        p = Path(project).expanduser()
-        if p.is_dir() and (p.parent.resolve() == root.resolve() or store.session_files(p)):
-            return [p]  # a project folder itself
-        named = root / project
-        if "/" not in project and named.is_dir():
-            return [named]
-        if p.is_dir():
-            return _working_dir_folders(p, root, worktrees)
-        if p.is_absolute():
-            # The path of a project on the machine that wrote the sessions (a config dir
-            # copied here): the folder Claude Code named after it.
-            moved = store.find_project_dir(p, root)
-            if moved is not None:
-                return [moved]
-        raise NotFound(f"{project}: neither a project folder under {root} nor a directory")
-    return _working_dir_folders(cwd or os.getcwd(), root, worktrees)
-
-
-def _working_dir_folders(directory: str | Path, root: Path, worktrees: bool) -> list[Path]:
-    found = store.session_folders(directory, root, worktrees=worktrees)
-    if not found:
-        raise NotFound(
-            f"no sessions for {store.canonical_cwd(directory)} under {root}",
-            hint="`tt ls --all` lists every project",
-        )
-    return found
-
 
 #: From how many files on a listing is spread over processes (forking costs ~20 ms).
 PARALLEL_FROM = 400
@@ -347,29 +298,6 @@ def _validated(path: Path, cap: int) -> Report | None:
         return _checked(path, size, cap)[1]
     except NotFound:
         return None
-
-
-def agent_files(path: Path, legacy: dict[str, list[Path]] | None = None) -> list[Path]:
-    """Every subagent file of a session: ``<id>/subagents/**`` (2.1.x) and the 2.0.x
-    ``agent-*.jsonl`` beside it that name it (``legacy``: `claude_dir.legacy_agents_by_session` of its
-    project, when the caller goes through many sessions of one project)."""
-    sid = session_id_from_name(path.name)
-    if legacy is None:
-        legacy = store.legacy_agents_by_session(path.parent)
-    return store.subagent_files(path) + (legacy.get(sid, []) if sid else [])
-
-
-class LegacyAgents:
-    """`claude_dir.legacy_agents_by_session` per project folder, read once."""
-
-    def __init__(self) -> None:
-        self._by_project: dict[Path, dict[str, list[Path]]] = {}
-
-    def __call__(self, session: Path) -> list[Path]:
-        project = session.parent
-        if project not in self._by_project:
-            self._by_project[project] = store.legacy_agents_by_session(project)
-        return agent_files(session, self._by_project[project])
 
 
 # --- tt search ------------------------------------------------------------------------------

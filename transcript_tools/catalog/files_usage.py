@@ -74,7 +74,7 @@ from ..edge.reader import _open
 from ..model.errors import Unreadable
 from ..model.lines import decode_line, split_terminator
 from ..model.session import session_id_from_name
-from .files import LegacyAgents, agent_files
+from .files_scope import LegacyAgents, agent_files
 from .stats import Collector, Stats, combine
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from ..catalog.files import list_sessions, project_dirs
+from ..catalog.files import list_sessions
+from ..catalog.files_scope import project_dirs
 from ..model.errors import NotFound
 from ..views.ls import render_rows
 from .common import console, emit_json, json_option, max_bytes_option

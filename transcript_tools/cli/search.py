@@ -68,7 +68,8 @@ def search_command(
         )
         found: Iterable[SessionHits] = searched
     else:
-        from ..catalog.files import project_dirs, search_files
+        from ..catalog.files import search_files
+        from ..catalog.files_scope import project_dirs
 
         found = search_files(
             project_dirs(project, all_=all_), matcher, per_session=per_session, subagents=not no_subagents

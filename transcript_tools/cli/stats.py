@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..catalog.files import project_dirs, read_row
+from ..catalog.files_scope import project_dirs
 from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats, sessions_in
 from ..edge import claude_dir as store
 from ..model.errors import UsageError
@@ -68,6 +68,8 @@ def stats_command(
 
 
 def _one(ref: store.SessionRef, no_subagents: bool, as_json: bool) -> int:
+    from ..catalog.files import read_row  # one session: its title (the listing's reader)
+
     require_transcript(ref.path)
     one = session_stats(ref.path, subagents=not no_subagents)
     row = read_row(ref.path)

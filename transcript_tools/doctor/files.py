@@ -121,7 +121,7 @@ def doctor_targets(
     ls and stats: `catalog.files.project_dirs`), then each spec (`doctor_path`); each file once."""
     files: list[Path] = []
     if all_ or project is not None:
-        from ..catalog.files import project_dirs
+        from ..catalog.files_scope import project_dirs
 
         files = [f for d in project_dirs(project, all_=all_, root=root) for f in transcripts_in(d)]
     out = {str(f): doctor_file(f) for f in files}

@@ -39,7 +39,7 @@ def sessions_named(targets: Sequence[str], all_: bool, project: str | None) -> l
     refs: list[store.SessionRef] = []
     specs = list(targets)
     if all_ or project is not None:
-        from ..catalog.files import project_dirs
+        from ..catalog.files_scope import project_dirs
 
         specs += [str(d) for d in project_dirs(project, all_=all_)]
     for spec in specs:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..catalog.files import agent_files
+from ..catalog.files_scope import agent_files
 from ..edge.loader import load_session
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from ..model.errors import NotFound, TranscriptTooLarge, Unreadable

@@ -140,7 +140,7 @@ def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagen
     of ``project`` / ``all_``; each once, in the order given."""
     out: list[Path] = []
     if all_ or project is not None:
-        from ..catalog.files import project_dirs
+        from ..catalog.files_scope import project_dirs
 
         if all_ and not store.projects_dir().is_dir():
             raise NotFound(

@@ -134,14 +134,15 @@ def summary(reports: list[Report]) -> tuple[str, str]:
 def _common_folder(paths: list[str]) -> str:
     """The folder every path is in ("" when they share none but the root): the table names
     each file from there, so that long absolute paths do not fill it (a new user's table at
-    120 columns wrapped every path over two or three lines)."""
-    import os.path
-
-    try:
-        base = os.path.commonpath([os.path.dirname(p) for p in paths])
-    except ValueError:  # absolute and relative paths mixed
-        return ""
-    return "" if base in ("", os.sep) else base
+    120 columns wrapped every path over two or three lines). Paths as the reports hold
+    them, cut at ``/``."""
+    folders = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for parts in zip(*folders, strict=False):  # as deep as the shallowest
+        if any(x != parts[0] for x in parts):
+            break
+        common.append(parts[0])
+    return "/".join(common) if any(common) else ""
 
 
 def _table(reports: list[Report], base: str = "", width: int = 0) -> Table:
@@ -149,7 +150,7 @@ def _table(reports: list[Report], base: str = "", width: int = 0) -> Table:
     from rich.table import Table
 
     t = Table(box=None, show_header=True, header_style="bold")
-    names = [r.path[len(base) :].lstrip("/\\") if base else r.path for r in reports]
+    names = [r.path[len(base) + 1 :] if base else r.path for r in reports]
     # The names whole where the width allows: the status column wraps first (its longest
     # texts are explanations), and the numbers and a status word take ~40 columns.
     t.add_column("file", overflow="fold", min_width=min(max(map(len, names)), max(width - 40, 20)))
