@@ -113,7 +113,7 @@ def sessions_in(dirs: list[Path]) -> list[Path]:
     paths = [p for d in dirs for p in store.session_files(d)]
     if not paths:
         raise NotFound("no sessions in " + ", ".join(str(d) for d in dirs))
-    return sorted(paths, key=lambda p: p.stat().st_mtime)
+    return sorted(paths, key=lambda p: os.stat(p).st_mtime)
 
 
 def many_stats(

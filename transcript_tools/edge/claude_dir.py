@@ -180,8 +180,28 @@ def is_session_file(p: Path) -> bool:
 
 
 def session_files(project: Path) -> list[Path]:
-    """Main transcripts of one project folder (``<uuid>.jsonl``), any order."""
-    return [p for p in _listdir(project) if is_session_file(p) and p.is_file()]
+    """Main transcripts of one project folder (``<uuid>.jsonl``), in name order.
+
+    Listed with `os.scandir`, whose entries know a regular file without a `stat` (and the
+    names sorted as text, not as `Path`s): `tt stats --all` on 2,000 sessions listed them in
+    35 ms, most of it `Path` comparisons and a `stat` per file."""
+    try:
+        with os.scandir(project) as entries:
+            names = sorted(
+                e.name
+                for e in entries
+                if e.name.endswith(".jsonl") and is_session_id(e.name[:-6]) and _is_file(e)
+            )
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+    return [project / n for n in names]
+
+
+def _is_file(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_file()
+    except OSError:  # as `Path.is_file`: a file that cannot be looked at is none
+        return False
 
 
 def all_projects(root: Path | None = None) -> list[Path]:
