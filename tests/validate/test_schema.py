@@ -189,6 +189,7 @@ def test_known_types_are_the_entry_schema_files() -> None:
         "relocated",
         "bridge-session",
         "frame-link",
+        "fork-context-ref",
         "api-request",
         "api-request-shape",
         "api-request-blob",

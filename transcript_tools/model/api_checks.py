@@ -32,9 +32,16 @@ from .chain import ASSISTANT, USER, ChainIndex
 #: The Messages API's request size limit (32 MB), Anthropic API docs "Request size limits".
 MAX_REQUEST_BYTES = 32 * 1000 * 1000
 
+#: The first record of a forked subagent's transcript (Claude Code 2.1.332 writes
+#: ``{type, agentId, parentSessionId, parentLastUuid, contextLength}``): the fork was sent
+#: the parent's first ``contextLength`` messages, up to ``parentLastUuid``, and the file
+#: holds only what came after, beginning with the result of the parent's call that
+#: spawned it (its ``tool_use`` is in the parent's file).
+FORK_CONTEXT_REF = "fork-context-ref"
+
 
 def api_findings(
-    ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int]
+    ix: ChainIndex, facts: dict[int, NodeFacts], nodes: list[int], *, continues: bool = False
 ) -> Iterator[tuple[str, int, str]]:
     """What the Messages API would reject in this conversation: (code, node, message).
 
@@ -42,6 +49,10 @@ def api_findings(
     lines of one role form one API message (Claude Code merges them). From 2.1.2xx the
     lines of one response are chained with their own tool results between them
     (call a, result a, call b, result b): that is one response, not a split one.
+
+    ``continues``: the file continues a context it does not hold (a forked subagent's
+    transcript, which begins with a ``fork-context-ref`` record: `FORK_CONTEXT_REF`), so
+    the results before its first response answer calls of that context, not orphans.
     """
     seen_mids: set[str] = set()
     cur_mid: str | None = None
@@ -54,6 +65,7 @@ def api_findings(
     all_uses: set[str] = set()  # every tool_use id sent so far (the API wants them unique)
     images = 0  # images in the conversation (past MANY_IMAGES, 2000 px is the limit)
     wide: list[int] = []  # nodes with an image past 2000 px (and none past 8000)
+    answered_before = continues  # results still answering the context the file continues
     for i in nodes:
         f = facts.get(i, _NO_FACTS)
         role = ix.flags[i] & (USER | ASSISTANT)
@@ -71,6 +83,7 @@ def api_findings(
         if f.big_images:
             yield "image-too-large", i, f"{f.big_images} image(s) over the API's 5 MB limit"
         if role == ASSISTANT:
+            answered_before = False
             mid = f.message_id
             same = mid is not None and mid == cur_mid
             if prev_role != ASSISTANT and not (same and not broken):
@@ -105,7 +118,7 @@ def api_findings(
             for r in f.tool_results:
                 if r in open_uses:
                     del open_uses[r]
-                elif r not in cur_uses:
+                elif r not in cur_uses and not answered_before:
                     yield "tool-result-orphan", i, f"tool_result for {r} has no tool_use before it"
             if f.plain or not f.tool_results:
                 broken = True

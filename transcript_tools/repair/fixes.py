@@ -200,7 +200,7 @@ def conversation_findings(v: View, chain: ChainFindings) -> tuple[list[int], lis
     ix = v.ix
     full = conversation_nodes(ix, v.facts, chain.active)
     msgs = [i for i in full if ix.flags[i] & (USER | ASSISTANT)]
-    return full, list(api_findings(ix, v.facts, msgs))
+    return full, list(api_findings(ix, v.facts, msgs, continues=v.continues))
 
 
 def api_fixes(

@@ -74,6 +74,8 @@ class View:
     refs: Sequence[int]
     facts: dict[int, NodeFacts]
     chain_of: Callable[[int], int]
+    #: The file continues a context it does not hold (`Survey.continues_context`).
+    continues: bool = False
     _prev: array | None = None  # type: ignore[type-arg]
     _pos: dict[int, int] | None = None
 
@@ -244,7 +246,7 @@ class Model:
         s = self.survey
         if not self.structural:
             facts = s.facts if not self.facts else {**s.facts, **self.facts}
-            self._view = View(s.index, range(self.n), facts, self.chain)
+            self._view = View(s.index, range(self.n), facts, self.chain, s.continues_context)
             return self._view
         self._view = self._rebuild()
         return self._view
@@ -308,7 +310,7 @@ class Model:
             for a in after.get(i, ()):
                 self._put(ix, refs, facts, a, keys, pending)
         ix.finish()
-        return View(ix, refs, facts, self.chain)
+        return View(ix, refs, facts, self.chain, self.survey.continues_context)
 
     def _put(
         self,

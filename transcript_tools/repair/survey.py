@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.active import MAX_IMAGE_BYTES, NodeFacts, facts_of
+from ..model.api_checks import FORK_CONTEXT_REF
 from ..model.api_rules import LONG_TOOL_NAME, image_bytes, long_named_calls, prompt_too_long, refused_since
 from ..model.boundary_meta import BoundaryMeta, lacks_metadata
 from ..model.chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, SIDECHAIN, USER, ChainIndex, Elsewhere, node_flags
@@ -123,6 +124,8 @@ class Survey:
     collect: bool = True
     past_cap: bool = False
     facts_pass_done: bool = False
+    #: A forked subagent's file: its first results answer the parent's calls.
+    continues_context: bool = False
     _hashes: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
     _chains: dict[tuple[bool, str | None], int] = field(default_factory=lambda: {(False, None): 0})
 
@@ -164,7 +167,10 @@ class Survey:
                 if opt_in:
                     self._opt_in(ln.line, ln.offset, k, rec)
                 uuid = rec.get("uuid")
-                if rec.get("type") not in chain_types or type(uuid) is not str:
+                t = rec.get("type")
+                if t not in chain_types or type(uuid) is not str:
+                    if t == FORK_CONTEXT_REF:
+                        self.continues_context = True  # as the validator reads it
                     continue
                 parent = rec.get("parentUuid")
                 flags = node_flags(rec)

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 from ..model.active import NodeFacts, conversation_nodes, facts_of
-from ..model.api_checks import MAX_REQUEST_BYTES, api_findings
+from ..model.api_checks import FORK_CONTEXT_REF, MAX_REQUEST_BYTES, api_findings
 from ..model.api_rules import prompt_too_long, refused_since
 from ..model.boundary_meta import lacks_metadata
 from ..model.chain import (
@@ -159,6 +159,9 @@ class Validator:
         self._collect = not self.report.past_cap
         self._mismatch: dict[str, tuple[int, int]] = {}  # sessionId -> (first line, count)
         self._leaf_refs: dict[str, int] = {}  # leafUuid -> first line naming it
+        #: A forked subagent's file (a ``fork-context-ref`` record): its first results
+        #: answer calls of the parent's context (`api_checks.api_findings`).
+        self.continues_context = False
         self._boundary_offsets: list[int] = []
         self._boundary_lines: list[int] = []
         #: Claude Code's persisted "Prompt is too long" error, while it is the last
@@ -293,6 +296,8 @@ class Validator:
                 leaf = rec.get("leafUuid")
                 if isinstance(leaf, str) and leaf not in self._leaf_refs:
                     self._leaf_refs[leaf] = number
+            elif t == FORK_CONTEXT_REF:
+                self.continues_context = True
             return
         parent = rec.get("parentUuid")
         # chain.node_flags, inline (once per entry of files of any size; the test
@@ -692,7 +697,7 @@ class Validator:
             leaf = ix.active_leaf()
             chain = [] if leaf is None else ix.path_up(leaf)[::-1]
         nodes = [i for i in conversation_nodes(ix, self.facts, chain) if ix.flags[i] & (USER | ASSISTANT)]
-        for finding in api_findings(ix, self.facts, nodes):
+        for finding in api_findings(ix, self.facts, nodes, continues=self.continues_context):
             code, node, msg = finding
             d.append(
                 Diagnostic(
