@@ -3,7 +3,7 @@
 The input is the tool-heavy fixture grown to 5 MB (`grow.py`) and its CJK twin: every
 ASCII letter of its prompts, replies, thinking, tool inputs and results made an ideograph
 (two terminal cells) and every space one too, as CJK prose has none; the session's shape
-is unchanged and each character stays one character (the twin is 7.6 MB of UTF-8).
+is unchanged and each character stays one character (the twin of 5.0 MB is 8.2 MB of UTF-8).
 Both are shown to a pipe, with the default fold and with ``--fold 0`` (everything),
 in turn, round after round; the figure is each one's median CPU time (user + system),
 and the target is the CJK twin within 2x of the ASCII session.
