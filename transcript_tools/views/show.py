@@ -57,7 +57,11 @@ def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
             # only this module's clock.
             from rich.markdown import Markdown
 
-            return [Markdown(b.text)]
+            # Paragraphs not padded to the width ("left" pads each line with spaces: 4,096
+            # columns to a pipe, stripped again by `page_or_print`; on a terminal, blank
+            # on screen), so rich measures the text, not the padding (`_hanging` says why
+            # that matters for wide text).
+            return [Markdown(b.text, justify="default")]
         text, cut = fold(b.text, max(n * 4, 0) if n else 0)
         return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
     if b.kind == "thinking":
@@ -109,12 +113,23 @@ def _result(text: str, is_error: bool, images: int, n: int, orphan: bool = False
 
 
 def _hanging(head: Text, body: Text) -> Any:
-    """``head`` then ``body``, wrapped lines of the body indented under its start."""
+    """``head`` then ``body``, wrapped lines of the body indented under its start.
+
+    The body is not justified: a cell's column justification ("left") pads every line of
+    the text to the column's width (the longest line's, up to 4,096 columns to a pipe)
+    before rich measures it, and rich measures a string holding a wide or non-Latin
+    character (CJK, "→", "—") one character at a time in Python, several times a line:
+    a CJK session took 3.3x its ASCII twin's time (`tests/show/test_show_wide.py`). Left
+    unjustified, the cell is padded by a separate run of spaces (measured at once). To a
+    pipe the output is the same bytes; on a terminal the same characters, the cell's
+    trailing spaces written after the body's style ends instead of inside it (the same
+    on screen: tt gives these texts no background colour)."""
     from rich.table import Table
 
     grid = Table.grid(padding=0)
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
+    body.justify = "default"
     grid.add_row(head, body)
     return grid
 
