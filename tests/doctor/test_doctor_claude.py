@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +127,28 @@ CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, boo
 }
 
 
+def resume_probe(cli: ClaudeCLI, sandbox: Sandbox, cwd: Path, name: str) -> tuple[Any, list[Any], int]:
+    """``claude -p PROBE --resume NAME`` against the stand-in: the run, the requests that
+    sent the probe (after whatever conversation the CLI loaded), and how many requests
+    it sent in all."""
+    with StandIn() as api:
+        run = run_claude(
+            cli,
+            PROBE,
+            sandbox=sandbox,
+            cwd=cwd,
+            base_url=api.base_url,
+            resume=name,
+            check=False,
+            clock=CLOCK,
+            timeout=90,
+        )
+        sent = [
+            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
+        ]
+        return run, sent, len(api.message_requests)
+
+
 @pytest.fixture(scope="module")
 def small_session(claude_332: ClaudeCLI, tmp_path_factory: pytest.TempPathFactory) -> GeneratedSession:
     return generate_session(claude_332, tmp_path_factory.mktemp("doctor-gen"), prompts=PROMPTS)
@@ -175,22 +198,7 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
     listed = g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
     assert listed is sdk_lists
 
-    sandbox = Sandbox.create(tmp_path, config_dir=config)
-    with StandIn() as api:
-        run = run_claude(
-            claude_332,
-            PROBE,
-            sandbox=sandbox,
-            cwd=g.cwd,
-            base_url=api.base_url,
-            resume=g.session_id,
-            check=False,
-            clock=CLOCK,
-            timeout=90,
-        )
-        sent = [
-            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
-        ]
+    run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
     if cli_loads:
         assert run.returncode == 0, run.stderr
         # The probe came after the earlier conversation: its first prompt was sent too.
@@ -232,22 +240,7 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
     assert g.session_id not in {s.session_id for s in list_sessions(directory=str(g.cwd))}
     assert g.session_id in {s.session_id for s in list_sessions(directory=str(elsewhere))}
 
-    sandbox = Sandbox.create(tmp_path, config_dir=config)
-    with StandIn() as api:
-        run = run_claude(
-            claude_332,
-            PROBE,
-            sandbox=sandbox,
-            cwd=g.cwd,
-            base_url=api.base_url,
-            resume=g.session_id,
-            check=False,
-            clock=CLOCK,
-            timeout=90,
-        )
-        sent = [
-            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
-        ]
+    run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
     assert run.returncode == 0, run.stderr
     assert sent and PROMPTS[0] in json.dumps(sent[0].messages)
 
@@ -287,19 +280,8 @@ def test_a_file_not_named_by_a_session_id(
     sandbox = Sandbox.create(tmp_path, config_dir=config)
 
     def resume(name: str) -> tuple[int, str, int]:
-        with StandIn() as api:
-            run = run_claude(
-                claude_332,
-                PROBE,
-                sandbox=sandbox,
-                cwd=g.cwd,
-                base_url=api.base_url,
-                resume=name,
-                check=False,
-                clock=CLOCK,
-                timeout=90,
-            )
-            return run.returncode, run.stdout + run.stderr, len(api.message_requests)
+        run, _, requests = resume_probe(claude_332, sandbox, g.cwd, name)
+        return run.returncode, run.stdout + run.stderr, requests
 
     code, out, sent = resume(NOT_AN_ID)
     assert code != 0 and sent == 0
@@ -356,22 +338,7 @@ def test_a_file_without_uuids_resumes_without_its_conversation(
     sdk_config(config)
     assert g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
 
-    sandbox = Sandbox.create(tmp_path, config_dir=config)
-    with StandIn() as api:
-        run = run_claude(
-            cli,
-            PROBE,
-            sandbox=sandbox,
-            cwd=g.cwd,
-            base_url=api.base_url,
-            resume=g.session_id,
-            check=False,
-            clock=CLOCK,
-            timeout=90,
-        )
-        sent = [
-            r for r in api.message_requests if (u := last_user(r)) is not None and prompt_text(u) == PROBE
-        ]
+    run, sent, _ = resume_probe(cli, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
     assert run.returncode == 0, run.stderr  # no error: the loss is silent
     assert sent
     # None of the earlier prompts is sent (the last reply, which the stand-in wrote as
