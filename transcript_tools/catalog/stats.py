@@ -199,11 +199,7 @@ class Stats:
             a[3] += k.cache_write
             a[4] += k.cache_read
             a[5] += k.cache_write_1h
-        out = []
-        for m, (n, *sums) in acc.items():
-            t = Tokens(*sums)
-            out.append(ModelUsage(m, n, t, model_cost(m, t)))
-        return sorted(out, key=lambda u: -u.tokens.total)
+        return _usages(acc)
 
     @property
     def tokens(self) -> Tokens:
@@ -243,8 +239,29 @@ class Stats:
         return None if a is None or b is None else max(0.0, (b - a).total_seconds())
 
     def to_dict(self) -> dict[str, Any]:
+        # `by_model`, `tokens_per_turn` and the subagents' total in one pass over the
+        # calls (once per session of `tt stats --all --json`: the three passes and the
+        # `Tokens.total` property per call were 8% of its CPU on the bench set).
         calls = self.ledger.calls()
-        models = self.by_model()
+        acc: dict[str, list[int]] = {}
+        per = [0] * (self.turns + 1)
+        last = self.turns
+        sub_total = 0
+        for model, (i, o, cw, cr, h1), turn, sub in calls:
+            a = acc.get(model)
+            if a is None:
+                a = acc[model] = [0, 0, 0, 0, 0, 0]
+            a[0] += 1
+            a[1] += i
+            a[2] += o
+            a[3] += cw
+            a[4] += cr
+            a[5] += h1
+            if sub:
+                sub_total += i + o + cw + cr
+            elif turn <= last:
+                per[turn] += i + o + cw + cr
+        models = _usages(acc)
         t = Tokens()
         for u in models:
             t = t + u.tokens
@@ -267,12 +284,9 @@ class Stats:
                 "unpriced_models": unpriced,
             },
             "prices_read_on": PRICES_READ_ON,
-            "subagents": {
-                "files": self.subagent_files,
-                "total_tokens": sum(c.tokens.total for c in calls if c.subagent),
-            },
+            "subagents": {"files": self.subagent_files, "total_tokens": sub_total},
             "turns": self.turns,
-            "tokens_per_turn": self.tokens_per_turn(calls),
+            "tokens_per_turn": per if per[0] else per[1:],  # as `tokens_per_turn`
             "tools": {
                 name: {"calls": n, "errors": self.tool_errors.get(name, 0)}
                 for name, n in self.tools.most_common()
@@ -293,6 +307,15 @@ class Stats:
             "progress_copies_not_counted": self.ledger.duplicate_copies,
             "skipped": [s.to_dict() for s in self.skipped],
         }
+
+
+def _usages(acc: dict[str, list[int]]) -> list[ModelUsage]:
+    """`Stats.by_model` from its sums per model: [calls, the five token counts]."""
+    out = []
+    for m, (n, *sums) in acc.items():
+        t = Tokens(*sums)
+        out.append(ModelUsage(m, n, t, model_cost(m, t)))
+    return sorted(out, key=lambda u: -u.tokens.total)
 
 
 def model_cost(model: str, tokens: Tokens) -> float | None:

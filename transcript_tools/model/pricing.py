@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, NamedTuple
 
 #: When the table below was last checked against the public pricing page.
@@ -98,6 +99,7 @@ def _later_version(rest: str) -> bool:
     return n - 1 <= 2
 
 
+@cache  # a handful of model ids, priced once per session of `tt stats --all`
 def price_for(model: str | None) -> Price | None:
     if not model:
         return None
