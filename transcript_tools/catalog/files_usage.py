@@ -161,14 +161,22 @@ _T = TypeVar("_T")
 def _in_processes(
     run: Callable[[list[Path], bool, LegacyAgents], _T], paths: list[Path], workers: int, subagents: bool
 ) -> list[_T]:
-    """``run`` of each run of consecutive ``paths`` (`RUNS_PER_WORKER` per worker), in order:
-    ``workers - 1`` worker processes take the runs from the first on, while this process
-    takes them from the last back, each one no worker has taken yet (its results are not
-    pickled, and one process fewer is started)."""
-    from concurrent.futures import ProcessPoolExecutor
+    """``run`` of each run of consecutive ``paths`` (`RUNS_PER_WORKER` per worker), in order,
+    by this process and ``workers - 1`` others (this one's results are not pickled).
+
+    Forked where the platform allows (`edge.forks`: each process takes the next run when it
+    is free); elsewhere a `ProcessPoolExecutor` takes the runs from the first on while this
+    process takes them from the last back, each one no worker has taken yet."""
+    from ..edge import forks
 
     size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
+    if forks.available():
+        agents_here = LegacyAgents()  # each fork fills its own copy: a project read once per process
+        with gc_paused():
+            return forks.run_forked(lambda i: run(runs[i], subagents, agents_here), len(runs), workers)
+    from concurrent.futures import ProcessPoolExecutor
+
     mine: dict[int, _T] = {}
     with gc_paused(), ProcessPoolExecutor(max_workers=workers - 1) as pool:
         futures = [pool.submit(_worker_run, run, r, subagents) for r in runs]
