@@ -389,3 +389,13 @@ def test_finding_ls_check_agrees_with_validate_on_subagent_files_and_files_not_n
     assert sum(s["errors"] for s in rows.values()) == json.loads(v.stdout)["errors"]
     text = tt("ls", "--check", "-p", str(project), config=cfg, width=200)
     assert f"subagent file {agent} has errors" in text.stdout
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_many_processes_list_what_one_lists(config: tuple[Path, dict[str, Path]], check: bool) -> None:
+    from transcript_tools.catalog.files import list_sessions
+
+    proj, _ = config
+    one = list_sessions([proj], check=check, workers=1)
+    assert len(one) > 10
+    assert list_sessions([proj], check=check, workers=3) == one

@@ -78,12 +78,7 @@ def list_sessions(
     if workers <= 1:
         rows = [read_row(p, check=check, cap=cap, legacy_agents=lg, agents=ag) for p, lg, ag in jobs]
     else:
-        from concurrent.futures import ProcessPoolExecutor
-        from functools import partial
-
-        read = partial(_read_job, check=check, cap=cap)
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = list(pool.map(read, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+        rows = _read_in_processes(jobs, workers, check=check, cap=cap)
     sessions = sort_rows(_listed_copies_first([r for r in rows if r is not None]))
     if not others:
         return sessions
@@ -150,6 +145,29 @@ def _listed_copies_first(rows: list[Row]) -> list[Row]:
     """
     listed = {r.session_id for r in rows if r.lite.hidden is None}
     return [r for r in rows if r.lite.hidden is None or r.session_id not in listed]
+
+
+def _read_in_processes(
+    jobs: list[tuple[Path, Counter[str], tuple[Path, ...]]], workers: int, *, check: bool, cap: int
+) -> list[Row | None]:
+    """`read_row` of each job, in order, in runs over ``workers`` processes: forked where the
+    platform allows (`edge.forks`: this process reads too, and each takes the next run when
+    it is free), else a `ProcessPoolExecutor`."""
+    from ..edge import forks
+
+    size = max(1, len(jobs) // (workers * 8))
+    if forks.available():
+        runs = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+        parts = forks.run_forked(
+            lambda i: [_read_job(j, check=check, cap=cap) for j in runs[i]], len(runs), workers
+        )
+        return [r for part in parts for r in part]
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    read = partial(_read_job, check=check, cap=cap)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(read, jobs, chunksize=size))
 
 
 def _read_job(job: tuple[Path, Counter[str], tuple[Path, ...]], *, check: bool, cap: int) -> Row | None:
