@@ -58,6 +58,14 @@ the results: perf gave the collector's passes 3.3% of the samples of ``tt stats 
 --json``, 0.7% after (CPU 2.50 s -> 2.36 s, medians of 5 interleaved); this process
 reading runs too, with one worker process fewer (`_in_processes`: 2.82 s -> 2.69 s of CPU,
 medians of 5 interleaved at load 5; half the results are no longer pickled).
+
+Round 6 (paired with ccusage, `benchmarks/bench_stats.py`): a timeline of each run in both
+processes showed this process idle 0.1-0.2 s at the end, waiting for runs that
+`ProcessPoolExecutor` had queued to its busy worker; the runs now go through `edge.forks`,
+where each process takes the next run when it is free (1.01-1.10x ccusage -> 0.83-0.94x).
+Each file is read by `_feed`, which calls the collector from the reading loop (the
+generator it replaced cost 7% of the CPU), and `Stats.to_dict` makes a session's
+dictionary in one pass over its calls.
 """
 
 from __future__ import annotations
