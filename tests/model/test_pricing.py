@@ -116,3 +116,11 @@ def test_a_key_prices_its_dated_ids_but_never_a_later_minor_version() -> None:
     t = Tokens(input=1_000_000, cache_read=1_000_000)
     # 2.1.332's tier_4_20_cache_read_0_20: $4 input + $0.20 cache read (0.05x, not 0.1x)
     assert cost_usd("claude-opus-5-5", t) == pytest.approx(4.2)
+
+
+def test_the_price_table_is_read_only_since_price_for_caches() -> None:
+    from transcript_tools.model import pricing
+
+    assert pricing.price_for("claude-opus-5-5") is pricing.price_for("claude-opus-5-5")
+    with pytest.raises(TypeError):
+        pricing.TABLE["claude-haiku-5-5"] = pricing.Price(1.0, 5.0)  # type: ignore[index]

@@ -155,7 +155,7 @@ def _read_in_processes(
     it is free), else a `ProcessPoolExecutor`."""
     from ..edge import forks
 
-    size = max(1, len(jobs) // (workers * 8))
+    size = max(1, len(jobs) // (workers * 8), -(-len(jobs) // forks.MAX_TASKS))
     if forks.available():
         runs = [jobs[i : i + size] for i in range(0, len(jobs), size)]
         parts = forks.run_forked(

@@ -177,7 +177,7 @@ def _in_processes(
     process takes them from the last back, each one no worker has taken yet."""
     from ..edge import forks
 
-    size = max(1, len(paths) // (workers * RUNS_PER_WORKER))
+    size = max(1, len(paths) // (workers * RUNS_PER_WORKER), -(-len(paths) // forks.MAX_TASKS))
     runs = [paths[i : i + size] for i in range(0, len(paths), size)]
     if forks.available():
         agents_here = LegacyAgents()  # each fork fills its own copy: a project read once per process

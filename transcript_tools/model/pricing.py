@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 #: When the table below was last checked against the public pricing page.
@@ -48,7 +49,7 @@ class Price:
 # Keys are model-name prefixes; the longest matching prefix wins, so dated ids
 # (claude-opus-4-5-20251101) find their family; a key never matches a later minor version
 # (see `price_for`).
-TABLE: dict[str, Price] = {
+_TABLE: dict[str, Price] = {
     # From Claude Code 2.1.332's baked-in model catalogue (``pricing_tiers`` and each model's
     # ``pricing`` tier, catalogue issued 2026-11-24; the real CLI's own cost records agree:
     # tests/model/test_pricing.py). The public page did not list these when read.
@@ -86,6 +87,8 @@ TABLE: dict[str, Price] = {
     "claude-3-haiku": Price(0.25, 1.25),
     "claude-3-opus": Price(15.0, 75.0),
 }
+#: Read-only: `price_for` caches its answers (a table changed later would not be seen).
+TABLE: Mapping[str, Price] = MappingProxyType(_TABLE)
 
 
 def _later_version(rest: str) -> bool:
@@ -99,7 +102,7 @@ def _later_version(rest: str) -> bool:
     return n - 1 <= 2
 
 
-@cache  # a handful of model ids, priced once per session of `tt stats --all`
+@cache  # a handful of model ids, priced once per session of `tt stats --all` (TABLE is read-only)
 def price_for(model: str | None) -> Price | None:
     if not model:
         return None
