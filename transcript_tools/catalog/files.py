@@ -31,13 +31,9 @@ from typing import Any
 
 from ..edge import claude_dir as store
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_head_tail
-from ..edge.siblings import found_elsewhere
-from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable
 from ..model.lines import Entry
-from ..model.session import session_id_from_name
-from ..validate.core import Report, Validator
-from ..validate.files_kind import settle_not_transcript
+from ..validate.core import Report
 from .files_scope import LegacyAgents, agent_files
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -91,9 +87,7 @@ def _others(project: Path, mains: list[Path], agents: list[Path]) -> list[Path]:
     of its subagents': a file named otherwise (a hand-made copy), a subagent file whose
     session is gone. `tt ls --check` left them out, and with them their damage (new-user
     pass): they are rows of their own."""
-    # The rule of `validate.files.files_named` for a directory (every ``*.jsonl`` under it but
-    # tt's own by-products), written here: that module imports this one.
-    checked = sorted(q for q in project.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
+    checked = store.transcripts_under(project)  # what `tt validate PROJECT` checks
     known = set(mains) | set(agents)
     return [p for p in checked if p not in known]
 
@@ -271,24 +265,12 @@ def _full_check(path: Path, size: int, cap: int) -> tuple[Counts, dict]:
 
 
 def _checked(path: Path, size: int, cap: int, skipped: list[Skipped] | None = None) -> tuple[Counts, Report]:
-    """`tt validate`'s report of one file and its exact counts, in one pass. The validator's
-    settings are `validate.files.new_validator`'s, read from the name as it reads them (a
-    subagent file by its ``agent-`` name; the session id a name gives): that module imports
-    this one (`files_named` uses `project_dirs`), so it is not imported back."""
-    # Imported here: the schemas (jsonschema) are for --check, not for a plain `tt ls`.
-    from ..validate.files_schema import default_checker
+    """`tt validate`'s report of one file (its validator and its conclusion:
+    `validate.files.new_validator`, `conclude`) and the file's exact counts, in one pass."""
+    # Imported here: the schemas (jsonschema-rs) are for --check, not for a plain `tt ls`.
+    from ..validate.files import conclude, new_validator
 
-    checker = default_checker()
-    sub = path.name.startswith("agent-")
-    v = Validator(
-        str(path),
-        size=size,
-        cap=cap,
-        schema_check=checker.check,
-        fast_schema=checker.fast_validators,
-        expected_session=None if sub else session_id_from_name(path.name),
-        is_subagent=sub,
-    )
+    v = new_validator(path, size, cap=cap)
 
     def entries() -> Iterator[Entry]:
         for ln in iter_lines(path):
@@ -300,10 +282,7 @@ def _checked(path: Path, size: int, cap: int, skipped: list[Skipped] | None = No
             yield from ln.entries
 
     counts = count_entries(entries())
-    start = v.need_second_pass()
-    if start is not None:
-        v.feed_facts(iter_lines(path, start))
-    return counts, settle_not_transcript(v.finish(lambda keys: found_elsewhere(path, keys)), path)
+    return counts, conclude(v, path, lambda start: iter_raw(path, start))
 
 
 def _validated(path: Path, cap: int) -> Report | None:

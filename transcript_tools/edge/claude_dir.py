@@ -197,6 +197,13 @@ def session_files(project: Path) -> list[Path]:
     return [project / n for n in names]
 
 
+def transcripts_under(folder: Path) -> list[Path]:
+    """Every ``*.jsonl`` file under ``folder`` (any depth), in path order, but tt's own
+    by-products (backups, quarantines): what `tt validate DIR` checks, and `tt ls --check`
+    with it."""
+    return sorted(q for q in folder.rglob("*.jsonl") if q.is_file() and not _by_product(q.name))
+
+
 def _is_file(e: os.DirEntry[str]) -> bool:
     try:
         return e.is_file()

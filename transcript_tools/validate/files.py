@@ -22,7 +22,6 @@ from ..edge import claude_dir as store
 from ..edge.collector import gc_paused
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, file_size, iter_raw, lines_of
 from ..edge.siblings import found_elsewhere
-from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable
 from ..model.session import session_id_from_name
 from .core import Report, Validator
@@ -151,8 +150,7 @@ def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagen
     for spec in specs:
         p = Path(spec).expanduser()
         if p.is_dir():
-            # tt's own side files (backups, quarantines: writer.by_product) are not transcripts.
-            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file() and not is_by_product(q.name))
+            found = store.transcripts_under(p)
             if not subagents:
                 found = [q for q in found if not q.name.startswith("agent-")]
             if not found:
