@@ -187,19 +187,7 @@ class Stats:
     # --- derived ---------------------------------------------------------------------------
 
     def by_model(self) -> list[ModelUsage]:
-        acc: dict[str, list[int]] = {}
-        for c in self.ledger.calls():
-            a = acc.get(c.model)
-            if a is None:
-                a = acc[c.model] = [0, 0, 0, 0, 0, 0]
-            k = c.tokens
-            a[0] += 1
-            a[1] += k.input
-            a[2] += k.output
-            a[3] += k.cache_write
-            a[4] += k.cache_read
-            a[5] += k.cache_write_1h
-        return _usages(acc)
+        return _usages(self._tally()[0])
 
     @property
     def tokens(self) -> Tokens:
@@ -224,30 +212,22 @@ class Stats:
                 total = total + c.tokens
         return total
 
-    def tokens_per_turn(self, calls: list[Call] | None = None) -> list[int]:
+    def tokens_per_turn(self) -> list[int]:
         """Total tokens of the main thread's calls, per turn (index 0: before the first
         prompt; dropped when empty)."""
-        per = [0] * (self.turns + 1)
-        for c in self.ledger.calls() if calls is None else calls:
-            if not c.subagent and c.turn < len(per):
-                per[c.turn] += c.tokens.total
+        per = self._tally()[1]
         return per if per[0] else per[1:]
 
-    @property
-    def duration_s(self) -> float | None:
-        a, b = _parse_ts(self.first), _parse_ts(self.last)
-        return None if a is None or b is None else max(0.0, (b - a).total_seconds())
-
-    def to_dict(self) -> dict[str, Any]:
-        # `by_model`, `tokens_per_turn` and the subagents' total in one pass over the
-        # calls (once per session of `tt stats --all --json`: the three passes and the
-        # `Tokens.total` property per call were 8% of its CPU on the bench set).
-        calls = self.ledger.calls()
+    def _tally(self) -> tuple[dict[str, list[int]], list[int], int]:
+        """One pass over the calls (once per session of `tt stats --all --json`: a pass
+        for each figure, and the `Tokens.total` property per call, were 8% of its CPU on
+        the bench set): per model [calls, the five token counts]; the main thread's total
+        tokens per turn (index 0: before the first prompt); the subagents' total tokens."""
         acc: dict[str, list[int]] = {}
         per = [0] * (self.turns + 1)
         last = self.turns
         sub_total = 0
-        for model, (i, o, cw, cr, h1), turn, sub in calls:
+        for model, (i, o, cw, cr, h1), turn, sub in self.ledger.calls():
             a = acc.get(model)
             if a is None:
                 a = acc[model] = [0, 0, 0, 0, 0, 0]
@@ -261,6 +241,15 @@ class Stats:
                 sub_total += i + o + cw + cr
             elif turn <= last:
                 per[turn] += i + o + cw + cr
+        return acc, per, sub_total
+
+    @property
+    def duration_s(self) -> float | None:
+        a, b = _parse_ts(self.first), _parse_ts(self.last)
+        return None if a is None or b is None else max(0.0, (b - a).total_seconds())
+
+    def to_dict(self) -> dict[str, Any]:
+        acc, per, sub_total = self._tally()
         models = _usages(acc)
         t = Tokens()
         for u in models:
@@ -271,7 +260,7 @@ class Stats:
             "sessions": self.sessions,
             "models": [u.to_dict() for u in models],
             "totals": {
-                "calls": len(calls),
+                "calls": sum(a[0] for a in acc.values()),
                 "input_tokens": t.input,
                 "output_tokens": t.output,
                 "cache_creation_tokens": t.cache_write,
