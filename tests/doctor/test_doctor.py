@@ -5,7 +5,6 @@ tests/doctor/test_doctor_claude.py."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from tests.support.cli import tt
@@ -18,16 +17,48 @@ SID = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
 NUL_SID = "00000000-0000-4000-8000-000000000000"
 
 
-def test_a_healthy_real_session_exits_0() -> None:
-    r = tt("doctor", str(PROJECT / f"{SID}.jsonl"))
+def interactive(dest: Path) -> Path:
+    """The real 2.1.332 session as an interactive run writes it (``"entrypoint":"cli"``; the
+    fixture was made with ``claude -p``: ``sdk-cli``), at ``dest`` (a folder or a file)."""
+    target = dest / f"{SID}.jsonl" if dest.is_dir() else dest
+    target.write_bytes(
+        (PROJECT / f"{SID}.jsonl").read_bytes().replace(b'"entrypoint":"sdk-cli"', b'"entrypoint":"cli"')
+    )
+    return target
+
+
+def test_a_healthy_real_session_exits_0(tmp_path: Path) -> None:
+    r = tt("doctor", str(interactive(tmp_path)))
     assert r.returncode == 0, r.stderr
     assert "0 with a reason" in r.stdout
+
+
+def test_a_session_made_with_claude_p_is_listed_by_the_sdk_not_by_the_picker() -> None:
+    # The real CLI's picker on this shape: test_doctor_claude.py::test_doctor_agrees_with_the_picker.
+    r = tt("doctor", "--json", str(PROJECT / f"{SID}.jsonl"))
+    assert r.returncode == 1, r.stderr
+    [f] = json.loads(r.stdout)["files"][0]["findings"]
+    assert (f["code"], f["listed"], f["picker"], f["loads"], f["repair"]) == (
+        "headless-session",
+        True,
+        False,
+        True,
+        False,
+    )
+    assert "entrypoint=sdk-cli" in f["message"]
+    assert f["fix"] == (
+        f"`claude --resume {SID}` loads it; `CLAUDE_CODE_ENTRYPOINT=sdk-cli claude --resume` shows the "
+        "picker with these sessions in it"
+    )
+    r = tt("doctor", str(PROJECT / f"{SID}.jsonl"))
+    assert "headless-session (not listed by /resume, listed by the SDK, loads)" in r.stdout
 
 
 def test_a_project_folder_names_the_broken_file_and_exits_1(tmp_path: Path) -> None:
     config = tmp_path / "config"
     stage(CONFIG_332, config)
     project = config / "projects" / PROJECT.name
+    interactive(project)
     (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 4096)
     r = tt("doctor", "--json", str(project))
     assert r.returncode == 1, r.stderr
@@ -79,7 +110,7 @@ def test_a_working_directory_is_read_through_its_project_folder(tmp_path: Path) 
     cwd = (tmp_path / "demo-app").resolve()
     cwd.mkdir()
     project = _project_folder(tmp_path / "config", cwd)
-    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    interactive(project)
     (project / f"{NUL_SID}.jsonl").write_bytes(b"\0" * 10)
     r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
     assert r.returncode == 1, r.stderr
@@ -186,7 +217,8 @@ def _odd_copy(project: Path, inner_id: str) -> Path:
     """The real 2.1.332 session under a name that is no session id, its records' sessionId
     ``inner_id`` (how the new user's file looked: abcd1234-…-klmnopqrstuv.jsonl)."""
     odd = project / f"{NOT_AN_ID}.jsonl"
-    odd.write_bytes((PROJECT / f"{SID}.jsonl").read_bytes().replace(SID.encode(), inner_id.encode()))
+    odd.write_bytes(interactive(project / "tmp.jsonl").read_bytes().replace(SID.encode(), inner_id.encode()))
+    (project / "tmp.jsonl").unlink()
     return odd
 
 
@@ -204,7 +236,7 @@ def test_a_file_not_named_by_a_session_id_says_why_and_how(tmp_path: Path) -> No
     assert f"fix: rename it to its session id: `mv {odd} {project}/{SID}.jsonl`" in r.stdout
     assert "(not a tt repair fix)" in r.stdout
 
-    shutil.copy(PROJECT / f"{SID}.jsonl", project)  # the session's own file beside it: a copy
+    interactive(project)  # the session's own file beside it: a copy
     files = {
         f["path"]: f["findings"] for f in json.loads(tt("doctor", "--json", str(project)).stdout)["files"]
     }
@@ -239,7 +271,7 @@ def test_all_project_and_continue_name_sessions_as_in_validate(tmp_path: Path) -
     config = tmp_path / "config"
     project = config / "projects" / "".join(c if c.isascii() and c.isalnum() else "-" for c in str(cwd))
     project.mkdir(parents=True)
-    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    interactive(project)
     nul = project / f"{NUL_SID}.jsonl"
     nul.write_bytes(b"\0" * 10)
     os.utime(nul, (1_000_000_000, 1_000_000_000))  # the older one: -c is the healthy session
@@ -272,7 +304,7 @@ def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Pa
     cwd.mkdir()
     (cwd / "data.jsonl").write_bytes(b'{"a": 1}\n')
     project = _project_folder(tmp_path / "config", cwd)
-    shutil.copy(PROJECT / f"{SID}.jsonl", project)
+    interactive(project)
     r = tt("doctor", "--json", str(cwd), config=tmp_path / "config")
     assert r.returncode == 0, r.stderr
     assert [f["path"] for f in json.loads(r.stdout)["files"]] == [str(project / f"{SID}.jsonl")]

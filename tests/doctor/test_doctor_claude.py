@@ -1,8 +1,13 @@
 """`tt doctor` against the real client: each reason a session is missing from /resume,
 on damaged copies of one session generated here with Claude Code 2.1.332, with the CLI's
 verdict (``claude -p --resume <id>`` at a pinned clock: did it send the conversation or
-say "No conversation found") and the Agent SDK's (``list_sessions(directory=cwd)``)
-asserted next to tt's.
+say "No conversation found"), the Agent SDK's (``list_sessions(directory=cwd)``) and the
+interactive picker's (``claude --resume`` in a pty, 2.1.332 and 2.1.197: did its debug log
+say it left the session out, `tests.support.picker`) asserted next to tt's.
+
+The session was made with ``claude -p`` (``"entrypoint":"sdk-cli"``), which the picker leaves
+out by itself (`test_doctor_agrees_with_the_picker`, ``headless``); the other shapes are
+made on its interactive form (``"entrypoint":"cli"``, as an interactive run writes it).
 
 The expected verdicts are the table in `transcript_tools.doctor.core` (and the README),
 written down from these runs, not computed by tt.
@@ -20,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.support.claude_cli import ClaudeCLI, Sandbox, run_claude
+from tests.support.picker import picker_probe
 from tests.support.policy import last_user, prompt_text
 from tests.support.sessions import GeneratedSession, generate_session, stage_config
 from tests.support.standin import StandIn
@@ -112,18 +118,24 @@ def intact(raw: bytes, sid: str) -> bytes:
     return raw
 
 
-#: damage -> (tt's finding codes, SDK lists it, 2.1.332 loads it)
-CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, bool]] = {
-    "intact": (intact, (), True, True),
-    "no-cwd": (no_cwd, (), True, True),
-    "relocated": (relocated, (), True, True),
-    "metadata-only": (metadata_only, ("metadata-only",), True, False),
-    "nul-file": (nuls, ("nul-file",), False, False),
-    "all-sidechain": (all_sidechain, ("all-sidechain",), True, False),
-    "sidechain-first": (sidechain_first, ("sidechain-first",), False, True),
-    "empty": (empty, ("empty",), False, False),
-    "other-json": (other_json, ("not-a-transcript",), False, False),
-    "no-title": (no_title, ("no-title",), False, True),
+def interactive(raw: bytes) -> bytes:
+    """The session as an interactive run writes it: the picker leaves ``claude -p``'s out."""
+    return raw.replace(b'"entrypoint":"sdk-cli"', b'"entrypoint":"cli"')
+
+
+#: damage -> (tt's finding codes, SDK lists it, 2.1.332 loads it, the picker lists it
+#: (2.1.332 and 2.1.197 alike); on the session's interactive form
+CASES: dict[str, tuple[Callable[[bytes, str], bytes], tuple[str, ...], bool, bool, bool]] = {
+    "intact": (intact, (), True, True, True),
+    "no-cwd": (no_cwd, (), True, True, True),
+    "relocated": (relocated, (), True, True, True),
+    "metadata-only": (metadata_only, ("metadata-only",), True, False, True),
+    "nul-file": (nuls, ("nul-file",), False, False, True),
+    "all-sidechain": (all_sidechain, ("all-sidechain",), True, False, False),
+    "sidechain-first": (sidechain_first, ("sidechain-first",), False, True, False),
+    "empty": (empty, ("empty",), False, False, True),
+    "other-json": (other_json, ("not-a-transcript",), False, False, True),
+    "no-title": (no_title, ("no-title",), False, True, True),
 }
 
 
@@ -173,17 +185,18 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
     case: str,
     small_session: GeneratedSession,
     claude_332: ClaudeCLI,
+    claude_197: ClaudeCLI,
     faketime: None,
     tmp_path: Path,
     sdk_config: Callable[[Path], None],
 ) -> None:
     from claude_agent_sdk import list_sessions
 
-    damage, codes, sdk_lists, cli_loads = CASES[case]
+    damage, codes, sdk_lists, cli_loads, picker_lists = CASES[case]
     g = small_session
     config = stage_config(g.config_dir, tmp_path / "config")
     transcript = config / "projects" / g.project_dir.name / g.transcript.name
-    before = transcript.read_bytes()
+    before = interactive(transcript.read_bytes())
     transcript.write_bytes(damage(before, g.session_id))
     damaged = transcript.read_bytes()
 
@@ -191,8 +204,14 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
     assert transcript.read_bytes() == damaged  # doctor only reads
     assert tuple(f.code for f in diagnosis.findings) == codes
     for f in diagnosis.findings:
-        assert (f.listed, f.loads) == (sdk_lists, cli_loads)
+        assert (f.listed, f.loads, f.in_picker) == (sdk_lists, cli_loads, picker_lists)
         assert f.fix and f.repair is False
+
+    for cli in (claude_332, claude_197):
+        picked = picker_probe(
+            cli, Sandbox.create(tmp_path / f"picker-{cli.version}", config_dir=config), g.cwd
+        )
+        assert picked.lists(g.session_id) is picker_lists, (cli.version, picked.filtered)
 
     sdk_config(config)
     listed = g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
@@ -206,6 +225,131 @@ def test_doctor_agrees_with_the_cli_and_the_sdk(
     else:
         assert run.returncode != 0 and not sent
         assert f"No conversation found with session ID: {g.session_id}" in run.stdout + run.stderr
+
+
+def team(raw: bytes, sid: str) -> bytes:
+    # An agent team member's session carries its team on its messages (2.1.332 binary:
+    # the picker reads the first "teamName" of the head).
+    out = []
+    for r in _records(raw):
+        if r.get("type") in ("user", "assistant"):
+            r["teamName"] = "blue"
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+def daemon(raw: bytes, sid: str) -> bytes:
+    # A background worker's session: "sessionKind" on its first message line (2.1.332 binary).
+    out, marked = [], False
+    for r in _records(raw):
+        if not marked and "parentUuid" in r:
+            r["sessionKind"] = marked = "daemon"
+        out.append(_dump(r))
+    return b"".join(out)
+
+
+def sidechain_in_head(raw: bytes, sid: str) -> bytes:
+    # A sidechain record after line 1, as older versions wrote subagent lines into the
+    # session's file: the SDK looks at line 1 only, the picker at the whole head.
+    out, marked = [], False
+    for i, r in enumerate(_records(raw)):
+        if not marked and i > 0 and "uuid" in r and r.get("type") not in ("user", "assistant"):
+            r["isSidechain"] = marked = True
+        out.append(_dump(r))
+    assert marked
+    return b"".join(out)
+
+
+OTHER = "9b2f6a0e-1111-4222-8333-444455556666"
+
+
+def continued(raw: bytes, sid: str) -> bytes:
+    # The record 2.1.332 writes when a conversation goes on in another session (its
+    # binary: {type:"continued-in",continuedInSessionId}), last in the file.
+    return raw + _dump(
+        {
+            "type": "continued-in",
+            "continuedInSessionId": OTHER,
+            "sessionId": sid,
+            "timestamp": "2026-11-30T12:00:00.000Z",
+        }
+    )
+
+
+#: shape -> (make it, also write OTHER's file, tt's codes, SDK lists, 2.1.332 loads,
+#: the 2.1.332 picker's log for it (None: listed), 2.1.197's)
+PICKER_CASES: dict[
+    str, tuple[Callable[[bytes, str], bytes], bool, tuple[str, ...], bool, bool, str | None, str | None]
+] = {
+    "headless": (
+        intact,
+        False,
+        ("headless-session",),
+        True,
+        True,
+        "entrypoint=sdk-cli",
+        "entrypoint=sdk-cli",
+    ),
+    "team": (team, False, ("team-session",), True, True, "teamName=blue", "teamName=blue"),
+    "daemon": (daemon, False, ("daemon-session",), True, True, "sessionKind=daemon", "sessionKind=daemon"),
+    "sidechain-in-head": (
+        sidechain_in_head,
+        False,
+        ("sidechain-in-head",),
+        True,
+        True,
+        "isSidechain=true",
+        "isSidechain=true",
+    ),
+    "continued": (continued, True, ("continued-elsewhere",), True, True, f"continued in {OTHER}", None),
+    "continued, no such file": (continued, False, (), True, True, None, None),
+}
+
+
+@pytest.mark.parametrize("case", list(PICKER_CASES))
+def test_doctor_agrees_with_the_picker(
+    case: str,
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    claude_197: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
+) -> None:
+    """The reasons only the interactive picker has: each shape on the generated session, with
+    the CLI's own log line for it, the SDK's listing and ``--resume``'s load next to tt's."""
+    from claude_agent_sdk import list_sessions
+
+    shape, other, codes, sdk_lists, cli_loads, said_332, said_197 = PICKER_CASES[case]
+    g = small_session
+    config = stage_config(g.config_dir, tmp_path / "config")
+    project = config / "projects" / g.project_dir.name
+    transcript = project / g.transcript.name
+    raw = transcript.read_bytes()
+    form = raw if case == "headless" else interactive(raw)
+    transcript.write_bytes(shape(form, g.session_id))
+    if other:
+        (project / f"{OTHER}.jsonl").write_bytes(form.replace(g.session_id.encode(), OTHER.encode()))
+
+    findings = doctor_file(transcript).findings
+    assert tuple(f.code for f in findings) == codes
+    for f in findings:
+        assert (f.listed, f.loads, f.in_picker, f.repair) == (sdk_lists, cli_loads, False, False)
+        assert f"`claude --resume {g.session_id}`" in f.fix
+    if said_332 is not None and codes:
+        assert said_332 in findings[0].message or case == "continued"
+
+    for cli, said in ((claude_332, said_332), (claude_197, said_197)):
+        picked = picker_probe(
+            cli, Sandbox.create(tmp_path / f"picker-{cli.version}", config_dir=config), g.cwd
+        )
+        assert picked.filtered.get(g.session_id) == said, (cli.version, picked.filtered)
+
+    sdk_config(config)
+    assert (g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}) is sdk_lists
+    run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
+    assert run.returncode == 0 and bool(sent) is cli_loads, run.stderr
+    assert PROMPTS[0] in json.dumps(sent[0].messages)
 
 
 def test_a_session_moved_to_another_project_folder_still_loads_by_id(
@@ -231,7 +375,9 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
     moved_dir.mkdir()
     moved = moved_dir / old.name
     moved.write_bytes(
-        relocated(old.read_bytes(), g.session_id).replace(b"/srv/elsewhere/demo-app", str(elsewhere).encode())
+        relocated(interactive(old.read_bytes()), g.session_id).replace(
+            b"/srv/elsewhere/demo-app", str(elsewhere).encode()
+        )
     )
     old.unlink()
 
@@ -239,6 +385,13 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
     sdk_config(config)
     assert g.session_id not in {s.session_id for s in list_sessions(directory=str(g.cwd))}
     assert g.session_id in {s.session_id for s in list_sessions(directory=str(elsewhere))}
+    # The interactive picker, as the SDK: the new directory's folder lists it, the old one's
+    # is empty (not filtered: not found there).
+    for where, found in ((elsewhere, 1), (g.cwd, 0)):
+        picked = picker_probe(
+            claude_332, Sandbox.create(tmp_path / f"picker-{where.name}", config_dir=config), where
+        )
+        assert (picked.found, dict(picked.filtered)) == (found, {})
 
     run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
     assert run.returncode == 0, run.stderr
@@ -265,6 +418,7 @@ def test_a_file_not_named_by_a_session_id(
     g = small_session
     config = stage_config(g.config_dir, tmp_path / "config")
     transcript = config / "projects" / g.project_dir.name / g.transcript.name
+    transcript.write_bytes(interactive(transcript.read_bytes()))
     odd = transcript.with_name(f"{NOT_AN_ID}.jsonl")
     transcript.rename(odd)
 

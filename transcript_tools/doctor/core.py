@@ -1,37 +1,59 @@
 """Why a session is missing from /resume: ``tt doctor``.
 
-Two questions, answered from the same file:
+Three questions, answered from the same file:
 
-- **Does the picker list it?** The Agent SDK's ``list_sessions`` and the /resume picker
-  read a file's first and last 64 KiB; `listing.parse_lite` already decides as they do
-  and says why not in ``Lite.hidden`` ("empty", "sidechain", "no-title"). Doctor reuses
-  it, never a second copy of that logic.
+- **Does the SDK list it?** The Agent SDK's ``list_sessions`` reads a file's first and last
+  64 KiB; `listing.parse_lite` already decides as it does and says why not in
+  ``Lite.hidden`` ("empty", "sidechain", "no-title"). Doctor reuses it, never a second copy
+  of that logic (``Finding.listed``).
+- **Does the interactive picker list it?** What a user sees after ``claude --resume``: the
+  picker of Claude Code 2.1.197 and 2.1.332 reads the same 64 KiB with rules of its own
+  (`picker_reasons`, `continued_in`; ``Finding.picker``). It lists files the SDK skips (an
+  empty or NUL file, a file without a title: as "(session)") and leaves out sessions the
+  SDK lists: begun by ``claude -p`` or an SDK, an agent team's, a background worker's, one
+  with a sidechain record anywhere in its head, one continued in another session (2.1.332).
 - **Does ``claude --resume <id>`` load it?** Claude Code 2.1.332 answers "No
   conversation found with session ID" (exit 1, no request sent) when the file holds no
   user or assistant record outside a sidechain. Doctor counts those records in a full
   read (`Scan`).
 
-Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``) and the SDK's
-``list_sessions`` on damaged copies of a freshly generated session
+Reasons, each checked with the real 2.1.332 CLI (``claude -p --resume``), the SDK's
+``list_sessions`` and both CLIs' interactive picker (in a pty, its debug log's "filtered
+from /resume" lines) on damaged copies of a freshly generated session
 (tests/doctor/test_doctor_claude.py):
 
-===================  ======================  ==========================  =================
-code                 SDK ``list_sessions``   2.1.332 ``--resume``        fix
-===================  ======================  ==========================  =================
-``nul-file``         not listed              "No conversation found"     restore a backup
-``empty``            not listed              "No conversation found"     remove the file
-``not-a-transcript`` not listed              "No conversation found"     check the file
-``metadata-only``    listed (has a title)    "No conversation found"     ``tt delete``
-``all-sidechain``    listed                  "No conversation found"     resume its session
-``sidechain-first``  not listed              loads                       resume by id
-``no-title``         not listed              loads                       ``tt rename``
-``name-not-an-id``   not listed              "is not a UUID and does     rename to its id,
-                                             not match any session       else ``tt fork``
-                                             title"
-``no-uuid``          listed                  starts (exit 0) but sends   restore a backup
-                                             none of it: at most the
-                                             last message (2.1.197 too)
-===================  ======================  ==========================  =================
+=====================  ==========  ==========  ==========================  =================
+code                   SDK lists   picker      2.1.332 ``--resume``        fix
+=====================  ==========  ==========  ==========================  =================
+``nul-file``           no          yes         "No conversation found"     restore a backup
+``empty``              no          yes         "No conversation found"     remove the file
+``not-a-transcript``   no          yes         "No conversation found"     check the file
+``metadata-only``      yes         yes         "No conversation found"     ``tt delete``
+``all-sidechain``      yes         no          "No conversation found"     resume its session
+``sidechain-first``    no          no          loads                       resume by id
+``no-title``           no          yes         loads                       ``tt rename``
+``name-not-an-id``     no          no          "is not a UUID and does     rename to its id,
+                                               not match any session       else ``tt fork``
+                                               title"
+``no-uuid``            yes         (as SDK)    starts (exit 0) but sends   restore a backup
+                                               none of it: at most the
+                                               last message (2.1.197 too)
+``headless-session``   yes         no          loads                       resume by id, or
+                                                                           the picker with
+                                                                           its entry point
+``team-session``       yes         no          loads                       resume by id
+``daemon-session``     yes         no          loads                       resume by id
+``sidechain-in-head``  yes         no          loads                       resume by id
+``continued-elsewhere`` yes        no (2.1.332) loads                      resume the other
+=====================  ==========  ==========  ==========================  =================
+
+The picker's reasons are reported only for a session that loads and has no other finding
+(a fix of one shows the next); the picker logs the first that holds, in the order
+`picker_reasons` tests them. ``headless-session`` is the common one: every session made
+with ``claude -p`` or the Agent SDK (``"entrypoint":"sdk-cli"``, ``sdk-py``, ``sdk-ts``)
+is missing from the interactive picker of both pinned CLIs, which shows them when it runs
+with that entry point itself (``CLAUDE_CODE_ENTRYPOINT=sdk-cli claude --resume``; both
+binaries: the picker skips the rule when its own entry point is one of the three).
 
 ``no-uuid``: no main message has a ``uuid``. Doctor called such a file "loadable" (new-user
 pass); both CLIs resume it without an error and lose the conversation: on a generated
@@ -64,11 +86,10 @@ Seen and *not* reasons (tests/doctor/test_doctor_claude.py): a file whose record
 ``cwd`` (2.1.332 writes ``queue-operation`` records without one first anyway) is listed
 and loaded; a ``relocated`` record (``{"type":"relocated","sessionId",
 "relocatedCwd"}``, 2.1.332 binary) does not stop ``claude -p --resume`` from the
-original directory nor the SDK's listing; a file moved to the new directory's project
-folder is listed (by the SDK) under the new directory only, and ``--resume <id>`` loads it
-from either. The interactive picker's project match
-reads ``relocatedCwd`` before the first ``cwd`` (2.1.332 binary), which neither the -p CLI
-nor the SDK shows, so doctor does not report it (unconfirmed). Nor the size: 2.1.332's
+original directory nor the SDK's listing or the picker; a file moved to the new
+directory's project folder is listed (by the SDK and by the picker) under the new
+directory only, and ``--resume <id>`` loads it from either. A ``continued-in`` record
+naming a session with no file beside it is no reason either. Nor the size: 2.1.332's
 binary refuses a *paged* transcript past 256 MiB (``EFBIG``), but a plain 283 MB file (the
 session and 270 lines of 1 MiB of an unknown record type) loaded in 0.9 s and was sent whole
 (seen once, not re-run by a test: too large for the suite).
@@ -84,14 +105,17 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..catalog.listing import parse_lite
 from ..model.ids import is_session_id
 from ..model.lines import looks_like
-from ..model.titles import first_string_field
+from ..model.titles import first_string_field, last_string_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,16 +133,24 @@ class Scan:
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str
-    listed: bool  # does the SDK / picker list it
+    listed: bool  # does the Agent SDK's ``list_sessions`` list it
     loads: bool  # does `claude --resume <id>` load it
     message: str
     fix: str
     repair: bool = False  # does `tt repair` apply the fix
+    #: does the interactive ``claude --resume`` picker list it (2.1.197 and 2.1.332);
+    #: None: as the SDK (``listed``)
+    picker: bool | None = None
+
+    @property
+    def in_picker(self) -> bool:
+        return self.listed if self.picker is None else self.picker
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "listed": self.listed,
+            "picker": self.in_picker,
             "loads": self.loads,
             "message": self.message,
             "fix": self.fix,
@@ -149,6 +181,9 @@ class Place:
 
     subagent_of: str | None = None  # a subagent transcript of this session (its file is there)
     id_file_exists: bool = False  # ``<the records' sessionId>.jsonl`` is beside the file
+    #: the session a ``continued-in`` record names (`continued_in`), when its file is
+    #: beside this one and holds messages (``"parentUuid":`` in its first or last 64 KiB)
+    continued_in: str | None = None
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -200,6 +235,7 @@ def diagnose(
                 False,
                 f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
                 "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
+                picker=True,
             )
         )
     elif size > 0 and (scan.records == 0 or scan.other_types == frozenset({"?"})):
@@ -213,6 +249,7 @@ def diagnose(
                 False,
                 f"{what}: this is not a Claude Code transcript",
                 "nothing to resume: check it is the file you meant (`tt delete` refuses a file that is not a transcript)",
+                picker=True,
             )
         )
     elif size == 0 or scan.records == 0:
@@ -223,6 +260,7 @@ def diagnose(
                 False,
                 "the file holds no record",
                 "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
+                picker=True,
             )
         )
     elif not scan.main_messages and scan.sidechain_messages:
@@ -236,6 +274,7 @@ def diagnose(
                 f"all {scan.sidechain_messages} messages are a subagent's (isSidechain): Claude Code finds no conversation to resume",
                 f"it is {of} subagent transcript, not a session, and its session's file is not beside it: "
                 "resume that session (`tt search`); keep this file with it, or `tt delete` it once the session is gone",
+                picker=False,
             )
         )
     elif not scan.main_messages:
@@ -267,8 +306,10 @@ def diagnose(
                 "no-title",
                 False,
                 True,
-                "no title, no prompt and no summary in the first and last 64 KiB: /resume and the SDK leave it out",
+                "no title, no prompt and no summary in the first and last 64 KiB: the SDK's list_sessions "
+                'leaves it out (the /resume picker shows it, as "(session)" or a prompt it finds)',
                 f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
+                picker=True,
             )
         )
     elif named and lite.hidden == "sidechain":
@@ -281,7 +322,119 @@ def diagnose(
                 f"`claude --resume {sid or '<id>'}` still loads it",
             )
         )
+    if named and not out:
+        out.extend(_picker_findings(sid, head, tail, lite.hidden is None, place))
     return Diagnosis(path, session_id, tuple(out))
+
+
+# --------------------------------------------------------------------------- the interactive picker
+
+#: Sessions begun by ``claude -p`` and the Agent SDKs: the interactive picker leaves them out
+#: unless it runs with one of these in ``CLAUDE_CODE_ENTRYPOINT`` itself (2.1.197 and 2.1.332
+#: binaries: ``new Set(["sdk-cli","sdk-ts","sdk-py"])``).
+HEADLESS_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-ts", "sdk-py"})
+_DAEMON_KINDS = frozenset({"daemon", "daemon-worker"})
+_SIDECHAIN_TRUE = re.compile(rb'"isSidechain": ?true')
+
+
+def picker_reasons(head: bytes, tail: bytes) -> list[tuple[str, str]]:
+    """Why the interactive picker leaves a loadable session out, read from its first and last
+    64 KiB as Claude Code 2.1.332 reads them (pure; its ``continued-in`` rule needs the
+    folder: `continued_in`). ``(code, what the CLI's debug log says)``, in the order the CLI
+    tests them (it logs the first)."""
+    out: list[tuple[str, str]] = []
+    if _SIDECHAIN_TRUE.search(head):  # anywhere in the head, not only on line 1 (the SDK's rule)
+        out.append(("sidechain-in-head", "isSidechain=true"))
+    team = first_string_field(head, "teamName")
+    if team:
+        out.append(("team-session", f"teamName={team}"))
+    first_message = next((ln for ln in head.split(b"\n") if b'"parentUuid":' in ln), head)
+    kind = first_string_field(first_message, "sessionKind")
+    if kind in _DAEMON_KINDS:
+        out.append(("daemon-session", f"sessionKind={kind}"))
+    entry = first_string_field(head, "entrypoint") or last_string_field(tail, "entrypoint")
+    if entry in HEADLESS_ENTRYPOINTS:
+        out.append(("headless-session", f"entrypoint={entry}"))
+    return out
+
+
+def continued_in(tail: bytes) -> str | None:
+    """The session a ``continued-in`` record of the tail names, unless a finished response or a
+    prompt comes after it (2.1.332: ``{"type":"continued-in","continuedInSessionId"}``, read
+    from the end of the file back to the first of the two)."""
+    if b'"type":"continued-in"' not in tail:
+        return None
+    for line in reversed(tail.split(b"\n")):
+        if b'"type":"continued-in"' in line:
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            target = rec.get("continuedInSessionId") if isinstance(rec, dict) else None
+            return target if is_session_id(target) else None
+        if b'"type":"user"' in line or b'"type":"assistant"' in line:
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and _said(rec):
+                return None
+    return None
+
+
+def _said(rec: dict[str, Any]) -> bool:
+    """A finished response, or a prompt: what ends a ``continued-in`` record's say."""
+    msg = rec.get("message")
+    if not isinstance(msg, dict):
+        return False
+    if rec.get("type") == "assistant":
+        return rec.get("isApiErrorMessage") is not True and isinstance(msg.get("stop_reason"), str)
+    content = msg.get("content")
+    if isinstance(content, str):
+        return bool(content)
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content)
+
+
+def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Place) -> list[Finding]:
+    resume = f"`claude --resume {sid}` loads it"
+    out: list[Finding] = []
+    for code, said in picker_reasons(head, tail):
+        if code == "sidechain-in-head":
+            message = (
+                f"a record of its first 64 KiB is a sidechain's ({said}), though line 1 is not: "
+                "the interactive /resume picker leaves the session out (the SDK looks at line 1 only)"
+            )
+            fix = f"{resume}; the sidechain records are a subagent's, written into this file by an older version"
+        elif code == "team-session":
+            message = f"it is an agent team member's session ({said}): the interactive /resume picker leaves those out"
+            fix = f"{resume}"
+        elif code == "daemon-session":
+            message = f"it is a background worker's session ({said}): the interactive /resume picker leaves those out"
+            fix = f"{resume}"
+        else:
+            message = (
+                f"it was begun by `claude -p` or the Agent SDK ({said}): the interactive /resume picker "
+                "leaves those out (the SDK's list_sessions lists it)"
+            )
+            fix = (
+                f"{resume}; `CLAUDE_CODE_ENTRYPOINT={said.split('=', 1)[1]} claude --resume` shows the "
+                "picker with these sessions in it"
+            )
+        out.append(Finding(code, listed, True, message, fix, picker=False))
+    if place.continued_in is not None:
+        out.append(
+            Finding(
+                "continued-elsewhere",
+                listed,
+                True,
+                f"a continued-in record says the conversation went on in session {place.continued_in}, "
+                "whose file is beside it: the interactive /resume picker of 2.1.332 shows that one instead "
+                "(2.1.197's lists both)",
+                f"resume {place.continued_in} (`claude --resume {place.continued_in}`); {resume} as it was",
+                picker=False,
+            )
+        )
+    return out
 
 
 def _name_not_an_id(path: str, head: bytes, place: Place) -> Finding:

@@ -21,10 +21,11 @@ from ..catalog.listing import LITE_READ_BYTES
 from ..edge import claude_dir as store
 from ..edge.reader import iter_lines, read_head_tail
 from ..edge.writer import is_by_product
+from ..model.errors import NotFound, Unreadable
 from ..model.ids import is_session_id
 from ..model.session import session_id_from_name
 from ..model.titles import first_string_field
-from .core import Diagnosis, Place, Scan, diagnose, scan_records
+from .core import Diagnosis, Place, Scan, continued_in, diagnose, scan_records
 
 
 def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
@@ -64,8 +65,23 @@ def doctor_file(path: Path) -> Diagnosis:
     place = Place(
         subagent_of=store.session_of_subagent(path),
         id_file_exists=is_session_id(inner) and (path.parent / f"{inner}.jsonl").is_file(),
+        continued_in=_continued_beside(path, tail),
     )
     return diagnose(str(path), name_id, head, tail, size, scan, place)
+
+
+def _continued_beside(path: Path, tail: bytes) -> str | None:
+    """The session a ``continued-in`` record names, when its file is beside ``path`` and holds
+    messages: what the 2.1.332 picker checks before it shows that session instead."""
+    target = continued_in(tail)
+    if target is None:
+        return None
+    other = path.parent / f"{target}.jsonl"
+    try:
+        head, other_tail, _ = read_head_tail(other, LITE_READ_BYTES)
+    except (NotFound, Unreadable):
+        return None
+    return target if b'"parentUuid":' in head or b'"parentUuid":' in other_tail else None
 
 
 def transcripts_in(folder: Path) -> list[Path]:

@@ -23,11 +23,11 @@ def render(con: Any, diagnoses: list[Diagnosis]) -> None:
     for d in bad:
         con.print(_header(d), soft_wrap=True)
         for f in d.findings:
-            where = (
-                ("listed" if f.listed else "not listed")
-                + " by /resume, "
-                + ("loads" if f.loads else "does not load")
-            )
+            # The picker's verdict first (what a user sees); the SDK's when it differs.
+            where = ("listed" if f.in_picker else "not listed") + " by /resume"
+            if f.in_picker != f.listed:
+                where += ", listed by the SDK" if f.listed else ", not by the SDK"
+            where += ", loads" if f.loads else ", does not load"
             con.print(f"  [bold red]{f.code}[/] ({where}): {escape(f.message)}", soft_wrap=True)
             repair = "tt repair applies it" if f.repair else "not a tt repair fix"
             con.print(f"    fix: {escape(f.fix)}  [dim]({repair})[/]", soft_wrap=True)
