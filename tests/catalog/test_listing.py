@@ -391,6 +391,35 @@ def test_finding_ls_check_agrees_with_validate_on_subagent_files_and_files_not_n
     assert f"subagent file {agent} has errors" in text.stdout
 
 
+def test_finding_hidden_lists_files_that_are_no_session_s_without_check(tmp_path: Path) -> None:
+    """New-user pass: `tt ls --hidden` listed a subagent file whose session's file is gone
+    only together with --check (`tt ls --check --hidden` showed it, `tt ls --hidden` did
+    not), though --hidden's help promises every file the picker leaves out."""
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    project = cfg / "projects" / "-home-dev-demo-app"
+    (agent,) = project.glob("*/subagents/agent-*.jsonl")
+    (project / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl").unlink()  # the session's file gone
+    copy = project / "my-copy.jsonl"
+    copy.write_bytes((REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+
+    def listed(*args: str) -> set[str]:
+        r = tt("ls", "-p", str(project), "--json", *args, config=cfg)
+        assert r.returncode == 0, r.stderr
+        return {s["path"] for s in json.loads(r.stdout)["sessions"]}
+
+    assert listed("--hidden") == listed("--hidden", "--check") == {str(agent), str(copy)}
+    assert listed() == set()
+    rows = json.loads(tt("ls", "-p", str(project), "--json", "--hidden", config=cfg).stdout)["sessions"]
+    assert {r["health"] for r in rows} == {None}  # not checked: no health
+
+
 @pytest.mark.parametrize("check", [False, True])
 def test_many_processes_list_what_one_lists(config: tuple[Path, dict[str, Path]], check: bool) -> None:
     from transcript_tools.catalog.files import list_sessions

@@ -49,16 +49,19 @@ def list_sessions(
     check: bool = False,
     cap: int = MAX_TRANSCRIPT_READ_BYTES,
     workers: int | None = None,
+    others: bool = False,
 ) -> list[Row]:
     """Rows for the sessions of these project folders, newest first, including those
-    the Agent SDK does not list (``row.lite.hidden`` says why).
+    the Agent SDK does not list (``row.lite.hidden`` says why). With ``check`` or
+    ``others``, also a row for each transcript that is no session's (`_others`: named
+    otherwise, a subagent file whose session is gone).
 
     ``workers``: processes to read with; by default one per CPU (up to 4) from
     `PARALLEL_FROM` files on, else this process. The work is bytes searching, which
     holds the GIL, so threads would not help.
     """
     jobs: list[tuple[Path, Counter[str], tuple[Path, ...]]] = []
-    others: list[Path] = []
+    strays: list[Path] = []
     for d in dirs:
         by_session = store.legacy_agents_by_session(d)
         legacy = Counter({sid: len(paths) for sid, paths in by_session.items()})
@@ -68,7 +71,9 @@ def list_sessions(
         found = [(path, legacy, tuple(agent_files(path, by_session)) if check else ()) for path in mains]
         jobs.extend(found)
         if check:
-            others.extend(_others(d, mains, [a for _, _, agents in found for a in agents]))
+            strays.extend(_others(d, mains, [a for _, _, agents in found for a in agents]))
+        elif others:
+            strays.extend(_others(d, mains, [a for path in mains for a in agent_files(path, by_session)]))
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_FROM else 1
     if workers <= 1:
@@ -76,9 +81,9 @@ def list_sessions(
     else:
         rows = _read_in_processes(jobs, workers, check=check, cap=cap)
     sessions = sort_rows(_listed_copies_first([r for r in rows if r is not None]))
-    if not others:
+    if not strays:
         return sessions
-    extra = [r for r in (other_row(p, cap=cap) for p in others) if r is not None]
+    extra = [r for r in (other_row(p, cap=cap, check=check) for p in strays) if r is not None]
     return sorted(sessions + extra, key=lambda r: r.mtime_ms, reverse=True)
 
 
@@ -92,10 +97,11 @@ def _others(project: Path, mains: list[Path], agents: list[Path]) -> list[Path]:
     return [p for p in checked if p not in known]
 
 
-def other_row(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES) -> Row | None:
-    """A `tt ls --check` row for a transcript that is no session (`_others`): checked as `tt
-    validate` checks it, hidden from the picker (`Lite.hidden` ``name-not-an-id`` unless the
-    lite parse has a reason already) and named by its path in the project folder."""
+def other_row(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, check: bool = True) -> Row | None:
+    """A `tt ls --check` (or ``--hidden``) row for a transcript that is no session (`_others`):
+    hidden from the picker (`Lite.hidden` ``name-not-an-id`` unless the lite parse has a
+    reason already), named by its path in the project folder, and with ``check`` checked as
+    `tt validate` checks it."""
     name = f"{path.parent.name}/{path.name}" if path.parent.name == "subagents" else path.name
     try:
         head, tail, st = read_head_tail(path)
@@ -106,6 +112,11 @@ def other_row(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES) -> Row | None
         return Row(str(path), _project_of(path), 0, 0, lite, unreadable=e.message)
     lite = parse_lite(name, head, tail, st.st_size)
     lite = replace(lite, hidden=lite.hidden or "name-not-an-id")
+    if not check:
+        mtime = int(st.st_mtime * 1000)
+        return Row(
+            str(path), _project_of(path), mtime, st.st_size, lite, 0, lite.counts, skipped=lite.skipped
+        )
     report = _validated(path, cap)
     if report is None:
         return None

@@ -82,7 +82,9 @@ def ls_command(
             if all_ or (project is not None and not Path(project).expanduser().is_dir()):
                 raise
             dirs, none_here = [], e
-        rows = list_sessions(dirs, check=check, cap=max_bytes)
+        # --hidden lists every file the picker leaves out: also the ones that are no
+        # session's file (a copy named otherwise, a subagent file whose session is gone).
+        rows = list_sessions(dirs, check=check, cap=max_bytes, others=hidden)
     if tag is not None:
         rows = [r for r in rows if r.lite.tag == tag]
     if title is not None:
