@@ -441,7 +441,7 @@ def resume_request(
     session's unless ``model`` is given or Claude Code would switch at ``now`` (default:
     the clock) because the session's model is retired or remapped."""
     from .model import conversation, lifecycle
-    from .model.errors import Unreadable, UsageError
+    from .model.errors import Unreadable
     from .model.request import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, ModelRequest
     from .resume.files import load_for_resume
     from .resume.tools.registry import ToolRegistry
@@ -455,8 +455,7 @@ def resume_request(
             f"{ref.path}: no conversation to resume (no user or assistant message on its main chain)"
         )
     choice = lifecycle.resume_model(lifecycle.CURRENT, got.conversation.model, model, clock)
-    if not choice.model:
-        raise UsageError(f"{ref.path}: the session names no model", hint="pass model=")
+    assert choice.model is not None  # a session without one resumes on the default
     conv = got.conversation.for_model(choice.model)
     where = Path(cwd) if cwd is not None else Path(conv.cwd or ".")
     system = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT.format(cwd=where)

@@ -124,7 +124,11 @@ def test_every_dated_entry_switches_between_the_day_before_and_the_day_after(
 
 
 def test_a_session_without_a_model_and_unknown_models() -> None:
-    assert resume_model(T332, None, None, at("2026-12-01T00:00:00Z")).model is None
+    # No response yet: the CLI's default (what both send: the probes below).
+    for table in (T332, T197):
+        choice = resume_model(table, None, None, at("2026-12-01T00:00:00Z"))
+        assert (choice.model, choice.reason) == (table.default_model, "none")
+    assert T332.default_model == "claude-opus-5-5" and T197.default_model == "claude-opus-4-8"
     # Seen on both CLIs: a model not in the binary's catalogue is not restored.
     for unknown in ("claude-sonnet-9-9", "claude-opus-4-9", "claude-3-haiku-20240307", "gpt-4o", ""):
         choice = resume_model(T332, unknown, None, at("2026-12-01T12:00:00Z"))
@@ -337,6 +341,31 @@ def _probe(
     sent = conversation.build(Session.from_entries(b.entries())).for_model(choice.model or "")
     assert request.model == choice.model
     assert _thinking(request.messages) == _thinking(sent.messages)
+
+
+@pytest.mark.claude
+def test_a_session_without_a_response_resumes_on_the_default(
+    claude_332: Any, claude_197: Any, faketime: None
+) -> None:
+    """New-user pass: `tt resume` refused a session with a prompt and no response yet ("the
+    session names no model"); both CLIs resume it on their default model."""
+    from tests.support.oracle import resume_request
+    from tests.support.sessions import project_folder_name
+
+    for cli, table in ((claude_332, T332), (claude_197, T197)):
+        b = Builder()
+        b.user("a prompt, no response yet")
+        with tempfile.TemporaryDirectory(prefix="tt-lifecycle-") as tmp:
+            root = Path(tmp)
+            cwd = (root / "work").resolve()
+            cwd.mkdir()
+            b.write(root / "config" / "projects" / project_folder_name(cwd) / f"{SESSION}.jsonl")
+            when = datetime.fromisoformat("2026-12-01T12:00:00+00:00")
+            request = resume_request(cli, root / "config", SESSION, cwd, "probe", clock=when, tz="UTC")
+        assert conversation.build(Session.from_entries(b.entries())).model is None
+        assert (
+            request.model == resume_model(table, None, None, Clock.fixed(when)).model == table.default_model
+        )
 
 
 @pytest.mark.claude

@@ -170,7 +170,8 @@ class ModelChoice:
 
     model: str | None
     session_model: str | None
-    #: None (kept or chosen), "retired", "remapped" or "unknown"
+    #: None (kept or chosen), "retired", "remapped", "unknown" or "none" (the session names
+    #: no model: no response yet)
     reason: str | None = None
     retirement: Retirement | None = None
 
@@ -187,6 +188,11 @@ class ModelChoice:
             return (
                 f"{self.session_model} is retired since {self.retirement.day.isoformat()}: continuing on {self.model}, "
                 f"as Claude Code {cli_version} does (--model overrides){tail}"
+            )
+        if self.reason == "none":
+            return (
+                f"the session names no model (no response yet): continuing on {self.model}, "
+                f"Claude Code {cli_version}'s default (--model overrides)"
             )
         if self.reason == "unknown":
             return (
@@ -213,7 +219,9 @@ def resume_model(
             return ModelChoice(table.default_model, explicit, "remapped")
         return ModelChoice(explicit, session_model)
     if session_model is None:
-        return ModelChoice(None, None)
+        # No response yet: both pinned CLIs send their default model
+        # (tests/model/test_lifecycle.py::test_a_session_without_a_response_resumes_on_the_default).
+        return ModelChoice(table.default_model, None, "none")
     if remapped(table, session_model, opt_out=remap_opt_out):
         return ModelChoice(table.default_model, session_model, "remapped")
     if not known(table, session_model):

@@ -260,8 +260,7 @@ def prepare(
                     hint=_PRUNE_HINT,
                 )
     choice = choose_model(got.conversation.model, model, clock, env)
-    if not choice.model:
-        raise UsageError(f"{ref.path}: the session names no model", hint="pass --model")
+    assert choice.model is not None  # a session without one resumes on the default
     if max_budget_usd is not None and not dry_run:
         from .engine import check_budget_model
 
