@@ -369,3 +369,48 @@ def test_no_checkpoints_is_said_before_a_missing_project_folder(tmp_path: Path) 
         plan_files(p, s, s.session_id or "x", resolve_target(s, "1"))
     with pytest.raises(UsageError, match="no file checkpoints"):
         plan_files(p, s, s.session_id or "x", resolve_target(s, "1"), cwd=tmp_path / "gone")
+
+
+# --- found by a new user -------------------------------------------------------------
+
+
+def test_finding_list_names_the_checkpoints_at_takes(tmp_path: Path) -> None:
+    """New-user pass: there was no way to see which messages have a file checkpoint but to
+    guess an --at until a hint named one. `--list` names them, from the records Claude Code
+    2.1.332 wrote: one per prompt it keyed a file-history-snapshot to, in file order."""
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+
+    session = next((CONFIG_332 / "projects").glob("*/4cd0c8e6-*.jsonl"))
+    written = [
+        r["messageId"]
+        for r in map(json.loads, session.read_text().splitlines())
+        if r.get("type") == "file-history-snapshot"
+    ]
+    r = tt("rewind", "4cd0", "--list", "--json", config=CONFIG_332)
+    assert r.returncode == 0, r.stderr
+    listed = json.loads(r.stdout)["checkpoints"]
+    assert [c["uuid"] for c in listed] == list(dict.fromkeys(written)) and len(listed) == 14
+    assert listed[0]["prompt"] == "Project kickoff 13000: we work on app.py"
+    text = tt("rewind", "4cd0", "--list", config=CONFIG_332, width=200).stdout
+    assert text.splitlines()[0].startswith(listed[0]["uuid"]) and "14 checkpoint(s)" in text
+    # Each names a state --at takes: the plan for one of them is made (the folder is given).
+    r = tt(
+        "rewind", "4cd0", "--at", listed[4]["uuid"], "--dry-run", "--cwd", str(tmp_path), config=CONFIG_332
+    )
+    assert r.returncode in (0, 1) and f"Rewind files to message {listed[4]['uuid']}" in r.stdout, r.stderr
+    # --at or --list, one of them.
+    for args in ((), ("--list", "--at", "1")):
+        r = tt("rewind", "4cd0", *args, config=CONFIG_332)
+        assert r.returncode == 2 and "--at UUID|N, or --list" in r.stderr
+
+
+def test_finding_a_project_folder_that_is_not_here_is_not_found() -> None:
+    # New-user pass: exit 2 (usage); the README's 3 is "not found: file, session, project".
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+
+    r = tt("rewind", "4cd0", "--at", "f4c86b1a", "--dry-run", config=CONFIG_332)  # /home/dev/demo-app
+    assert r.returncode == 3 and "the session's project folder is not here" in r.stderr

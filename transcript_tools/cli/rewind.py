@@ -16,6 +16,7 @@ refused, outside the project, or a write failed), 2 usage, 3 not found, 4 unread
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import click
 from ..edge import claude_dir as store
 from ..edge.loader import load_session
 from ..model.errors import UsageError
-from ..rewind.core import RewindPlan, resolve_target, summary, unified_diff
+from ..rewind.core import RewindPlan, checkpoints, resolve_target, summary, unified_diff
 from ..rewind.files import FileResult, apply_plan, plan_files
 from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
 
@@ -62,9 +63,14 @@ def _results(results: list[FileResult]) -> list[dict[str, Any]]:
 @click.option(
     "--at",
     "to",
-    required=True,
     metavar="UUID|N",
     help="The message: a uuid (or prefix), or N = the Nth message from the end (as `tt fork --at`).",
+)
+@click.option(
+    "--list",
+    "list_",
+    is_flag=True,
+    help="List the session's file checkpoints (the prompts --at can name), and change nothing.",
 )
 @click.option(
     "--files",
@@ -96,7 +102,8 @@ def _results(results: list[FileResult]) -> list[dict[str, Any]]:
 @json_option
 def rewind_command(
     session: str | None,
-    to: str,
+    to: str | None,
+    list_: bool,
     files_flag: bool,
     conversation: bool,
     cwd: Path | None,
@@ -118,6 +125,8 @@ def rewind_command(
     """
     if no_backup and backup_alias:
         raise click.UsageError("--backup and --no-backup contradict each other")
+    if (to is None) == (not list_):
+        raise click.UsageError("name the message with --at UUID|N, or --list the checkpoints (not both)")
     keep = not no_backup
     do_files = files_flag or not conversation
     ref = store.resolve(session, latest=latest)
@@ -127,6 +136,16 @@ def rewind_command(
     sid = ref.session_id or s.session_id
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
+    if list_:
+        found = checkpoints(s)
+        if as_json:
+            emit_json({"session_id": sid, "checkpoints": [asdict(c) for c in found]})
+        else:
+            from ..views.rewind import render_checkpoints
+
+            render_checkpoints(console(), sid, found)
+        return 0
+    assert to is not None  # one of the two, checked above
     target = resolve_target(s, to)
     info: dict[str, Any] = {"session_id": sid, "dry_run": dry_run}
     code = 0

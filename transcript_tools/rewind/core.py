@@ -265,6 +265,44 @@ def choose_snapshot(session: Session, target: int) -> tuple[int, list[Snapshot],
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One point `plan_rewind` can restore the files to: a prompt with a file checkpoint."""
+
+    uuid: str  # the prompt's: what --at takes
+    timestamp: str | None
+    files: int  # files the checkpoint tracks
+    prompt: str  # the prompt's text, as typed (first line)
+
+
+def checkpoints(session: Session) -> list[Checkpoint]:
+    """The file checkpoints of the session's conversation (the active chain, past its compact
+    boundaries), oldest first: the prompts ``--at`` can name as they are."""
+    leaf = session.index.active_leaf()
+    chain = history(session.index, leaf) if leaf is not None else []
+    nodes = {session.nodes[i].record["uuid"]: session.nodes[i].record for i in chain}
+    out: list[Checkpoint] = []
+    for snap in snapshots_along(session, chain):
+        rec = nodes.get(snap.message_id)
+        if rec is None:
+            continue
+        ts = rec.get("timestamp")
+        out.append(
+            Checkpoint(snap.message_id, ts if isinstance(ts, str) else None, len(snap.backups), _text(rec))
+        )
+    return out
+
+
+def _text(record: Mapping[str, Any]) -> str:
+    msg = record.get("message")
+    content = msg.get("content") if isinstance(msg, Mapping) else None
+    if isinstance(content, list):
+        content = next(
+            (b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"), None
+        )
+    return content.strip().split("\n", 1)[0] if isinstance(content, str) else ""
+
+
 def _prompts_hint(session: Session, chain: list[int], ks: list[int]) -> str:
     if not ks:
         return "this session has no file checkpoints around that message"

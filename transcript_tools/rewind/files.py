@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..edge import claude_dir as store
-from ..model.errors import Unreadable, UsageError
+from ..model.errors import NotFound, Unreadable, UsageError
 from .core import CREATE, DELETE, RESTORE, Refused, RewindPlan, choose_snapshot, inside, plan_rewind
 
 #: How the command line says to name the project folder (the API passes its own words).
@@ -71,7 +71,7 @@ def plan_files(
     if root_s is None:
         raise UsageError(f"{path}: no cwd recorded in the session", hint=hints[0])
     if not Path(root_s).is_dir():
-        raise UsageError(f"{root_s}: the session's project folder is not here", hint=hints[1])
+        raise NotFound(f"{root_s}: the session's project folder is not here", hint=hints[1])
     backups = backups_dir(path, sid)
     reader = FileReader(backups, root_s)
     plan = plan_rewind(

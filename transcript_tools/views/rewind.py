@@ -76,3 +76,26 @@ def render_rewind(con: Any, info: dict[str, Any]) -> None:
             out("Continue it with:")
             for c in conv["continue"]:
                 out(f"  {escape(c)}")
+
+
+def render_checkpoints(con: Any, session_id: str, found: list[Any]) -> None:
+    """`tt rewind --list`: the checkpoints, oldest first, each with the uuid --at takes."""
+    if not found:
+        con.print(
+            f"session {escape(session_id)} has no file checkpoints (no file-history-snapshot records on its "
+            "conversation): Claude Code writes them in interactive sessions, and in -p mode only with "
+            "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true",
+            soft_wrap=True,
+        )
+        return
+    for c in found:
+        when = (c.timestamp or "")[:19].replace("T", " ")
+        con.print(
+            f"{escape(c.uuid)}  [dim]{when}  {c.files} file(s)[/]  {escape(c.prompt[:80])}",
+            soft_wrap=True,
+            highlight=False,
+        )
+    con.print(
+        f"[dim]{len(found)} checkpoint(s): `tt rewind {escape(session_id[:8])} --at UUID --dry-run` shows what one restores[/]",
+        soft_wrap=True,
+    )
