@@ -461,3 +461,41 @@ def test_plan_and_summary_header_count_the_same_messages(tmp_path: Path) -> None
     # the history before the earlier boundary is read for context only.
     assert m["summarised"] + m["kept"] == m["conversation"]
     assert m["read_for_context"] > 0
+
+
+def test_finding_bytes_read_through_a_repair_are_not_called_part_of_the_file(tmp_path: Path) -> None:
+    """New-user pass: "11.2 KiB file (11.9 KiB of it the conversation)" on a session cut on a
+    tool call: the conversation measured is the one repaired in memory (an interrupted result
+    added), which may be larger than the file; the line now says so."""
+    from tests.support.cli import tt
+
+    d = KINDS["tool-use-unpaired"](CLEAN_332.read_bytes())
+    src = tmp_path / f"{SID}.jsonl"
+    src.write_bytes(d.data)
+    r = tt("compact", str(src), "--dry-run", "--keep-tokens", "300", "--even-if-larger", width=200)
+    assert r.returncode == 0, r.stderr
+    [line] = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("bytes")]
+    assert "the conversation, as repaired in memory)" in line and "of it the conversation" not in line
+    clean = tt(
+        "compact", str(CLEAN_332), "--dry-run", "--keep-tokens", "300", "--even-if-larger", width=200
+    ).stdout
+    assert "of it the conversation)" in clean
+
+
+def test_finding_a_smaller_budget_is_not_advised_when_the_kept_messages_are_over_it(tmp_path: Path) -> None:
+    """New-user pass: "a smaller --keep-tokens summarises more" right after "the kept messages
+    (180 tokens) are over --keep-tokens 100": a smaller budget cannot help there. (Its other
+    line, "no smaller than the 0 message(s) it would replace", now says that no message is
+    left to summarise: seen on a public 2.1.280 session, not rebuilt here.)"""
+    from tests.resume_helpers import SESSION, Builder, text
+
+    b = Builder()
+    b.user("first request")
+    b.assistant(text("a short answer"))
+    b.user("second request")
+    b.assistant(text("the last response " * 40))
+    src = b.write(tmp_path / f"{SESSION}.jsonl")
+    r = run(src, mode="dry-run", keep_tokens=10, even_if_larger=False)
+    assert r.over_budget and r.summarised == 2 and r.grows
+    [note] = [n for n in r.notes if n.startswith("not compacted")]
+    assert "a smaller --keep-tokens" not in note and note.endswith("(--even-if-larger writes it anyway)")

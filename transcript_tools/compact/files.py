@@ -465,14 +465,30 @@ class _Compaction:
             result.grows = True
             result.new_session_id = None
             slim = self.drop_unsent and target.mode != "in-place"
+            if result.summarised == 0:
+                # New-user pass: "no smaller than the 0 message(s) it would replace".
+                why = (
+                    "not compacted: no message is left to summarise (what it must keep, the first request and the "
+                    "last response with the calls it answers, is the whole conversation)"
+                )
+            else:
+                why = (
+                    f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the "
+                    f"{result.summarised} message(s) it would replace, so the request would grow "
+                    f"(~{result.tokens_before} → ~{result.tokens_after} tokens)"
+                )
+            # A smaller budget summarises more only while what must be kept fits the budget.
+            smaller = (
+                "a smaller --keep-tokens summarises more; "
+                if result.summarised and not result.over_budget
+                else ""
+            )
             result.notes.append(
-                f"not compacted: the summary (~{result.summary_tokens} tokens) is no smaller than the {result.summarised} "
-                f"message(s) it would replace, so the request would grow (~{result.tokens_before} → ~{result.tokens_after} "
-                "tokens); "
+                f"{why}; "
                 + (
                     "the whole conversation is copied instead"
                     if slim
-                    else "nothing was written (a smaller --keep-tokens summarises more; --even-if-larger writes it anyway)"
+                    else f"nothing was written ({smaller}--even-if-larger writes it anyway)"
                 )
             )
             result.records = []

@@ -72,7 +72,12 @@ def render_compact(
         out(
             f"            [dim]the API last reported {_n(t['last_reported_by_api'])} tokens of context (system prompt and tools included)[/]"
         )
-    before = f"{_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation)"
+    if info["damage"]["repaired_in_memory"]:
+        # Read through tt's in-memory repair: the conversation measured is the repaired one
+        # (an added interrupted result made it larger than the file: new-user pass).
+        before = f"{_mib(b['before'])} file ({_mib(b['conversation_before'])} the conversation, as repaired in memory)"
+    else:
+        before = f"{_mib(b['before'])} file ({_mib(b['conversation_before'])} of it the conversation)"
     if mode == "in-place" and info.get("drop_history"):
         out(
             f"  bytes     {before} → {_mib(b['after'])}: the file now holds the compaction alone; its history is in the backup"
