@@ -301,6 +301,14 @@ def test_finding_ls_with_store_orders_sessions_as_ls_orders_their_files(tmp_path
     assert files == [(sids[i], (day + 3600 * i) * 1000) for i in (2, 1, 0)]
     assert order("--store", url) == files  # the same order, and the same time shown
 
+    # Found by the next new user: `tt search --store` dated each session by its push.
+    def dated(*args: str) -> dict[str, int]:
+        code, out, err = run(cfg, "search", "the", "--json", "-n", "10", *args)
+        assert code == 0, err
+        return {s["session_id"]: s["modified_ms"] for s in json.loads(out)["sessions"]}
+
+    assert dated("--store", url) == dated("-p", str(d)) == dict(files)
+
 
 def test_store_search_shows_the_matched_text_and_exits_1_on_no_match_as_tt_search_does(
     tmp_path: Path,

@@ -170,7 +170,9 @@ class StoreSearch:
         main = self.store.stream(cur, StreamKey(*sk))
         title = mtime = None
         if main is not None:
-            mtime = main.mtime_ms
+            # Dated as `tt search` dates the file (its mtime when pushed), not by the push:
+            # new-user pass (`activity_ms`).
+            mtime = activity_ms(main, self.store.version(cur, main.id, main.current_version))
             lite = self.store.lite_of(cur, main.id, main.current_version)
             title = json.loads(lite).get("title") if lite else None
         sh = SessionHits(PurePath(sk[0]) / f"{sk[1]}.jsonl", title, mtime or 0)
