@@ -211,3 +211,32 @@ def test_a_pattern_the_terminal_could_not_decode_is_a_usage_error(tmp_path: Path
     for extra in ([], ["--store", f"sqlite:///{tmp_path / 's.db'}"]):
         r = tt("search", "ab\udcffcd", "-n", "1", *extra, config=tmp_path)
         assert (r.returncode, r.stderr) == (2, "tt: the pattern is not valid UTF-8 text\n"), r.stderr
+
+
+def test_finding_a_subagent_file_whose_session_is_gone_is_searched(tmp_path: Path) -> None:
+    """New-user pass: a word in a subagent transcript whose session's file is not there was
+    "no matches" for `tt search -a`, though `tt validate` and `tt doctor -a` read the file.
+    It is searched as `tt ls --hidden` lists it: a row of its own, named by its path."""
+    import json
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    project = cfg / "projects" / "-home-dev-demo-app"
+    (agent,) = project.glob("*/subagents/agent-*.jsonl")
+    assert b"List the python files" in agent.read_bytes()
+
+    def found() -> list[str]:
+        r = tt("search", "List the python files", "-a", "--json", config=cfg)
+        assert r.returncode == 0, r.stderr
+        return [s["path"] for s in json.loads(r.stdout)["sessions"]]
+
+    main = project / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    assert found() == [str(main)]  # a live session's subagent: its session's hit
+    main.unlink()
+    assert found() == [str(agent)]
+    r = tt("search", "List the python files", "-a", "--no-subagents", config=cfg)
+    assert r.returncode == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -618,7 +619,10 @@ def test_finding_push_refuses_a_file_that_is_no_transcript_as_validate_does_and_
     doc = json.loads(out)
     assert sorted(s["session_id"] for s in doc["sessions"]) == sorted([real.stem, damaged.stem])
     assert len(doc["skipped"]) == 3 and all("this is not a transcript" in m for m in doc["skipped"])
-    assert sorted(err.splitlines()) == sorted(f"tt: {m}: skipped" for m in doc["skipped"])
+    # The two not named by a session id are no session's files either: said once more.
+    skipped_lines = [ln for ln in err.splitlines() if ln.endswith(": skipped")]
+    assert sorted(skipped_lines) == sorted(f"tt: {m}: skipped" for m in doc["skipped"])
+    assert sorted(doc["not_pushed"]) == sorted(str(proj / n) for n in ("binary.jsonl", "empty.jsonl"))
     code, out, _ = run(cfg, "store", "log", damaged.stem, "--store", url, "--json")
     (v,) = json.loads(out)["versions"]
     assert v["errors"] > 0 and v["bytes"] == damaged.stat().st_size  # stored as it is, with its damage
@@ -757,3 +761,25 @@ def test_one_id_pushed_from_two_projects_is_named_as_project_slash_id(tmp_path: 
         assert code == 0, err
     for bad in ("a/b/" + SID, "/" + SID, "-home-u-p/"):
         assert run(cfg, "store", "log", "--store", url, "--", bad)[0] == 2, bad
+
+
+def test_finding_push_says_which_transcripts_are_no_session_s(tmp_path: Path) -> None:
+    """New-user pass: `tt store push --all` skipped a subagent file whose session's file is
+    gone without a word ("5 of 5 sessions changed"); the store keys a file by its session."""
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    cfg = tmp_path / "cfg"
+    stage(CONFIG_332, cfg)
+    project = cfg / "projects" / "-home-dev-demo-app"
+    (agent,) = project.glob("*/subagents/agent-*.jsonl")
+    (project / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl").unlink()
+    copy = project / "my-copy.jsonl"
+    copy.write_bytes((REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    shutil.copy(REAL / "v2.1.38-tool-heavy.jsonl", project / f"{SID}.jsonl")  # one session left
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    code, out, err = run(cfg, "store", "push", "--all", "--store", url, "--json")
+    assert code == 0, err
+    assert sorted(json.loads(out)["not_pushed"]) == sorted([str(agent), str(copy)])
+    assert [s["session_id"] for s in json.loads(out)["sessions"]] == [SID]
+    assert f"tt: {agent}: not a session's file" in err and "`tt ls --hidden` lists it" in err

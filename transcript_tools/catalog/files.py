@@ -87,6 +87,18 @@ def list_sessions(
     return sorted(sessions + extra, key=lambda r: r.mtime_ms, reverse=True)
 
 
+def strays_in(dirs: Iterable[Path]) -> list[Path]:
+    """The transcripts of these project folders that are no session's file nor one of its
+    subagents' (`_others`): what `tt ls --hidden` lists apart and `tt store push` cannot key
+    by a session."""
+    out: list[Path] = []
+    for d in dirs:
+        mains = store.session_files(d)
+        by_session = store.legacy_agents_by_session(d)
+        out += _others(d, mains, [a for m in mains for a in agent_files(m, by_session)])
+    return out
+
+
 def _others(project: Path, mains: list[Path], agents: list[Path]) -> list[Path]:
     """The transcripts `tt validate PROJECT` checks that are neither a session's file nor one
     of its subagents': a file named otherwise (a hand-made copy), a subagent file whose
@@ -320,17 +332,27 @@ def search_files(
     """Sessions with hits, newest first, as they are found (a generator: the CLI prints
     while it searches). Files are read in 1 MiB chunks for the prefilter and parsed
     line by line only where it matched."""
-    files = [p for d in dirs for p in store.session_files(d)]
+    files: list[tuple[Path, bool]] = []
+    for d in dirs:
+        mains = store.session_files(d)
+        files += [(p, False) for p in mains]
+        if subagents:
+            # The transcripts that are no session's (a subagent file whose session's file is
+            # gone, a copy named otherwise), as `tt validate DIR` and `tt ls --hidden` read
+            # them: a new user's word in one was "no matches".
+            files += [(p, True) for p in strays_in([d])]
     stamped = []
-    for p in files:
+    for p, stray in files:
         try:
-            stamped.append((p.stat().st_mtime, p))
+            stamped.append((p.stat().st_mtime, p, stray))
         except FileNotFoundError:
             continue
     agents = LegacyAgents()
-    for mtime, path in sorted(stamped, reverse=True):
+    for mtime, path, stray in sorted(stamped, reverse=True):
         found = SessionHits(path, None, int(mtime * 1000))
-        for f, agent in [(path, None)] + ([(a, a.stem) for a in agents(path)] if subagents else []):
+        for f, agent in [(path, None)] + (
+            [(a, a.stem) for a in agents(path)] if subagents and not stray else []
+        ):
             if not _file_may_match(f, matcher):
                 continue
             for got in search_lines(iter_raw(f), matcher):
@@ -341,7 +363,7 @@ def search_files(
                 else:
                     found.more += 1
         if found.hits or found.skipped:
-            row = read_row(path)
+            row = other_row(path, check=False) if stray else read_row(path)
             found.title = row.lite.title if row is not None else None
             yield found
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -78,13 +79,23 @@ def push(
 
     if sum(x is not None for x in (session, project, all_ or None)) != 1:
         raise UsageError("name a SESSION, or give --all or --project DIR")
-    if all_:
-        paths = sorted(cfg.all_session_files())
-    elif project is not None:
-        paths = sorted(p for d in cfg.session_folders(project) for p in cfg.session_files(d))
+    strays: list[Path] = []
+    if all_ or project is not None:
+        from ..catalog.files import strays_in
+
+        folders = list(cfg.all_projects()) if all_ else cfg.session_folders(project or ".")
+        paths = sorted(p for d in folders for p in cfg.session_files(d))
+        # Not a session's: the store keys a file by its session (new-user pass: skipped unsaid).
+        strays = strays_in(folders)
     else:
         assert session is not None
         paths = [cfg.resolve(session).path]
+    for p in strays:
+        click.echo(
+            f"tt: {p}: not a session's file (its name is no session id, or it is a subagent's whose "
+            "session's file is gone): not pushed; `tt ls --hidden` lists it",
+            err=True,
+        )
     if not paths:
         raise NotFound("no sessions to push")
     paths, skipped = transcripts(paths)
@@ -93,6 +104,7 @@ def push(
     for e in skipped:
         # In a batch a stray file is noted and passed over, as `tt repair -a` does.
         click.echo(f"tt: {e.message}: skipped", err=True)
+
     from ..edge.store_url import resolve_url
 
     st = _open(store_url)  # the schema made here, before any worker opens the store
@@ -117,7 +129,14 @@ def push(
             }
         )
     if as_json:
-        emit_json({"store": _shown(st.url), "sessions": out, "skipped": [e.message for e in skipped]})
+        emit_json(
+            {
+                "store": _shown(st.url),
+                "sessions": out,
+                "skipped": [e.message for e in skipped],
+                "not_pushed": [str(p) for p in strays],
+            }
+        )
         return
     c = console()
     changed = 0
