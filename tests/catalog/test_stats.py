@@ -643,3 +643,22 @@ def test_without_msgspec_the_numbers_are_the_same(tmp_path: Path, monkeypatch: p
     fast = session_stats(p).to_dict()
     monkeypatch.setattr(files_usage, "_FAST", None)
     assert session_stats(p).to_dict() == fast
+
+
+def test_finding_sessions_without_api_calls_say_so_rather_than_an_empty_table(tmp_path: Path) -> None:
+    """New-user pass: `tt stats -p DIR` over sessions with a prompt and no response yet
+    printed the model table's header with no row; one session says "no API calls recorded"."""
+    from tests.resume_helpers import SESSION, Builder
+    from tests.support.cli import tt
+
+    project = tmp_path / "cfg" / "projects" / "-home-u-p"
+    for k in (1, 2):
+        b = Builder()
+        b.user(f"a prompt, no response yet {k}")
+        sid = f"00000000-0000-4000-8000-00000000000{k}"
+        path = b.write(project / f"{sid}.jsonl")
+        path.write_bytes(path.read_bytes().replace(SESSION.encode(), sid.encode()))
+    r = tt("stats", "-p", str(project), config=tmp_path / "cfg", width=120)
+    assert r.returncode == 0, r.stderr
+    assert "total of 2 session(s)" in r.stdout and "no API calls recorded" in r.stdout
+    assert "input" not in r.stdout.split("total of 2 session(s)")[1]  # no model table header

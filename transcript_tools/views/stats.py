@@ -203,7 +203,8 @@ def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) ->
         )
     con.print(t)
     con.print(f"[bold]total of {len(each)} session(s)[/]")
-    con.print(models_table(total))
+    # As for one session: an empty model table read as a rendering fault (new-user pass).
+    con.print(models_table(total) if total.ledger.calls() else "[dim]no API calls recorded[/]")
     for line in summary_lines(total, each):
         con.print(line)
     shared = sum(len(s.ledger.calls()) for s in each) - len(total.ledger.calls())
