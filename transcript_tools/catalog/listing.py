@@ -3,8 +3,9 @@
 The title is resolved exactly as the Agent SDK's ``list_sessions`` does
 (``_parse_session_info_from_lite`` in claude_agent_sdk/_internal/sessions.py, 0.2.189;
 docs/format.md §9), on the same bytes (head and tail decoded with ``errors="replace"``) and
-with the same raw string scans, so tt shows the titles the ``/resume`` picker and the
-SDK show:
+with the same raw string scans, so tt shows the titles the SDK shows (the interactive
+``/resume`` picker has rules of its own: it shows a file without a title as "(session)",
+and leaves out other files, `doctor.core.picker_reasons`):
 
     last customTitle (tail, then head) → last aiTitle (tail, then head)
     → last lastPrompt (tail) → last summary (tail) → first real prompt (head)
@@ -89,7 +90,8 @@ class Lite:
     created_at: str | None = None  # the first "timestamp" in the head, as written
     model: str | None = None  # the last real model in the tail
     counts: Counts = field(default_factory=Counts)
-    #: Why the SDK (and the /resume picker) does not list it: "sidechain", "no-title",
+    #: Why the SDK does not list it (the interactive picker has rules of its own:
+    #: `doctor.core.picker_reasons`): "sidechain", "no-title",
     #: "empty"; None when it is listed.
     hidden: str | None = None
     skipped: tuple[Skipped, ...] = ()

@@ -31,7 +31,7 @@ from .from_store import store_option
 @click.option(
     "--hidden",
     is_flag=True,
-    help="Also list files the /resume picker leaves out (sidechain-only, no title); damaged ones are always listed.",
+    help="Also list files the Agent SDK's list_sessions leaves out (sidechain-only, no title, not named by a session id); damaged ones are always listed. `tt doctor` says what the interactive /resume picker shows.",
 )
 @click.option(
     "--tag", "tag", metavar="TAG", help="Only sessions with this tag (as `tt tag` and the Agent SDK set it)."
@@ -82,7 +82,7 @@ def ls_command(
             if all_ or (project is not None and not Path(project).expanduser().is_dir()):
                 raise
             dirs, none_here = [], e
-        # --hidden lists every file the picker leaves out: also the ones that are no
+        # --hidden lists every file the SDK leaves out: also the ones that are no
         # session's file (a copy named otherwise, a subagent file whose session is gone).
         rows = list_sessions(dirs, check=check, cap=max_bytes, others=hidden)
     if tag is not None:
@@ -90,7 +90,7 @@ def ls_command(
     if title is not None:
         needle = title.casefold()
         rows = [r for r in rows if needle in (r.lite.title or "").casefold()]
-    # A damaged session is listed even when the picker would hide it for want of a title:
+    # A damaged session is listed even when the SDK would hide it for want of a title:
     # it is the one a user comes looking for.
     listed = [r for r in rows if hidden or r.lite.hidden is None or r.damaged]
     left_out = len(rows) - len(listed)
