@@ -327,3 +327,25 @@ def test_finding_a_file_whose_messages_have_no_uuid_is_not_called_loadable() -> 
 
     for p in [*REAL.glob("*.jsonl"), *CONFIG_332.rglob("*.jsonl")]:
         assert "no-uuid" not in {f.code for f in doctor_file(p).findings}, p
+
+
+def test_a_lone_surrogate_escape_in_a_field_it_shows_is_no_traceback(tmp_path: Path) -> None:
+    # A review's finding: "teamName":"\ud800x" ended `tt doctor` in UnicodeEncodeError (text)
+    # and orjson's TypeError (--json); `tt ls` did the same on such a custom title.
+    raw = interactive(tmp_path / "s.jsonl").read_bytes()
+    first, rest = raw.split(b"\n", 1)
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_bytes(first[:-1] + b',"teamName":"\\ud800x"}\n' + rest)
+    path.write_bytes(
+        path.read_bytes()
+        + b'{"type":"custom-title","customTitle":"\\ud800 mine","sessionId":"'
+        + SID.encode()
+        + b'"}\n'
+    )
+    for args in ((), ("--json",)):
+        r = tt("doctor", str(path), *args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "team-session" in r.stdout and "teamName=\ufffdx" in r.stdout
+    r = tt("ls", "-p", str(tmp_path), "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)["sessions"][0]["title"] == "\ufffd mine"

@@ -256,6 +256,9 @@ def test_chat_json_says_what_it_would_continue_without_a_terminal(config: Path) 
     assert r3.returncode == 0, r3.stderr
     new = json.loads(r3.stdout)
     assert new["new"] is True and new["messages"] == 0 and new["model"] == "claude-opus-5-5"
+    # A new session starts on the default unsaid (a review found it told "the session names
+    # no model", meant for a resumed session without a response yet).
+    assert new["notices"] == []
     folder = config / "projects" / project_folder_name(Path(work_dir(config)).resolve())
     assert new["path"] == str(folder / f"{new['session_id']}.jsonl")
     assert sorted(config.rglob("*")) == before

@@ -76,7 +76,7 @@ def picker_probe(
         finally:
             os._exit(127)
     out = b""
-    text = ""
+    text = screen = ""
     done_at: float | None = None
     deadline = time.monotonic() + timeout
     try:
@@ -105,6 +105,7 @@ def picker_probe(
             pass
         os.waitpid(pid, 0)
         os.close(fd)
+    text = log.read_text(errors="replace") if log.is_file() else text  # its last lines too
     found = _FOUND.search(text)
     if found is None or done_at is None:
         raise ClaudeRunError(

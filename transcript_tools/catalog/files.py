@@ -94,8 +94,21 @@ def strays_in(dirs: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     for d in dirs:
         mains = store.session_files(d)
+        present = {m.stem for m in mains}
         by_session = store.legacy_agents_by_session(d)
-        out += _others(d, mains, [a for m in mains for a in agent_files(m, by_session)])
+        known = set(mains) | {a for sid, agents in by_session.items() if sid in present for a in agents}
+        for p in store.transcripts_under(d):
+            parts = p.relative_to(d).parts
+            # `agent_files` of a session that is there, by path: <id>/subagents/**/agent-*.jsonl
+            # (one walk of the folder, not one per session).
+            if p in known or (
+                len(parts) > 2
+                and parts[0] in present
+                and parts[1] == "subagents"
+                and p.name.startswith("agent-")
+            ):
+                continue
+            out.append(p)
     return out
 
 

@@ -11,7 +11,8 @@ Three questions, answered from the same file:
   (`picker_reasons`, `continued_in`; ``Finding.picker``). It lists files the SDK skips (an
   empty or NUL file, a file without a title: as "(session)") and leaves out sessions the
   SDK lists: begun by ``claude -p`` or an SDK, an agent team's, a background worker's, one
-  with a sidechain record anywhere in its head, one continued in another session (2.1.332).
+  with a sidechain record anywhere in its head, one continued in another session (2.1.332),
+  a ``/loop`` session. Every finding's ``picker`` is the picker's own verdict.
 - **Does ``claude --resume <id>`` load it?** Claude Code 2.1.332 answers "No
   conversation found with session ID" (exit 1, no request sent) when the file holds no
   user or assistant record outside a sidechain. Doctor counts those records in a full
@@ -45,6 +46,7 @@ code                   SDK lists   picker      2.1.332 ``--resume``        fix
 ``daemon-session``     yes         no          loads                       resume by id
 ``sidechain-in-head``  yes         no          loads                       resume by id
 ``continued-elsewhere`` yes        no (2.1.332) loads                      resume the other
+``loop-session``       yes         no          loads                       resume by id
 =====================  ==========  ==========  ==========================  =================
 
 The picker's reasons are reported only for a session that loads and has no other finding
@@ -222,6 +224,9 @@ def diagnose(
         return Diagnosis(path, session_id, (), place.subagent_of)
     sid = session_id or ""
     lite = parse_lite(sid, head, tail, size)
+    # The interactive picker lists a file its rules do not leave out, whatever the SDK says
+    # (an empty or NUL file, a stub, a session without a title: as "(session)").
+    shown = not picker_reasons(head, tail, place.continued_in)
     named = session_id is not None
     listed = lite.hidden is None and named
     out: list[Finding] = []
@@ -235,7 +240,7 @@ def diagnose(
                 False,
                 f"the file is {size} NUL bytes: the disk kept its length but not its content (a crash before the data was written)",
                 "nothing in it can be recovered: restore the file from a backup, or remove it (`tt delete` refuses a file that is not a transcript)",
-                picker=True,
+                picker=shown,
             )
         )
     elif size > 0 and (scan.records == 0 or scan.other_types == frozenset({"?"})):
@@ -249,7 +254,7 @@ def diagnose(
                 False,
                 f"{what}: this is not a Claude Code transcript",
                 "nothing to resume: check it is the file you meant (`tt delete` refuses a file that is not a transcript)",
-                picker=True,
+                picker=shown,
             )
         )
     elif size == 0 or scan.records == 0:
@@ -260,7 +265,7 @@ def diagnose(
                 False,
                 "the file holds no record",
                 "nothing to resume: remove the file (`tt delete` refuses a file that is not a transcript)",
-                picker=True,
+                picker=shown,
             )
         )
     elif not scan.main_messages and scan.sidechain_messages:
@@ -286,6 +291,7 @@ def diagnose(
                 False,
                 f"only metadata records ({kinds}): the conversation they name is not in this file",
                 "resume the session that holds the conversation (`tt ls --hidden`, `tt search`); `tt delete` the stub",
+                picker=shown,
             )
         )
     elif not scan.main_with_uuid:
@@ -309,7 +315,7 @@ def diagnose(
                 "no title, no prompt and no summary in the first and last 64 KiB: the SDK's list_sessions "
                 'leaves it out (the /resume picker shows it, as "(session)" or a prompt it finds)',
                 f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
-                picker=True,
+                picker=shown,
             )
         )
     elif named and lite.hidden == "sidechain":
@@ -337,24 +343,78 @@ _DAEMON_KINDS = frozenset({"daemon", "daemon-worker"})
 _SIDECHAIN_TRUE = re.compile(rb'"isSidechain": ?true')
 
 
-def picker_reasons(head: bytes, tail: bytes) -> list[tuple[str, str]]:
-    """Why the interactive picker leaves a loadable session out, read from its first and last
-    64 KiB as Claude Code 2.1.332 reads them (pure; its ``continued-in`` rule needs the
-    folder: `continued_in`). ``(code, what the CLI's debug log says)``, in the order the CLI
-    tests them (it logs the first)."""
+def picker_reasons(head: bytes, tail: bytes, continued: str | None = None) -> list[tuple[str, str]]:
+    """Why the interactive picker leaves a session out, read from its first and last 64 KiB
+    as Claude Code 2.1.332 reads them (pure). ``continued``: the session a ``continued-in``
+    record names when its file is beside this one (`continued_in`, checked by the file
+    side). ``(code, what the CLI's debug log says)``, in the order the CLI tests them (it
+    logs the first); docs/format.md §9.1."""
     out: list[tuple[str, str]] = []
     if _SIDECHAIN_TRUE.search(head):  # anywhere in the head, not only on line 1 (the SDK's rule)
         out.append(("sidechain-in-head", "isSidechain=true"))
     team = first_string_field(head, "teamName")
     if team:
         out.append(("team-session", f"teamName={team}"))
+    if continued is not None:
+        out.append(("continued-elsewhere", f"continued in {continued}"))
     first_message = next((ln for ln in head.split(b"\n") if b'"parentUuid":' in ln), head)
     kind = first_string_field(first_message, "sessionKind")
     if kind in _DAEMON_KINDS:
         out.append(("daemon-session", f"sessionKind={kind}"))
-    entry = first_string_field(head, "entrypoint") or last_string_field(tail, "entrypoint")
+    # The tail only when the head has no entrypoint at all: an empty one stops the search
+    # (the CLI's `??`, not `||`).
+    entry = first_string_field(head, "entrypoint")
+    if entry is None:
+        entry = last_string_field(tail, "entrypoint")
     if entry in HEADLESS_ENTRYPOINTS:
         out.append(("headless-session", f"entrypoint={entry}"))
+    if _first_prompt_is_loop(head):
+        out.append(("loop-session", "/loop session"))
+    return out
+
+
+_LOOP = "<command-name>/loop</command-name>"
+
+
+def _first_prompt_is_loop(head: bytes) -> bool:
+    """2.1.332's test of a ``/loop`` session: the first user line of the head that is a prompt
+    (no tool result, not meta, not a compaction summary) runs ``/loop``. (2.1.197 looks for
+    the command anywhere in the head.)"""
+    lines = head.split(b"\n")
+    for k, line in enumerate(lines):
+        if (b'"type":"user"' not in line and b'"type": "user"' not in line) or b'"tool_result"' in line:
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if k == len(lines) - 1:  # a torn last line: its bytes say
+                return _LOOP.encode() in line
+            continue
+        if not isinstance(rec, dict) or rec.get("type") != "user":
+            continue
+        if rec.get("isMeta") is True or rec.get("isCompactSummary") is True or not rec.get("message"):
+            continue
+        texts = _texts(rec)
+        if texts is None:
+            continue
+        return any(_LOOP in t for t in texts)
+    return False
+
+
+def _texts(rec: dict[str, Any]) -> list[str] | None:
+    """A user record's texts as the CLI reads them for a prompt; None when it answers a tool."""
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        return [content]
+    out: list[str] = []
+    for b in content if isinstance(content, list) else ():
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_result":
+            return None
+        if b.get("type") == "text" and isinstance(b.get("text"), str):
+            out.append(b["text"])
     return out
 
 
@@ -365,40 +425,63 @@ def continued_in(tail: bytes) -> str | None:
     if b'"type":"continued-in"' not in tail:
         return None
     for line in reversed(tail.split(b"\n")):
-        if b'"type":"continued-in"' in line:
-            try:
-                rec = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            target = rec.get("continuedInSessionId") if isinstance(rec, dict) else None
+        marked = b'"type":"continued-in"' in line
+        message = b'"type":"user"' in line or b'"type":"assistant"' in line
+        if not (marked or message):
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        if marked and rec.get("type") == "continued-in" and isinstance(rec.get("continuedInSessionId"), str):
+            target = rec["continuedInSessionId"]
             return target if is_session_id(target) else None
-        if b'"type":"user"' in line or b'"type":"assistant"' in line:
-            try:
-                rec = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and _said(rec):
-                return None
+        if message and _said(rec):
+            return None
     return None
 
 
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>")
+_BASH_INPUT = re.compile(r"<bash-input>([\s\S]*?)</bash-input>")
+_NOT_A_PROMPT = re.compile(r"^(?:\s*<[a-z][\w-]*[\s>]|\[Request interrupted by user[^\]]*\])")
+
+
 def _said(rec: dict[str, Any]) -> bool:
-    """A finished response, or a prompt: what ends a ``continued-in`` record's say."""
+    """A finished response, or a prompt as 2.1.332's first-prompt reader takes one (not a
+    command, not a tag such as ``<local-command-stdout>``, not an interruption): what ends a
+    ``continued-in`` record's say."""
     msg = rec.get("message")
-    if not isinstance(msg, dict):
-        return False
     if rec.get("type") == "assistant":
-        return rec.get("isApiErrorMessage") is not True and isinstance(msg.get("stop_reason"), str)
-    content = msg.get("content")
-    if isinstance(content, str):
-        return bool(content)
-    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content)
+        return (
+            rec.get("isApiErrorMessage") is not True
+            and isinstance(msg, dict)
+            and isinstance(msg.get("stop_reason"), str)
+        )
+    if (
+        rec.get("type") != "user"
+        or rec.get("isMeta") is True
+        or rec.get("isCompactSummary") is True
+        or not msg
+    ):
+        return False
+    for text in _texts(rec) or ():
+        c = text.replace("\n", " ").strip()
+        if not c or _COMMAND.search(c):
+            continue
+        if _BASH_INPUT.search(c):
+            return True
+        if _NOT_A_PROMPT.match(c):
+            continue
+        return True
+    return False
 
 
 def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Place) -> list[Finding]:
     resume = f"`claude --resume {sid}` loads it"
     out: list[Finding] = []
-    for code, said in picker_reasons(head, tail):
+    for code, said in picker_reasons(head, tail, place.continued_in):
         if code == "sidechain-in-head":
             message = (
                 f"a record of its first 64 KiB is a sidechain's ({said}), though line 1 is not: "
@@ -407,10 +490,23 @@ def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Pl
             fix = f"{resume}; the sidechain records are a subagent's, written into this file by an older version"
         elif code == "team-session":
             message = f"it is an agent team member's session ({said}): the interactive /resume picker leaves those out"
-            fix = f"{resume}"
+            fix = resume
+        elif code == "continued-elsewhere":
+            other = said.removeprefix("continued in ")
+            message = (
+                f"a continued-in record says the conversation went on in session {other}, whose file is "
+                "beside it: the interactive /resume picker of 2.1.332 shows that one instead (2.1.197's lists both)"
+            )
+            fix = f"resume {other} (`claude --resume {other}`); {resume} as it was"
         elif code == "daemon-session":
             message = f"it is a background worker's session ({said}): the interactive /resume picker leaves those out"
-            fix = f"{resume}"
+            fix = resume
+        elif code == "loop-session":
+            message = (
+                "its first prompt runs /loop: the interactive /resume picker leaves /loop sessions out "
+                "(2.1.197's, any session with /loop in its first 64 KiB)"
+            )
+            fix = resume
         else:
             message = (
                 f"it was begun by `claude -p` or the Agent SDK ({said}): the interactive /resume picker "
@@ -421,19 +517,6 @@ def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Pl
                 "picker with these sessions in it"
             )
         out.append(Finding(code, listed, True, message, fix, picker=False))
-    if place.continued_in is not None:
-        out.append(
-            Finding(
-                "continued-elsewhere",
-                listed,
-                True,
-                f"a continued-in record says the conversation went on in session {place.continued_in}, "
-                "whose file is beside it: the interactive /resume picker of 2.1.332 shows that one instead "
-                "(2.1.197's lists both)",
-                f"resume {place.continued_in} (`claude --resume {place.continued_in}`); {resume} as it was",
-                picker=False,
-            )
-        )
     return out
 
 

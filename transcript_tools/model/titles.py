@@ -30,6 +30,9 @@ _SKIP_FIRST_PROMPT = re.compile(
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _unescape(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace")
     if "\\" not in text:
@@ -38,7 +41,11 @@ def _unescape(raw: bytes) -> str:
         value = json.loads(f'"{text}"')
     except ValueError:
         return text
-    return value if isinstance(value, str) else text
+    if not isinstance(value, str):
+        return text
+    # A "\ud800" escape with no pair decodes to a lone surrogate, which no output can
+    # encode (a traceback in `tt ls` and `tt doctor`): shown as U+FFFD, as the bytes are.
+    return _LONE_SURROGATE.sub("\ufffd", value)
 
 
 def _value_end(data: bytes, start: int) -> int:

@@ -316,7 +316,7 @@ def new_session(
     where, _ = choose_cwd(cwd, None)
     table = lifecycle.CURRENT
     choice = choose_model(None, model, clock, env)
-    if choice.model is None:  # no --model: the model Claude Code starts a session on
+    if choice.reason == "none":  # no --model: the model Claude Code starts a session on, unsaid
         choice = lifecycle.ModelChoice(table.default_model, None)
     branch = head_branch(where)
     conv = Conversation(
