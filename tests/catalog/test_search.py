@@ -238,5 +238,7 @@ def test_finding_a_subagent_file_whose_session_is_gone_is_searched(tmp_path: Pat
     assert found() == [str(main)]  # a live session's subagent: its session's hit
     main.unlink()
     assert found() == [str(agent)]
+    text = tt("search", "List the python files", "-a", config=cfg, width=200).stdout
+    assert text.startswith(f"4cd0c8e6…/{agent.name} ") and "· -home-dev-demo-app" in text.splitlines()[0]
     r = tt("search", "List the python files", "-a", "--no-subagents", config=cfg)
     assert r.returncode == 1

@@ -22,8 +22,15 @@ KIND_LABEL = {
 
 def render_session_hits(con: Any, sh: SessionHits) -> None:
     title = escape(sh.title or "(untitled)")
+    p = sh.path
+    if p.parent.name == "subagents" and len(p.parts) > 3:
+        # A subagent file whose session's file is gone: named by its path in the project
+        # folder (`<session>/subagents/agent-….jsonl`), not as a session.
+        name, project = f"{p.parent.parent.name[:8]}…/{p.name}", p.parents[2].name
+    else:
+        name, project = sh.session_id[:8], p.parent.name
     con.print(
-        f"[bold cyan]{sh.session_id[:8]}[/] [bold]{title}[/]  [dim]{local_time(sh.mtime_ms)} · {escape(sh.path.parent.name)}[/]"
+        f"[bold cyan]{escape(name)}[/] [bold]{title}[/]  [dim]{local_time(sh.mtime_ms)} · {escape(project)}[/]"
     )
     clock = Clock()
     for agent, h in sh.hits:
