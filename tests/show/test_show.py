@@ -354,3 +354,20 @@ def test_not_shown_is_empty_or_a_dead_branch_on_every_real_transcript() -> None:
         dead = {s.index.line[i] for d in dead_branches(s) for i in d.nodes}
         ns = not_shown(s)
         assert not ns.no_uuid and set(ns.off_chain) <= dead, path
+
+
+def test_finding_an_empty_thinking_block_says_it_was_not_recorded(tmp_path: Path) -> None:
+    """New-user pass: a 2.1.206 thinking block with "thinking":"" and only a signature showed
+    as a bare "✻" (and "*Thinking:* " in --markdown)."""
+    from tests.resume_helpers import SESSION, Builder, text, thinking
+    from tests.support.cli import tt
+
+    b = Builder()
+    b.user("a question")
+    b.assistant(thinking(""), text("the answer"))
+    path = b.write(tmp_path / f"{SESSION}.jsonl")
+    r = tt("show", str(path), width=120)
+    assert r.returncode == 0, r.stderr
+    assert "✻ (thinking not recorded in the transcript)" in r.stdout
+    md = tt("show", str(path), "--markdown").stdout
+    assert "*Thinking:* (not recorded in the transcript)" in md

@@ -157,7 +157,8 @@ def _md_item(it: Item, out: list[str], n: int) -> None:
         if b.kind == "text":
             out.append(_quote(b.text, q) + "\n")
         elif b.kind == "thinking":
-            out.append(_quote("*Thinking:* " + fold(b.text, n)[0], q) + "\n")
+            said = fold(b.text, n)[0] if b.text.strip() else "(not recorded in the transcript)"
+            out.append(_quote("*Thinking:* " + said, q) + "\n")
         elif b.kind == "image":
             out.append(_quote(f"*[image: {b.text}]*", q) + "\n")
         elif b.kind == "tool_use":

@@ -65,6 +65,10 @@ def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
         text, cut = fold(b.text, max(n * 4, 0) if n else 0)
         return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
     if b.kind == "thinking":
+        if not b.text.strip():
+            # Only the signature was kept (recent versions by default): a bare "✻" read as
+            # a rendering fault (new-user pass).
+            return [Text("✻ (thinking not recorded in the transcript)", style="dim italic")]
         text, cut = fold(b.text, n)
         return [Text("✻ " + text + (f"\n… {cut} more lines" if cut else ""), style="dim italic")]
     if b.kind == "image":
