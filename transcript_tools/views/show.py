@@ -66,8 +66,8 @@ def _block(b: Block, n: int, clock: Clock, role: str) -> list[Any]:
         return [Text(text)] + ([Text(f"… {cut} more lines", style="dim")] if cut else [])
     if b.kind == "thinking":
         if not b.text.strip():
-            # Only the signature was kept (recent versions by default): a bare "✻" read as
-            # a rendering fault (new-user pass).
+            # No thinking text (a block kept for its signature): a bare "✻" read as a
+            # rendering fault (new-user pass).
             return [Text("✻ (thinking not recorded in the transcript)", style="dim italic")]
         text, cut = fold(b.text, n)
         return [Text("✻ " + text + (f"\n… {cut} more lines" if cut else ""), style="dim italic")]
