@@ -478,44 +478,47 @@ def _said(rec: dict[str, Any]) -> bool:
     return False
 
 
+#: Each picker reason's message and fix; ``{said}`` is the CLI's words for it, ``{other}``
+#: the session a ``continued-in`` record names, ``{resume}`` how to load the session anyway.
+_PICKER_TEXT: dict[str, tuple[str, str]] = {
+    "sidechain-in-head": (
+        "a record of its first 64 KiB is a sidechain's ({said}), though line 1 is not: the interactive "
+        "/resume picker leaves the session out (the SDK looks at line 1 only)",
+        "{resume}; the sidechain records are a subagent's, written into this file by an older version",
+    ),
+    "team-session": (
+        "it is an agent team member's session ({said}): the interactive /resume picker leaves those out",
+        "{resume}",
+    ),
+    "continued-elsewhere": (
+        "a continued-in record says the conversation went on in session {other}, whose file is beside it: "
+        "the interactive /resume picker of 2.1.332 shows that one instead (2.1.197's lists both)",
+        "resume {other} (`claude --resume {other}`); {resume} as it was",
+    ),
+    "daemon-session": (
+        "it is a background worker's session ({said}): the interactive /resume picker leaves those out",
+        "{resume}",
+    ),
+    "headless-session": (
+        "it was begun by `claude -p` or the Agent SDK ({said}): the interactive /resume picker leaves "
+        "those out (the SDK's list_sessions lists it)",
+        "{resume}; `CLAUDE_CODE_ENTRYPOINT={other} claude --resume` shows the picker with these sessions in it",
+    ),
+    "loop-session": (
+        "its first prompt runs /loop: the interactive /resume picker leaves /loop sessions out "
+        "(2.1.197's, any session with /loop in its first 64 KiB)",
+        "{resume}",
+    ),
+}
+
+
 def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Place) -> list[Finding]:
     resume = f"`claude --resume {sid}` loads it"
     out: list[Finding] = []
     for code, said in picker_reasons(head, tail, place.continued_in):
-        if code == "sidechain-in-head":
-            message = (
-                f"a record of its first 64 KiB is a sidechain's ({said}), though line 1 is not: "
-                "the interactive /resume picker leaves the session out (the SDK looks at line 1 only)"
-            )
-            fix = f"{resume}; the sidechain records are a subagent's, written into this file by an older version"
-        elif code == "team-session":
-            message = f"it is an agent team member's session ({said}): the interactive /resume picker leaves those out"
-            fix = resume
-        elif code == "continued-elsewhere":
-            other = said.removeprefix("continued in ")
-            message = (
-                f"a continued-in record says the conversation went on in session {other}, whose file is "
-                "beside it: the interactive /resume picker of 2.1.332 shows that one instead (2.1.197's lists both)"
-            )
-            fix = f"resume {other} (`claude --resume {other}`); {resume} as it was"
-        elif code == "daemon-session":
-            message = f"it is a background worker's session ({said}): the interactive /resume picker leaves those out"
-            fix = resume
-        elif code == "loop-session":
-            message = (
-                "its first prompt runs /loop: the interactive /resume picker leaves /loop sessions out "
-                "(2.1.197's, any session with /loop in its first 64 KiB)"
-            )
-            fix = resume
-        else:
-            message = (
-                f"it was begun by `claude -p` or the Agent SDK ({said}): the interactive /resume picker "
-                "leaves those out (the SDK's list_sessions lists it)"
-            )
-            fix = (
-                f"{resume}; `CLAUDE_CODE_ENTRYPOINT={said.split('=', 1)[1]} claude --resume` shows the "
-                "picker with these sessions in it"
-            )
+        # What follows the CLI's "=" or "continued in ": the entry point, the other session.
+        other = said.removeprefix("continued in ").rpartition("=")[2]
+        message, fix = (t.format(said=said, other=other, resume=resume) for t in _PICKER_TEXT[code])
         out.append(Finding(code, listed, True, message, fix, picker=False))
     return out
 
