@@ -400,6 +400,12 @@ def test_doctor_agrees_with_the_picker(
         )
         assert picked.found == 1 + c.other
         assert picked.filtered.get(g.session_id) == said, (cli.version, picked.filtered)
+        if case == "headless":  # the way doctor's fix names to see them in the picker
+            own = {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}
+            picked = picker_probe(
+                cli, Sandbox.create(tmp_path / f"own-{cli.version}", config_dir=config), g.cwd, extra_env=own
+            )
+            assert picked.found == 1 and picked.lists(g.session_id), (cli.version, picked.filtered)
 
     sdk_config(config)
     assert (g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}) is c.sdk_lists
