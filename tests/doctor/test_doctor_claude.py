@@ -545,10 +545,14 @@ def test_a_file_without_uuids_resumes_without_its_conversation(
     )
     config = stage_config(g.config_dir, tmp_path / "config")
     transcript = config / "projects" / g.project_dir.name / g.transcript.name
-    transcript.write_bytes(no_uuid(transcript.read_bytes(), g.session_id))
+    transcript.write_bytes(no_uuid(interactive(transcript.read_bytes()), g.session_id))
 
     [f] = doctor_file(transcript).findings
-    assert (f.code, f.listed, f.loads) == ("no-uuid", True, False)
+    assert (f.code, f.listed, f.loads, f.in_picker) == ("no-uuid", True, False, True)
+    # The interactive picker lists it too (nothing in its log), so a user picks it and loses
+    # the conversation without a word.
+    picked = picker_probe(cli, Sandbox.create(tmp_path / "picker", config_dir=config), g.cwd)
+    assert picked.found == 1 and picked.lists(g.session_id), picked.filtered
 
     sdk_config(config)
     assert g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}

@@ -36,7 +36,7 @@ code                   SDK lists   picker      2.1.332 ``--resume``        fix
 ``name-not-an-id``     no          no          "is not a UUID and does     rename to its id,
                                                not match any session       else ``tt fork``
                                                title"
-``no-uuid``            yes         (as SDK)    starts (exit 0) but sends   restore a backup
+``no-uuid``            yes         yes         starts (exit 0) but sends   restore a backup
                                                none of it: at most the
                                                last message (2.1.197 too)
 ``headless-session``   yes         no          loads                       resume by id, or
