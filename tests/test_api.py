@@ -162,3 +162,18 @@ def test_directory_narrows_the_lookup_to_one_project(config: Path, tmp_path: Pat
     elsewhere.mkdir()
     with pytest.raises(tt.NotFound):
         tt.validate_session(SID, directory=elsewhere)
+
+
+def test_finding_delete_session_refuses_a_file_that_is_no_transcript_as_the_cli_does(tmp_path: Path) -> None:
+    """New-user pass: `tt.delete_session(path)` deleted a file of other JSON named
+    `session.jsonl` that `tt delete` refuses (exit 4); it now raises the same error."""
+    project = tmp_path / "projects" / "-home-u-p"
+    project.mkdir(parents=True)
+    other = project / "session.jsonl"
+    other.write_bytes(b'{"a": 1}\n')
+    r = cli.tt("delete", str(other), "--yes")
+    assert r.returncode == 4 and "this is not a transcript" in r.stderr
+    with pytest.raises(tt.TTError) as e:
+        tt.delete_session(other)
+    assert e.value.exit_code == 4 and "this is not a transcript" in str(e.value)
+    assert other.exists()

@@ -659,8 +659,16 @@ def delete_session(
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""
     from .manage.files import remove, survey
+    from .model.errors import NotATranscript
+    from .validate.files_kind import not_transcript
 
-    plan = survey(_ref(session, directory))
+    ref = _ref(session, directory)
+    # As `tt delete`: a file that is no transcript is refused (a new user's script deleted
+    # one the CLI refuses with exit 4).
+    what = not_transcript(ref.path)
+    if what is not None:
+        raise NotATranscript(f"{ref.path}: {what}; this is not a transcript")
+    plan = survey(ref)
     if not dry_run:
         remove(plan)
     return plan

@@ -428,3 +428,25 @@ def test_many_processes_list_what_one_lists(config: tuple[Path, dict[str, Path]]
     one = list_sessions([proj], check=check, workers=1)
     assert len(one) > 10
     assert list_sessions([proj], check=check, workers=3) == one
+
+
+def test_finding_a_windows_working_directory_names_its_project_folder(tmp_path: Path) -> None:
+    """New-user pass: `tt ls -p 'C:\\Users\\…'` on a Windows config dir copied here was exit 3,
+    where a POSIX path of the recording machine names its folder; Claude Code on Windows
+    names the folder the same way ("C--Users-…")."""
+    import json
+
+    from tests.support.cli import tt
+
+    folder = tmp_path / "cfg" / "projects" / "C--Users-dev-app"
+    folder.mkdir(parents=True)
+    sid = "00000000-0000-4000-8000-0000000000c1"
+    (folder / f"{sid}.jsonl").write_bytes(
+        (REAL / "v2.1.38-tool-heavy.jsonl")
+        .read_bytes()
+        .replace(b"10f4eb64-3d2d-45c8-ae00-9374ec6afd8e", sid.encode())
+    )
+    for spec in ("C:\\Users\\dev\\app", "C:/Users/dev/app"):
+        r = tt("ls", "-p", spec, "--json", config=tmp_path / "cfg")
+        assert r.returncode == 0, r.stderr
+        assert [s["session_id"] for s in json.loads(r.stdout)["sessions"]] == [sid]

@@ -28,7 +28,9 @@ def interactive(dest: Path) -> Path:
 
 
 def test_a_healthy_real_session_exits_0(tmp_path: Path) -> None:
-    r = tt("doctor", str(interactive(tmp_path)))
+    project = tmp_path / "projects" / PROJECT.name
+    project.mkdir(parents=True)
+    r = tt("doctor", str(interactive(project)))
     assert r.returncode == 0, r.stderr
     assert "0 with a reason" in r.stdout
 
@@ -52,6 +54,11 @@ def test_a_session_made_with_claude_p_is_listed_by_the_sdk_not_by_the_picker() -
     )
     r = tt("doctor", str(PROJECT / f"{SID}.jsonl"))
     assert "headless-session (not listed by /resume, listed by the SDK, loads)" in r.stdout
+    # The count says what kind of reason it is (new-user pass: "0 listed and loadable" alone).
+    assert (
+        "1 with a reason (1 of them listed by the SDK and loadable: hidden from the /resume picker only)"
+        in r.stdout
+    )
 
 
 def test_a_project_folder_names_the_broken_file_and_exits_1(tmp_path: Path) -> None:
@@ -334,7 +341,9 @@ def test_a_lone_surrogate_escape_in_a_field_it_shows_is_no_traceback(tmp_path: P
     # and orjson's TypeError (--json); `tt ls` did the same on such a custom title.
     raw = interactive(tmp_path / "s.jsonl").read_bytes()
     first, rest = raw.split(b"\n", 1)
-    path = tmp_path / f"{SID}.jsonl"
+    project = tmp_path / "projects" / PROJECT.name
+    project.mkdir(parents=True)
+    path = project / f"{SID}.jsonl"
     path.write_bytes(first[:-1] + b',"teamName":"\\ud800x"}\n' + rest)
     path.write_bytes(
         path.read_bytes()
@@ -346,6 +355,29 @@ def test_a_lone_surrogate_escape_in_a_field_it_shows_is_no_traceback(tmp_path: P
         r = tt("doctor", str(path), *args)
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
         assert "team-session" in r.stdout and "teamName=\ufffdx" in r.stdout
-    r = tt("ls", "-p", str(tmp_path), "--json")
+    r = tt("ls", "-p", str(project), "--json")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert json.loads(r.stdout)["sessions"][0]["title"] == "\ufffd mine"
+
+
+def test_finding_a_session_outside_a_project_folder_is_not_called_listed(tmp_path: Path) -> None:
+    """New-user pass: a session outside the config dir's project folders (one folder too deep,
+    or anywhere else) was "listed and loadable", exit 0; a journal.jsonl in a session's
+    folder was a "metadata-only" stub to `tt delete`. Where Claude Code looks is checked with
+    the real CLIs in test_doctor_claude.py::test_a_session_one_folder_too_deep_is_found_by_nothing."""
+    project = tmp_path / "projects" / PROJECT.name
+    deep = project / "sub"
+    deep.mkdir(parents=True)
+    path = interactive(deep)
+    r = tt("doctor", "--json", str(path))
+    assert r.returncode == 1, r.stderr
+    [f] = json.loads(r.stdout)["files"][0]["findings"]
+    assert (f["code"], f["listed"], f["picker"], f["loads"]) == ("not-in-a-project", False, False, False)
+    assert f["fix"].startswith(f"`mv {path} ") and f"`claude --resume {SID}` from that directory" in f["fix"]
+    # A file of a session's folder (a workflow's journal) is the session's: no finding.
+    interactive(project)
+    journal = project / SID / "subagents" / "workflows" / "wf_1" / "journal.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_bytes(b'{"type":"workflow-step","at":"2026-12-01T00:00:00.000Z"}\n')
+    [d] = json.loads(tt("doctor", "--json", str(journal)).stdout)["files"]
+    assert (d["subagent_of"], d["findings"]) == (SID, [])

@@ -354,9 +354,23 @@ PICKER_CASES: dict[str, PickerCase] = {
     ),
     "loop": PickerCase(loop, ("loop-session",), "/loop session", "/loop session"),
     "empty entrypoint first": PickerCase(empty_entrypoint_first, (), None, None, headless=True),
+    # A reason of the SDK's (no title) with one of the picker's: both are said (a new user was
+    # told only to add a title, which did not bring it back).
+    "no title, sidechain in head": PickerCase(
+        lambda raw, sid: sidechain_in_head(no_title(raw, sid), sid),
+        ("no-title", "sidechain-in-head"),
+        "isSidechain=true",
+        "isSidechain=true",
+        sdk_lists=False,
+    ),
     # A reason of the SDK's (no title) with one of the picker's: the picker's verdict is its own.
     "no title, headless": PickerCase(
-        no_title, ("no-title",), "entrypoint=sdk-cli", "entrypoint=sdk-cli", headless=True, sdk_lists=False
+        no_title,
+        ("no-title", "headless-session"),
+        "entrypoint=sdk-cli",
+        "entrypoint=sdk-cli",
+        headless=True,
+        sdk_lists=False,
     ),
 }
 
@@ -391,8 +405,9 @@ def test_doctor_agrees_with_the_picker(
     for f in findings:
         assert (f.listed, f.loads, f.in_picker, f.repair) == (c.sdk_lists, c.cli_loads, False, False)
         assert f"`claude --resume {g.session_id}`" in f.fix
-    if c.codes and c.codes[0] != "no-title":
-        assert c.said_332 is not None and c.said_332.split(" ")[-1] in findings[0].message
+    picker_own = [f for f in findings if f.code != "no-title"]
+    if picker_own:
+        assert c.said_332 is not None and c.said_332.split(" ")[-1] in picker_own[0].message
 
     for cli, said in ((claude_332, c.said_332), (claude_197, c.said_197)):
         picked = picker_probe(
@@ -457,6 +472,42 @@ def test_a_session_moved_to_another_project_folder_still_loads_by_id(
     run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
     assert run.returncode == 0, run.stderr
     assert sent and PROMPTS[0] in json.dumps(sent[0].messages)
+
+
+def test_a_session_one_folder_too_deep_is_found_by_nothing(
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    claude_197: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
+) -> None:
+    """New-user pass: a session one folder below its project folder was "listed and
+    loadable". Neither picker reads it, the SDK does not list it, and ``--resume <id>``
+    finds no conversation; doctor says so and names the move."""
+    from claude_agent_sdk import list_sessions
+
+    g = small_session
+    config = stage_config(g.config_dir, tmp_path / "config")
+    project = config / "projects" / g.project_dir.name
+    deep = project / "moved"
+    deep.mkdir()
+    transcript = deep / g.transcript.name
+    (project / g.transcript.name).rename(transcript)
+    transcript.write_bytes(interactive(transcript.read_bytes()))
+
+    [f] = doctor_file(transcript).findings
+    assert (f.code, f.listed, f.in_picker, f.loads) == ("not-in-a-project", False, False, False)
+    for cli in (claude_332, claude_197):
+        picked = picker_probe(
+            cli, Sandbox.create(tmp_path / f"picker-{cli.version}", config_dir=config), g.cwd
+        )
+        assert picked.found == 0 and g.session_id not in picked.filtered
+    sdk_config(config)
+    assert g.session_id not in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+    run, sent, _ = resume_probe(claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id)
+    assert run.returncode != 0 and not sent
+    assert f"No conversation found with session ID: {g.session_id}" in run.stdout + run.stderr
 
 
 NOT_AN_ID = "abcd1234-5678-90ef-ghij-klmnopqrstuv"

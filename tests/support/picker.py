@@ -90,9 +90,10 @@ def picker_probe(
             text = log.read_text(errors="replace") if log.is_file() else ""
             screen = re.sub(rb"\s+", b"", _ANSI.sub(b"", out)).decode("utf-8", "replace")
             # The list drawn (2.1.332 "Enter to resume", 2.1.197 "Space to preview"), or none
-            # left to draw, or the log's count of the ones left out.
+            # left to draw (2.1.332 "No sessions…", 2.1.197 "No conversations found…"), or the
+            # log's count of the ones left out.
             listed = "enriched" in text or any(
-                s in screen for s in ("Entertoresume", "Spacetopreview", "Nosessions")
+                s in screen for s in ("Entertoresume", "Spacetopreview", "Nosessions", "Noconversationsfound")
             )
             if done_at is None and _FOUND.search(text) and listed:
                 done_at = time.monotonic() + 0.5  # a last look for late log lines

@@ -87,28 +87,31 @@ def list_sessions(
     return sorted(sessions + extra, key=lambda r: r.mtime_ms, reverse=True)
 
 
-def strays_in(dirs: Iterable[Path]) -> list[Path]:
+def strays_in(dirs: Iterable[Path], *, in_session_folders: bool = True) -> list[Path]:
     """The transcripts of these project folders that are no session's file nor one of its
     subagents' (`_others`): what `tt ls --hidden` lists apart and `tt store push` cannot key
-    by a session."""
+    by a session. Not ``in_session_folders``: without the other files of a session's folder
+    (a workflow's ``journal.jsonl``), which `tt store push` sends with the session."""
     out: list[Path] = []
     for d in dirs:
         mains = store.session_files(d)
         present = {m.stem for m in mains}
         by_session = store.legacy_agents_by_session(d)
-        known = set(mains) | {a for sid, agents in by_session.items() if sid in present for a in agents}
-        for p in store.transcripts_under(d):
-            parts = p.relative_to(d).parts
+        known = {str(m) for m in mains} | {
+            str(a) for sid, agents in by_session.items() if sid in present for a in agents
+        }
+        prefix = len(str(d)) + 1
+        for p in store.jsonl_under(d):
+            parts = p[prefix:].split("/")
             # `agent_files` of a session that is there, by path: <id>/subagents/**/agent-*.jsonl
             # (one walk of the folder, not one per session).
             if p in known or (
-                len(parts) > 2
+                len(parts) > 1
                 and parts[0] in present
-                and parts[1] == "subagents"
-                and p.name.startswith("agent-")
+                and (not in_session_folders or (parts[1] == "subagents" and parts[-1].startswith("agent-")))
             ):
                 continue
-            out.append(p)
+            out.append(Path(p))
     return out
 
 

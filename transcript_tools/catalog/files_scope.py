@@ -12,11 +12,15 @@ nothing is `NotFound`, a contradictory one `UsageError`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..edge import claude_dir as store
 from ..model.errors import NotFound, UsageError
 from ..model.session import session_id_from_name
+
+#: A Windows drive path, as Claude Code on Windows records a working directory.
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def project_dirs(
@@ -54,6 +58,12 @@ def project_dirs(
             moved = store.find_project_dir(p, root)
             if moved is not None:
                 return [moved]
+        elif _WINDOWS_PATH.match(project):
+            # The same for a Windows machine's path (C:\Users\…: "C--Users-…"), which is no
+            # absolute path here (new-user pass: exit 3 on a copied Windows config dir).
+            named = root / store.project_dir_name(project)
+            if named.is_dir():
+                return [named]
         raise NotFound(f"{project}: neither a project folder under {root} nor a directory")
     return _working_dir_folders(cwd or os.getcwd(), root, worktrees)
 

@@ -86,7 +86,7 @@ def push(
         folders = list(cfg.all_projects()) if all_ else cfg.session_folders(project or ".")
         paths = sorted(p for d in folders for p in cfg.session_files(d))
         # Not a session's: the store keys a file by its session (new-user pass: skipped unsaid).
-        strays = strays_in(folders)
+        strays = strays_in(folders, in_session_folders=False)  # those go with their session
     else:
         assert session is not None
         paths = [cfg.resolve(session).path]

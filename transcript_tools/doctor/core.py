@@ -33,6 +33,7 @@ code                   SDK lists   picker      2.1.332 ``--resume``        fix
 ``all-sidechain``      yes         no          "No conversation found"     resume its session
 ``sidechain-first``    no          no          loads                       resume by id
 ``no-title``           no          yes         loads                       ``tt rename``
+``not-in-a-project``   no          no          "No conversation found"     move it there
 ``name-not-an-id``     no          no          "is not a UUID and does     rename to its id,
                                                not match any session       else ``tt fork``
                                                title"
@@ -186,6 +187,12 @@ class Place:
     #: the session a ``continued-in`` record names (`continued_in`), when its file is
     #: beside this one and holds messages (``"parentUuid":`` in its first or last 64 KiB)
     continued_in: str | None = None
+    #: the file is directly in a project folder of the config dir (``<config>/projects/<folder>/``):
+    #: the only place /resume, the SDK and ``claude --resume <id>`` look
+    in_project: bool = True
+    #: the project folder of the directory the session recorded (its first ``cwd``), when
+    #: the file is elsewhere: where it belongs
+    home: str | None = None
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -219,19 +226,25 @@ def diagnose(
     """Every reason the picker leaves the session out or the CLI does not load it (pure).
 
     ``session_id``: the id the file's name is (None: the name is not one)."""
-    if place.subagent_of is not None and not scan.main_messages and scan.sidechain_messages:
-        # A live subagent of a session that is there: not meant for /resume (module docstring).
+    if place.subagent_of is not None and not scan.main_messages:
+        # A live subagent of a session that is there, or another file of its folder (a
+        # workflow's journal): not meant for /resume (module docstring).
         return Diagnosis(path, session_id, (), place.subagent_of)
     sid = session_id or ""
     lite = parse_lite(sid, head, tail, size)
+    named = session_id is not None
+    # Both lists read only <config>/projects/<folder>/<session-id>.jsonl (the picker found 0
+    # files in a folder holding only other names: a new user's check).
+    here = named and place.in_project
     # The interactive picker lists a file its rules do not leave out, whatever the SDK says
     # (an empty or NUL file, a stub, a session without a title: as "(session)").
-    shown = not picker_reasons(head, tail, place.continued_in)
-    named = session_id is not None
-    listed = lite.hidden is None and named
+    shown = here and not picker_reasons(head, tail, place.continued_in)
+    listed = lite.hidden is None and here
     out: list[Finding] = []
     if not named and scan.main_messages:
         out.append(_name_not_an_id(path, head, place))
+    elif not place.in_project and scan.main_messages:
+        out.append(_not_in_a_project(path, sid, place))
     if scan.nul_only and size > 0:
         out.append(
             Finding(
@@ -313,7 +326,8 @@ def diagnose(
                 False,
                 True,
                 "no title, no prompt and no summary in the first and last 64 KiB: the SDK's list_sessions "
-                'leaves it out (the /resume picker shows it, as "(session)" or a prompt it finds)',
+                "leaves it out"
+                + (' (the /resume picker shows it, as "(session)" or a prompt it finds)' if shown else ""),
                 f"give it one: `tt rename {sid or path} TITLE`; `claude --resume {sid or '<id>'}` loads it meanwhile",
                 picker=shown,
             )
@@ -328,9 +342,27 @@ def diagnose(
                 f"`claude --resume {sid or '<id>'}` still loads it",
             )
         )
-    if named and not out:
-        out.extend(_picker_findings(sid, head, tail, lite.hidden is None, place))
+    # The picker's own reasons, for a session that loads where it is: with no other finding,
+    # or beside `no-title` (the SDK's reason; the picker's may be another).
+    if here and all(f.code == "no-title" for f in out):
+        out.extend(_picker_findings(sid, head, tail, listed, place))
     return Diagnosis(path, session_id, tuple(out))
+
+
+def _not_in_a_project(path: str, sid: str, place: Place) -> Finding:
+    mv = (
+        f"`mv {path} {place.home}/`"
+        if place.home
+        else "move it into the project folder of the directory it was made in"
+    )
+    return Finding(
+        "not-in-a-project",
+        False,
+        False,
+        "the file is not directly in a project folder of the Claude config dir (<config>/projects/<folder>/): "
+        f"/resume, the SDK and `claude --resume {sid}` look for a session only there",
+        f"{mv}; then `claude --resume {sid}` from that directory loads it",
+    )
 
 
 # --------------------------------------------------------------------------- the interactive picker

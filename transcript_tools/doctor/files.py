@@ -62,12 +62,30 @@ def doctor_file(path: Path) -> Diagnosis:
     head, tail, size, scan = scan_file(path)
     name_id = session_id_from_name(path.name)
     inner = None if name_id else first_string_field(head, "sessionId")
+    # Where Claude Code looks: <config>/projects/<folder>/<id>.jsonl, in whichever config dir
+    # the file is (a copy of one, a fixture's); anywhere else nothing finds it.
+    in_project = path.parent.parent.name == "projects"
+    cwd = first_string_field(head, "cwd")
     place = Place(
-        subagent_of=store.session_of_subagent(path),
+        subagent_of=store.session_of_subagent(path) or _folder_owner(path),
         id_file_exists=is_session_id(inner) and (path.parent / f"{inner}.jsonl").is_file(),
         continued_in=_continued_beside(path, tail),
+        in_project=in_project,
+        home=None if in_project or not cwd else str(store.projects_dir() / store.project_dir_name(cwd)),
     )
     return diagnose(str(path), name_id, head, tail, size, scan, place)
+
+
+def _folder_owner(path: Path) -> str | None:
+    """The session whose folder (``<folder>/<id>/…``) holds ``path`` when ``<id>.jsonl`` is
+    beside that folder: a workflow's ``journal.jsonl`` under ``subagents/`` is the session's
+    file, not a stub to delete (a new user was told to `tt delete` it)."""
+    for folder in list(path.parents)[:-1]:
+        if is_session_id(folder.name) and (folder.parent / f"{folder.name}.jsonl").is_file():
+            return folder.name
+        if folder.parent.name == "projects":
+            break
+    return None
 
 
 def _continued_beside(path: Path, tail: bytes) -> str | None:

@@ -41,6 +41,15 @@ def render(con: Any, diagnoses: list[Diagnosis]) -> None:
         )
     ok = len(diagnoses) - len(bad) - len(agents)
     tail = f", {len(agents)} subagent transcript(s)" if agents else ""
+    # Sessions the SDK lists and `--resume` loads, which only the interactive picker hides
+    # (a `claude -p` session): "0 listed and loadable" alone read as broken (new-user pass).
+    picker_only = sum(1 for d in bad if all(f.listed and f.loads and not f.in_picker for f in d.findings))
+    of_them = (
+        f" ({picker_only} of them listed by the SDK and loadable: hidden from the /resume picker only)"
+        if picker_only
+        else ""
+    )
     con.print(
-        f"{len(diagnoses)} file(s): {len(bad)} with a reason, {ok} listed and loadable{tail}", soft_wrap=True
+        f"{len(diagnoses)} file(s): {len(bad)} with a reason{of_them}, {ok} listed and loadable{tail}",
+        soft_wrap=True,
     )

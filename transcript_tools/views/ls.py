@@ -100,7 +100,9 @@ def render_rows(
             con.print(f"[yellow]{r.session_id[:8]}: … and {len(r.skipped) - 5} more skipped lines[/]")
     foot = f"{len(rows)} session(s)"
     if hidden:
-        foot += f"; {hidden} hidden (sidechain-only or untitled: --hidden lists them)"
+        # Files that are no session's (another name, a subagent's whose session is gone) are
+        # looked for only with --hidden or --check: not in this count (new-user pass).
+        foot += f"; {hidden} hidden (sidechain-only or untitled: --hidden lists them, and files that are no session's)"
     if any(not r.counts.exact for r in rows):
         foot += "; N+ = at least, from the first and last 64 KiB (--check reads files whole)"
     con.print(f"[dim]{foot}[/]")
