@@ -41,6 +41,13 @@ def test_validate_session_is_tt_validate(config: Path) -> None:
     assert len(got) == 2  # the main file and its one subagent (fixtures/real/claude-config-2.1.332)
 
 
+def test_doctor_session_is_tt_doctor(config: Path) -> None:
+    """New-user pass: no doctor function, where the README says every verb is one."""
+    got = tt.doctor_session(SID[:8]).to_dict()
+    assert [got] == _cli("doctor", SID[:8])["files"]
+    assert [f["code"] for f in got["findings"]] == ["headless-session"]  # made with claude -p
+
+
 def test_get_session_stats_is_tt_stats(config: Path) -> None:
     cli = _cli("stats", SID)
     cli.pop("path"), cli.pop("title")

@@ -53,6 +53,7 @@ PUBLIC = {
     "rename_session",
     "tag_session",
     "delete_session",
+    "doctor_session",
     "ExportResult",
     "ForkResult",
     "RecordResult",
@@ -88,6 +89,7 @@ VERBS = {
     "rename_session",
     "tag_session",
     "delete_session",
+    "doctor_session",
 }
 
 

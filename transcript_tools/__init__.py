@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "rename_session": "api",
     "tag_session": "api",
     "delete_session": "api",
+    "doctor_session": "api",
     "ExportResult": "api",
     "ForkResult": "api",
     "RecordResult": "api",

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .catalog.stats import Stats
     from .compact.report import Result as CompactResult
     from .compact.summarizers import Summarizer
+    from .doctor.core import Diagnosis
     from .edge.claude_dir import SessionRef
     from .fork.core import Fork
     from .manage.core import DeletePlan
@@ -58,6 +59,7 @@ __all__ = [
     "RewindResult",
     "compact_session",
     "delete_session",
+    "doctor_session",
     "export_session",
     "fork_session",
     "get_session_stats",
@@ -129,6 +131,16 @@ def validate_session(
 
     ref = _ref(session, directory)
     return [validate_path(p, cap=max_bytes, schema=schema) for p in main_and_subagent_files(ref, subagents)]
+
+
+def doctor_session(session: str | Path, *, directory: str | Path | None = None) -> Diagnosis:
+    """Why a session is missing from /resume (``tt doctor``): its `doctor.core.Diagnosis`,
+    whose findings say whether the interactive picker lists it (``picker``), whether the
+    SDK's ``list_sessions`` does (``listed``) and whether ``claude --resume <id>`` loads it
+    (``loads``), each with its fix; no finding: listed and loadable. Reads only."""
+    from .doctor.files import doctor_file
+
+    return doctor_file(_ref(session, directory).path)
 
 
 def repair_session(
