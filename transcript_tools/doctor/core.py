@@ -238,7 +238,8 @@ def diagnose(
     here = named and place.in_project
     # The interactive picker lists a file its rules do not leave out, whatever the SDK says
     # (an empty or NUL file, a stub, a session without a title: as "(session)").
-    shown = here and not picker_reasons(head, tail, place.continued_in)
+    reasons = picker_reasons(head, tail, place.continued_in) if here else []
+    shown = here and not reasons
     listed = lite.hidden is None and here
     out: list[Finding] = []
     if not named and scan.main_messages:
@@ -345,7 +346,7 @@ def diagnose(
     # The picker's own reasons, for a session that loads where it is: with no other finding,
     # or beside `no-title` (the SDK's reason; the picker's may be another).
     if here and all(f.code == "no-title" for f in out):
-        out.extend(_picker_findings(sid, head, tail, listed, place))
+        out.extend(_picker_findings(sid, reasons, listed))
     return Diagnosis(path, session_id, tuple(out))
 
 
@@ -544,10 +545,10 @@ _PICKER_TEXT: dict[str, tuple[str, str]] = {
 }
 
 
-def _picker_findings(sid: str, head: bytes, tail: bytes, listed: bool, place: Place) -> list[Finding]:
+def _picker_findings(sid: str, reasons: list[tuple[str, str]], listed: bool) -> list[Finding]:
     resume = f"`claude --resume {sid}` loads it"
     out: list[Finding] = []
-    for code, said in picker_reasons(head, tail, place.continued_in):
+    for code, said in reasons:
         # What follows the CLI's "=" or "continued in ": the entry point, the other session.
         other = said.removeprefix("continued in ").rpartition("=")[2]
         message, fix = (t.format(said=said, other=other, resume=resume) for t in _PICKER_TEXT[code])

@@ -95,6 +95,8 @@ def _continued_beside(path: Path, tail: bytes) -> str | None:
     if target is None:
         return None
     other = path.parent / f"{target}.jsonl"
+    if not other.is_file():  # a pipe or a folder of that name would block or fail the read
+        return None
     try:
         head, other_tail, _ = read_head_tail(other, LITE_READ_BYTES)
     except (NotFound, Unreadable):
