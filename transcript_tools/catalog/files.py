@@ -53,7 +53,7 @@ def list_sessions(
 ) -> list[Row]:
     """Rows for the sessions of these project folders, newest first, including those
     the Agent SDK does not list (``row.lite.hidden`` says why). With ``check`` or
-    ``others``, also a row for each transcript that is no session's (`_others`: named
+    ``others``, also a row for each transcript that is no session's (`_strays`: named
     otherwise, a subagent file whose session is gone).
 
     ``workers``: processes to read with; by default one per CPU (up to 4) from
@@ -70,10 +70,8 @@ def list_sessions(
         # them when given the session or its folder.
         found = [(path, legacy, tuple(agent_files(path, by_session)) if check else ()) for path in mains]
         jobs.extend(found)
-        if check:
-            strays.extend(_others(d, mains, [a for _, _, agents in found for a in agents]))
-        elif others:
-            strays.extend(_others(d, mains, [a for path in mains for a in agent_files(path, by_session)]))
+        if check or others:
+            strays.extend(_strays(d, mains, by_session))
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_FROM else 1
     if workers <= 1:
@@ -89,44 +87,45 @@ def list_sessions(
 
 def strays_in(dirs: Iterable[Path], *, in_session_folders: bool = True) -> list[Path]:
     """The transcripts of these project folders that are no session's file nor one of its
-    subagents' (`_others`): what `tt ls --hidden` lists apart and `tt store push` cannot key
+    subagents' (`_strays`): what `tt ls --hidden` lists apart and `tt store push` cannot key
     by a session. Not ``in_session_folders``: without the other files of a session's folder
     (a workflow's ``journal.jsonl``), which `tt store push` sends with the session."""
+    return [
+        p
+        for d in dirs
+        for p in _strays(d, store.session_files(d), store.legacy_agents_by_session(d), in_session_folders)
+    ]
+
+
+def _strays(
+    project: Path, mains: list[Path], by_session: dict[str, list[Path]], in_session_folders: bool = True
+) -> list[Path]:
+    """The transcripts `tt validate PROJECT` checks (`claude_dir.jsonl_under`) that are
+    neither one of its sessions' files (``mains``) nor one of their subagents': a file named
+    otherwise (a hand-made copy), a subagent file whose session is gone. `tt ls --check` left
+    them out, and with them their damage (new-user pass): they are rows of their own. A
+    session's subagents are found by path (`agent_files`' ``<id>/subagents/**/agent-*.jsonl``
+    and the 2.0.x ``by_session`` files), in the one walk of the folder."""
+    present = {m.stem for m in mains}
+    known = {str(m) for m in mains} | {
+        str(a) for sid, agents in by_session.items() if sid in present for a in agents
+    }
+    prefix = len(str(project)) + 1
     out: list[Path] = []
-    for d in dirs:
-        mains = store.session_files(d)
-        present = {m.stem for m in mains}
-        by_session = store.legacy_agents_by_session(d)
-        known = {str(m) for m in mains} | {
-            str(a) for sid, agents in by_session.items() if sid in present for a in agents
-        }
-        prefix = len(str(d)) + 1
-        for p in store.jsonl_under(d):
-            parts = p[prefix:].split("/")
-            # `agent_files` of a session that is there, by path: <id>/subagents/**/agent-*.jsonl
-            # (one walk of the folder, not one per session).
-            if p in known or (
-                len(parts) > 1
-                and parts[0] in present
-                and (not in_session_folders or (parts[1] == "subagents" and parts[-1].startswith("agent-")))
-            ):
-                continue
-            out.append(Path(p))
+    for p in store.jsonl_under(project):
+        parts = p[prefix:].split("/")
+        if p in known or (
+            len(parts) > 1
+            and parts[0] in present
+            and (not in_session_folders or (parts[1] == "subagents" and parts[-1].startswith("agent-")))
+        ):
+            continue
+        out.append(Path(p))
     return out
 
 
-def _others(project: Path, mains: list[Path], agents: list[Path]) -> list[Path]:
-    """The transcripts `tt validate PROJECT` checks that are neither a session's file nor one
-    of its subagents': a file named otherwise (a hand-made copy), a subagent file whose
-    session is gone. `tt ls --check` left them out, and with them their damage (new-user
-    pass): they are rows of their own."""
-    checked = store.transcripts_under(project)  # what `tt validate PROJECT` checks
-    known = set(mains) | set(agents)
-    return [p for p in checked if p not in known]
-
-
 def other_row(path: Path, *, cap: int = MAX_TRANSCRIPT_READ_BYTES, check: bool = True) -> Row | None:
-    """A `tt ls --check` (or ``--hidden``) row for a transcript that is no session (`_others`):
+    """A `tt ls --check` (or ``--hidden``) row for a transcript that is no session (`_strays`):
     hidden from the picker (`Lite.hidden` ``name-not-an-id`` unless the lite parse has a
     reason already), named by its path in the project folder, and with ``check`` checked as
     `tt validate` checks it."""
@@ -356,7 +355,7 @@ def search_files(
             # The transcripts that are no session's (a subagent file whose session's file is
             # gone, a copy named otherwise), as `tt validate DIR` and `tt ls --hidden` read
             # them: a new user's word in one was "no matches".
-            files += [(p, True) for p in strays_in([d])]
+            files += [(p, True) for p in _strays(d, mains, store.legacy_agents_by_session(d))]
     stamped = []
     for p, stray in files:
         try:
