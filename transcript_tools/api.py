@@ -671,15 +671,12 @@ def delete_session(
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""
     from .manage.files import remove, survey
-    from .model.errors import NotATranscript
-    from .validate.files_kind import not_transcript
+    from .validate.files_kind import require_transcript
 
     ref = _ref(session, directory)
     # As `tt delete`: a file that is no transcript is refused (a new user's script deleted
     # one the CLI refuses with exit 4).
-    what = not_transcript(ref.path)
-    if what is not None:
-        raise NotATranscript(f"{ref.path}: {what}; this is not a transcript")
+    require_transcript(ref.path)
     plan = survey(ref)
     if not dry_run:
         remove(plan)

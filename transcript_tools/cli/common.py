@@ -212,17 +212,11 @@ def _int_or_none(text: str | None) -> int | None:
 
 
 def require_transcript(path: Any) -> None:
-    """Refuse a file that is not a Claude Code transcript: no record with a string ``type``
-    and a ``sessionId`` in its first or last 64 KiB (an empty file, random bytes, other JSON).
+    """`validate.files_kind.require_transcript` (one clear error, exit 4), imported when a
+    command asks: the rule reads the file's head, which `tt --help` never needs."""
+    from ..validate.files_kind import require_transcript as require
 
-    One clear error (exit 4) instead of an empty rendering or, for delete, a lost file.
-    """
-    from ..model.errors import NotATranscript
-    from ..validate.files_kind import not_transcript
-
-    what = not_transcript(path)
-    if what is not None:
-        raise NotATranscript(f"{path}: {what}; this is not a transcript")
+    require(path)
 
 
 def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:

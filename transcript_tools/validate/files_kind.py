@@ -22,7 +22,7 @@ NO_RECORD = "no Claude Code record (type + sessionId) in its first or last 64 Ki
 
 
 def not_transcript(path: Path) -> str | None:
-    """The one rule every command that names a file applies (`cli.common.require_transcript`,
+    """The one rule every command that names a file applies (`require_transcript`,
     `settle_not_transcript`): what the file looks like when it is not a transcript, else None.
 
     A transcript has a record with a string ``type`` and a ``sessionId`` in its first or last
@@ -37,6 +37,17 @@ def not_transcript(path: Path) -> str | None:
                 return None
     # No JSON object at all: named as `lines.looks_like` names it.
     return NO_RECORD if objects else looks_like(head, st.st_size)
+
+
+def require_transcript(path: Path) -> None:
+    """Refuse a file that is not a Claude Code transcript (`not_transcript`): one clear error
+    (`NotATranscript`, exit 4) instead of an empty rendering or, for delete, a lost file. The
+    CLI's commands and the Python API's functions that name a file both ask it."""
+    from ..model.errors import NotATranscript
+
+    what = not_transcript(path)
+    if what is not None:
+        raise NotATranscript(f"{path}: {what}; this is not a transcript")
 
 
 def settle_not_transcript(report: Report, path: Path) -> Report:
