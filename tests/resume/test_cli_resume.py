@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.resume_helpers import REAL, SESSION, Builder, check_api_shape, read_records, text, tool_use
-from tests.support.cli import TT
+from tests.support.cli import TT, sigint_as
 from tests.support.paths import CONFIG_332
 from tests.support.sessions import project_folder_name
 from tests.support.standin import RecordedRequest, StandIn, Text, ToolUse, closed_port
@@ -518,7 +518,12 @@ def test_the_picker_lists_this_directorys_sessions_newest_first(
 # --- Ctrl-C ------------------------------------------------------------------------------
 
 
-def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(
+    config: Path, tmp_path: Path, inherited: str
+) -> None:
+    # "ignored": started as a script's background job is; Claude Code (Node) answers SIGINT
+    # then too, and so does tt (edge.interrupts).
     release = threading.Event()
     arrived = threading.Event()
 
@@ -531,7 +536,7 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
     before = path.read_bytes()
     with StandIn(slow) as api:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
-        p = subprocess.Popen(
+        with subprocess.Popen(
             [
                 *TT,
                 "resume",
@@ -545,15 +550,16 @@ def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(config: Path, 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )
-        try:
-            assert arrived.wait(60), "the request never arrived"
-            p.send_signal(signal.SIGINT)
-            _out, err = p.communicate(timeout=30)
-        finally:
-            release.set()
-            if p.poll() is None:
-                p.kill()
+            preexec_fn=sigint_as(inherited),
+        ) as p:
+            try:
+                assert arrived.wait(60), "the request never arrived"
+                p.send_signal(signal.SIGINT)
+                _out, err = p.communicate(timeout=30)
+            finally:
+                release.set()
+                if p.poll() is None:
+                    p.kill()
     assert p.returncode == 130 and err.strip().startswith("tt: ")  # click reports it as "aborted"
     new = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
     assert [r["type"] for r in new] == [

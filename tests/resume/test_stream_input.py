@@ -20,7 +20,7 @@ import pytest
 
 from tests.resume.test_cli_resume import SID332, api_env, config, transcript, work_dir  # noqa: F401  (fixture)
 from tests.resume_helpers import check_api_shape, text
-from tests.support.cli import TT
+from tests.support.cli import TT, sigint_as
 from tests.support.policy import last_user, prompt_text
 from tests.support.standin import RecordedRequest, StandIn, Text
 from transcript_tools.resume import turns
@@ -282,7 +282,8 @@ def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_eve
     assert ctl == [e for e in mine if e["type"] == "control_response"]
 
 
-def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> None:
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path, inherited: str) -> None:
     import signal
 
     gate = Gate()
@@ -290,7 +291,7 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
     before = path.read_bytes()
     with StandIn(gate) as api:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), **api_env(api)}
-        p = subprocess.Popen(
+        with subprocess.Popen(
             [
                 *TT,
                 "resume",
@@ -306,20 +307,21 @@ def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path) -> N
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-        )
-        try:
-            assert p.stdin is not None
-            p.stdin.write(json.dumps(user("slow one")).encode() + b"\n")
-            p.stdin.flush()
-            assert gate.arrived.wait(30)
-            p.send_signal(signal.SIGINT)
-            time.sleep(0.3)
-            gate.release.set()
-            _out, err = p.communicate(timeout=60)
-        finally:
-            gate.release.set()
-            if p.poll() is None:
-                p.kill()
+            preexec_fn=sigint_as(inherited),
+        ) as p:
+            try:
+                assert p.stdin is not None
+                p.stdin.write(json.dumps(user("slow one")).encode() + b"\n")
+                p.stdin.flush()
+                assert gate.arrived.wait(30)
+                p.send_signal(signal.SIGINT)
+                time.sleep(0.3)
+                gate.release.set()
+                _out, err = p.communicate(timeout=60)
+            finally:
+                gate.release.set()
+                if p.poll() is None:
+                    p.kill()
     assert p.returncode == 130, err
     new = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
     users = [r for r in new if r["type"] == "user"]

@@ -83,3 +83,14 @@ def tt_popen(
     popen.setdefault("stdout", subprocess.PIPE)
     popen.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen([*TT, *args], env=tt_env(config, width=width, env=env, drop=drop), **popen)
+
+
+def sigint_as(disposition: str) -> Any:
+    """A ``preexec_fn`` that starts the child with SIGINT at ``disposition``: ``"default"``
+    (a terminal's foreground job) or ``"ignored"`` (what a launcher without job control
+    passes on: ``cmd &`` in a script, nohup, some CI runners). A test of Ctrl-C names the
+    one it means, so its verdict does not depend on how pytest itself was started."""
+    import signal
+
+    handler = {"default": signal.SIG_DFL, "ignored": signal.SIG_IGN}[disposition]
+    return lambda: signal.signal(signal.SIGINT, handler)

@@ -178,6 +178,9 @@ def chat_command(
     for note in prep.notices:
         view.line(f"tt: {note}", "yellow")
     client = AnthropicClient(creds)
+    from ..edge.interrupts import answer_interrupts
+
+    answer_interrupts()  # Ctrl-C stops a turn even when the launcher ignored SIGINT
     engine = prep.engine(
         client, registry, add_dirs=add_dirs, interactive=True, permission_mode=permission_mode
     )

@@ -242,6 +242,9 @@ def resume_command(
         client = AnthropicClient(
             creds, max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries
         )
+        from ..edge.interrupts import answer_interrupts
+
+        answer_interrupts()  # SIGINT closes the turn even when the launcher ignored it
         engine = prep.engine(
             client,
             registry,
