@@ -33,6 +33,18 @@ def test_a_healthy_real_session_exits_0(tmp_path: Path) -> None:
     r = tt("doctor", str(interactive(project)))
     assert r.returncode == 0, r.stderr
     assert "0 with a reason" in r.stdout
+    # Named alone, a session with nothing wrong still says where claude finds it: the
+    # directory it recorded (a new user's "it is gone" is most often claude run elsewhere).
+    assert (
+        "nothing hides it: `claude --resume` run in /home/dev/demo-app lists it, and "
+        f"`claude --resume {SID}` run there loads it"
+    ) in r.stdout
+    assert json.loads(tt("doctor", "--json", str(project / f"{SID}.jsonl")).stdout)["files"][0]["cwd"] == (
+        "/home/dev/demo-app"
+    )
+    # A folder's sessions are counted, not listed one by one.
+    r = tt("doctor", str(project))
+    assert r.returncode == 0 and "nothing hides it" not in r.stdout and "0 with a reason" in r.stdout
 
 
 def test_a_session_made_with_claude_p_is_listed_by_the_sdk_not_by_the_picker() -> None:
@@ -54,6 +66,7 @@ def test_a_session_made_with_claude_p_is_listed_by_the_sdk_not_by_the_picker() -
     )
     r = tt("doctor", str(PROJECT / f"{SID}.jsonl"))
     assert "headless-session (not listed by /resume, listed by the SDK, loads)" in r.stdout
+    assert "its directory: /home/dev/demo-app (where claude lists and loads it)" in r.stdout
     # The count says what kind of reason it is (new-user pass: "0 listed and loadable" alone).
     assert (
         "1 with a reason (1 of them listed by the SDK and loadable: hidden from the /resume picker only)"

@@ -8,6 +8,8 @@ Exit codes: 0 nothing wrong, 1 findings, 2 usage, 3 not found, 4 unreadable.
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..doctor.files import doctor_targets
@@ -39,5 +41,7 @@ def doctor_command(
     if as_json:
         emit_json({"files": [d.to_dict() for d in diagnoses]})
     else:
-        render(console(), diagnoses)
+        # Sessions named one by one (no directory, -p or -a): each gets a line, clean or not.
+        named = not all_ and project is None and not any(os.path.isdir(t) for t in targets)
+        render(console(), diagnoses, named=named)
     return 1 if any(d.findings for d in diagnoses) else 0

@@ -168,12 +168,16 @@ class Diagnosis:
     findings: tuple[Finding, ...]
     #: The session whose subagent transcript this is, when that session's file is there.
     subagent_of: str | None = None
+    #: The directory the session recorded (its first ``cwd``): the picker lists it, and
+    #: ``claude --resume <id>`` loads it, when claude runs there.
+    cwd: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "session_id": self.session_id,
             "subagent_of": self.subagent_of,
+            "cwd": self.cwd,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -193,6 +197,8 @@ class Place:
     #: the project folder of the directory the session recorded (its first ``cwd``), when
     #: the file is elsewhere: where it belongs
     home: str | None = None
+    #: that directory itself
+    cwd: str | None = None
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -229,7 +235,7 @@ def diagnose(
     if place.subagent_of is not None and not scan.main_messages:
         # A live subagent of a session that is there, or another file of its folder (a
         # workflow's journal): not meant for /resume (module docstring).
-        return Diagnosis(path, session_id, (), place.subagent_of)
+        return Diagnosis(path, session_id, (), place.subagent_of, place.cwd)
     sid = session_id or ""
     lite = parse_lite(sid, head, tail, size)
     named = session_id is not None
@@ -347,7 +353,7 @@ def diagnose(
     # or beside `no-title` (the SDK's reason; the picker's may be another).
     if here and all(f.code == "no-title" for f in out):
         out.extend(_picker_findings(sid, reasons, listed))
-    return Diagnosis(path, session_id, tuple(out))
+    return Diagnosis(path, session_id, tuple(out), cwd=place.cwd)
 
 
 def _not_in_a_project(path: str, sid: str, place: Place) -> Finding:

@@ -72,6 +72,7 @@ def doctor_file(path: Path) -> Diagnosis:
         continued_in=_continued_beside(path, tail),
         in_project=in_project,
         home=None if in_project or not cwd else str(store.projects_dir() / store.project_dir_name(cwd)),
+        cwd=cwd or None,
     )
     return diagnose(str(path), name_id, head, tail, size, scan, place)
 

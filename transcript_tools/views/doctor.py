@@ -17,9 +17,35 @@ def _header(d: Diagnosis) -> str:
     return f"[bold]{escape(d.session_id)}[/]  [dim]{escape(d.path)}[/]"
 
 
-def render(con: Any, diagnoses: list[Diagnosis]) -> None:
+def _where(d: Diagnosis) -> str:
+    # /resume and `claude --resume <id>` look only in the project folder of the directory
+    # claude runs in: the first thing to check for a session that "is gone".
+    return f"  [dim]its directory: {escape(d.cwd)} (where claude lists and loads it)[/]" if d.cwd else ""
+
+
+def render(con: Any, diagnoses: list[Diagnosis], *, named: bool = False) -> None:
+    """``named``: the user named these sessions one by one: a session with nothing wrong
+    gets its own line too (where claude finds it), not only a count."""
     bad = [d for d in diagnoses if d.findings]
     agents = [d for d in diagnoses if d.subagent_of is not None]
+    if named:
+        for d in diagnoses:
+            if d.findings or d.subagent_of is not None:
+                continue
+            con.print(_header(d), soft_wrap=True)
+            sid = escape(d.session_id or "<id>")
+            if d.cwd:
+                cwd = escape(d.cwd)
+                con.print(
+                    f"  nothing hides it: `claude --resume` run in {cwd} lists it, and "
+                    f"`claude --resume {sid}` run there loads it",
+                    soft_wrap=True,
+                )
+            else:
+                con.print(
+                    f"  nothing hides it from /resume or `claude --resume {sid}` (it records no directory)",
+                    soft_wrap=True,
+                )
     for d in bad:
         con.print(_header(d), soft_wrap=True)
         for f in d.findings:
@@ -31,6 +57,8 @@ def render(con: Any, diagnoses: list[Diagnosis]) -> None:
             con.print(f"  [bold red]{f.code}[/] ({where}): {escape(f.message)}", soft_wrap=True)
             repair = "tt repair applies it" if f.repair else "not a tt repair fix"
             con.print(f"    fix: {escape(f.fix)}  [dim]({repair})[/]", soft_wrap=True)
+        if d.cwd:
+            con.print(_where(d), soft_wrap=True)
     for d in agents:
         sid = escape(d.subagent_of or "")
         con.print(_header(d), soft_wrap=True)
