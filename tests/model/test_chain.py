@@ -142,3 +142,39 @@ def test_path_up_is_the_walk_up_list_on_any_graph() -> None:
         ix.finish()
         for i in range(n):
             assert ix.path_up(i) == list(ix.walk_up(i))
+
+
+def test_answered_roots_are_the_roots_a_model_answered_under() -> None:
+    ix = build(
+        [
+            (1, None, USER | META),  # a /clear's caveat, its command, the command's output
+            (2, 1, USER),
+            (3, 2, 0),
+            (4, None, 0),  # the SessionStart hook's attachment, rooted afresh
+            (5, 4, USER),
+            (6, 5, ASSISTANT),
+            (7, None, USER),  # a root whose only answer is a sidechain's
+            (8, 7, ASSISTANT | SIDECHAIN),
+        ]
+    )
+    roots = ix.roots()
+    assert [ix.uuid(i) for i in roots] == [u(1), u(4), u(7)]
+    assert [ix.uuid(i) for i in ix.answered_roots(roots)] == [u(4)]
+
+
+def test_answered_roots_is_the_walk_s_answer_on_any_graph() -> None:
+    """The one-pass root table against `root_of` (the cycle-safe walk) on graphs with
+    parents written after their children, self-loops and cycles."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        ix = ChainIndex()
+        for i in range(n):
+            p = rng.choice([None, None, *range(n)])
+            ix.add(f"n{i}", None if p is None else f"n{p}", i + 1, rng.choice([0, USER, ASSISTANT]))
+        ix.finish()
+        roots = ix.roots()
+        answered = {ix.root_of(i) for i in range(n) if ix.flags[i] & ASSISTANT}
+        assert ix.answered_roots(roots) == [r for r in roots if r in answered]

@@ -51,7 +51,8 @@ PINNED: dict[str, Counter[tuple[str, int | None]]] = {
             ("duplicate-uuid", 18): 1,
             ("dangling-parent", 17): 1,
             ("session-mismatch", 17): 1,
-            ("multiple-roots", 2): 1,
+            # Every record is a root; the roots a model answered under are lines 2, 4, 9.
+            ("multiple-roots", 4): 1,
             ("tool-use-unpaired", 17): 1,
         }
     ),
@@ -63,6 +64,8 @@ CLEAN = [
     "v2.0.28-project/-Users-zawakin-agent-sample/agent-0c4c3cf8.jsonl",
     "v2.1.38-tool-heavy.jsonl",
     "v2.1.237-attachments-chained-parallel-tools.jsonl",
+    # Two roots: a /clear's own lines, then its SessionStart hook's; no model answered the first.
+    "v2.1.266-clear-then-hook-root-excerpt.jsonl",
     "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255.jsonl",
     "claude-config-2.1.197/projects/-home-dev-demo-app/8c2f9135-4610-4218-97b1-bc3e03643255/subagents/agent-a47ba7bd6eaff820d.jsonl",
     "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl",

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.chain import ASSISTANT, SIDECHAIN, USER
+from ..model.chain import LEAF_KINDS, SIDECHAIN
 from ..model.errors import UsageError
 from ..model.ids import is_session_id
 from ..model.lines import Entry
@@ -294,7 +294,7 @@ def _leaf_of(session: Session, kept: set[int], is_progress: list[bool]) -> int |
         seen: set[int] = set()
         while j is not None and j not in seen:
             seen.add(j)
-            if ix.flags[j] & (USER | ASSISTANT):
+            if ix.flags[j] & LEAF_KINDS:
                 cands.append(j)
                 break
             j = parent_in(session, j, kept, is_progress)

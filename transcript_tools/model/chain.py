@@ -48,6 +48,11 @@ META = 8  # isMeta or teamName: not a candidate for the main leaf
 BOUNDARY = 16  # system/compact_boundary
 SUMMARY = 32  # isCompactSummary (1.0.x roots have no boundary before them)
 OTHER_SESSION = 64  # sessionId differs from the file's session
+#: system/local_command: a slash command's output. Claude Code sends it as user text and
+#: counts it as a message when it picks the leaf (a session ending on `/clear` or `/cost`).
+COMMAND = 128
+#: What a leaf may be: the entries Claude Code resumes a conversation at.
+LEAF_KINDS = USER | ASSISTANT | COMMAND
 
 NO_PARENT = -1
 UNRESOLVED = -2
@@ -88,8 +93,12 @@ def node_flags(record: dict[str, Any], session_id: str | None = None) -> int:
         f |= SIDECHAIN
     if record.get("isMeta") is True or record.get("teamName"):
         f |= META
-    if t == "system" and record.get("subtype") == "compact_boundary":
-        f |= BOUNDARY
+    if t == "system":
+        sub = record.get("subtype")
+        if sub == "compact_boundary":
+            f |= BOUNDARY
+        elif sub == "local_command":
+            f |= COMMAND
     if record.get("isCompactSummary") is True:
         f |= SUMMARY
     if session_id is not None:
@@ -306,16 +315,36 @@ class ChainIndex:
     def roots(self) -> list[int]:
         return [i for i, p in enumerate(self.parent) if p == NO_PARENT]
 
+    def answered_roots(self, roots: list[int]) -> list[int]:
+        """Of ``roots``, those whose tree holds a main-chain response (an assistant entry
+        outside sidechains), in the order given. A tree without one is no conversation:
+        Claude Code 2.1.266 opens the session a ``/clear`` makes with the command's own lines
+        (a meta caveat, the command, its output) and then roots the SessionStart hook's
+        attachments afresh (``parentUuid: null``), where the talk goes on."""
+        parent = self.parent
+        root = array("q", bytes(8 * len(parent)))
+        for i, p in enumerate(parent):
+            if p < 0:
+                root[i] = i  # a root, or a parent not in the file (dangling): its own tree
+            elif p < i:
+                root[i] = root[p]
+            else:
+                root[i] = self.root_of(i)  # written out of order: the cycle-safe walk
+        flags = self.flags
+        found = {root[i] for i, f in enumerate(flags) if f & ASSISTANT and not f & SIDECHAIN}
+        return [r for r in roots if r in found]
+
     def terminals(self) -> list[int]:
         kids = self.has_children()
         return [i for i in range(len(kids)) if not kids[i]]
 
     def leaf_candidates(self) -> list[int]:
-        """For each terminal, the nearest user/assistant node at or above it (deduplicated)."""
+        """For each terminal, the nearest user, assistant or slash-command output node
+        (`LEAF_KINDS`) at or above it (deduplicated)."""
         out: dict[int, None] = {}
         flags = self.flags
         parent = self.parent
-        want = USER | ASSISTANT
+        want = LEAF_KINDS
         for t in self.terminals():
             # A plain walk first (most terminals are a message or hang a few progress lines
             # below one); past 64 steps, the cycle-safe walk_up decides.

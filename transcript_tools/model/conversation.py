@@ -44,7 +44,11 @@ Code 2.1.332 and 2.1.197; tests/model/test_conversation.py keeps the comparison)
    sent as "(no content)" (2.1.332). User messages with no content are dropped: Claude
    Code sends them, the API rejects them, and they carry nothing.
 7. When the conversation ends with a user message, an assistant "No response
-   requested." follows (both CLIs), so the new prompt opens a turn of its own.
+   requested." follows (both CLIs), so the new prompt opens a turn of its own. It goes
+   right after the last user or assistant entry: slash-command output written after that
+   (``system``/``local_command``, which a leaf may be: `chain.LEAF_KINDS`) follows it. When
+   the last message is a slash command's own line after its ``<local-command-caveat>``
+   (a session ending on ``/clear`` or ``/cost``), 2.1.332 puts none (2.1.197 does).
 8. What the API refuses is fixed as ``tt repair`` fixes it (`api_rules`; README
    "Requests the API refuses"): empty and whitespace-only text blocks and thinking
    blocks without a signature dropped, NULs replaced by U+2400, a call whose tool name
@@ -68,6 +72,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from .api_rules import (
@@ -294,14 +299,129 @@ def api_messages(
     """Rules 1-7 of the module docstring over conversation entries in order; with
     ``model``, only the thinking blocks that model wrote (rule 4)."""
     notes: list[Note] = []
+    entries = list(entries)
+    # Rule 7 looks at the last user or assistant entry: slash-command output written after
+    # it (system/local_command lines) comes after the sentinel (Claude Code 2.1.332 puts
+    # "No response requested." right after that entry).
+    cut = _first_trailing_output(entries)
+    head, rest = entries[:cut], entries[cut:]
+    msgs = _pipeline(head, notes, model)
+    tail = _pipeline(rest, notes, model) if rest else []
+    if sentinel and msgs and msgs[-1].role == "user" and not _ends_on_a_command(head):
+        notes.append(Note("no-response-sentinel", msgs[-1].uuid))
+        msgs.append(_Msg("assistant", [_text(NO_RESPONSE_REQUESTED)], None, None))
+    for m in tail:
+        if m.role == "user" and msgs and msgs[-1].role == "user":
+            _add_user(msgs, m.blocks, None, m.uuid)
+        else:
+            msgs.append(m)
+    return [_render(m) for m in msgs], notes
+
+
+def _pipeline(entries: list[Entry], notes: list[Note], model: str | None) -> list[_Msg]:
+    """Rules 1-6 over entries in order."""
     msgs = _group(entries, notes, model)
     msgs = _api_rules(msgs, notes)
     msgs = _pair_tools(msgs, notes)
-    msgs = _drop_empty(msgs, notes)
-    if sentinel and msgs and msgs[-1].role == "user":
-        notes.append(Note("no-response-sentinel", msgs[-1].uuid))
-        msgs.append(_Msg("assistant", [_text(NO_RESPONSE_REQUESTED)], None, None))
-    return [_render(m) for m in msgs], notes
+    return _drop_empty(msgs, notes)
+
+
+def _first_trailing_output(entries: Sequence[Entry]) -> int:
+    """Where the slash-command output written after the last user or assistant entry
+    begins (the first such system/local_command line); ``len(entries)`` when there is none."""
+    last = _last_message_entry(entries)
+    for i in range(0 if last is None else last + 1, len(entries)):
+        rec = entries[i].record
+        content = rec.get("content")
+        if (
+            rec.get("type") == "system"
+            and rec.get("subtype") == "local_command"
+            and isinstance(content, str)
+            and content
+        ):
+            return i
+    return len(entries)
+
+
+def _last_message_entry(entries: Sequence[Entry]) -> int | None:
+    """The index of the last main-chain user or assistant entry."""
+    for i in range(len(entries) - 1, -1, -1):
+        rec = entries[i].record
+        if rec.get("type") in ("user", "assistant") and rec.get("isSidechain") is not True:
+            return i
+    return None
+
+
+#: How Claude Code 2.1.332 reads a user line's text (its last text block, or the string):
+#: the lines a slash command writes.
+_COMMAND_LINES = (
+    ("<command-name>", "record"),
+    ("<local-command-stdout>", "output"),
+    ("<local-command-stderr>", "output"),
+    ("<local-command-caveat>", "caveat"),
+)
+
+
+def _command_kind(rec: Mapping[str, Any]) -> str | None:
+    if rec.get("type") != "user" or "promptSource" in rec:
+        return None
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    text: Any = content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        text = texts[-1] if texts else None
+    meta = rec.get("isMeta") is True
+    if isinstance(text, str):
+        for prefix, kind in _COMMAND_LINES:
+            if text.startswith(prefix):
+                # A caveat counts only as the meta line Claude Code writes.
+                return None if kind == "caveat" and not meta else kind
+        if not meta and text.strip().startswith("/"):
+            return "bare"  # a slash command typed as a prompt, recorded as written
+    return None
+
+
+def _ends_on_a_command(entries: Sequence[Entry]) -> bool:
+    """Claude Code 2.1.332 puts no "No response requested." after a slash command's own
+    lines: when the last message is its ``<command-name>`` line (or the command's output,
+    or a typed ``/command``) and, going back over the command's lines, its meta
+    ``<local-command-caveat>`` comes first (for a typed command, one not older than it).
+    2.1.197 puts one there all the same."""
+    i = _last_message_entry(entries)
+    if i is None or _command_kind(entries[i].record) is None:
+        return False
+    seen_record = False
+    all_meta = True
+    typed_at: str | None = None
+    for e in reversed(entries[: i + 1]):
+        rec = e.record
+        if rec.get("type") not in ("user", "assistant"):
+            continue
+        kind = _command_kind(rec)
+        if kind == "caveat":
+            if typed_at is None:
+                return True
+            at = _instant(rec.get("timestamp"))
+            since = _instant(typed_at)
+            return at is not None and since is not None and at >= since
+        if kind is None or seen_record:
+            break
+        seen_record = kind in ("record", "bare")
+        if kind == "bare":
+            ts = rec.get("timestamp")
+            typed_at = ts if isinstance(ts, str) else ""
+        all_meta = all_meta and rec.get("type") == "user" and rec.get("isMeta") is True
+    return all_meta
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:

@@ -111,7 +111,7 @@ CODES: dict[str, Code] = {
             "chain",
             W,
             None,
-            "the active chain's history has more than one root without a compact boundary",
+            "more than one root that a model answered under, without a compact boundary",
         ),
         _c("session-mismatch", "chain", W, None, "a record's sessionId differs from the session's"),
         _c(

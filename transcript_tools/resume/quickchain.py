@@ -43,7 +43,17 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..model.active import NodeFacts, conversation_nodes, facts_of
-from ..model.chain import ASSISTANT, BOUNDARY, CHAIN_TYPES, META, SIDECHAIN, USER, ChainIndex
+from ..model.chain import (
+    ASSISTANT,
+    BOUNDARY,
+    CHAIN_TYPES,
+    COMMAND,
+    LEAF_KINDS,
+    META,
+    SIDECHAIN,
+    USER,
+    ChainIndex,
+)
 from ..model.lines import Entry
 
 
@@ -188,6 +198,8 @@ def quick_conversation(entries: Iterable[Entry], *, partial: bool = False) -> Qu
             f |= BOUNDARY
             facts[i] = facts_of(rec, len(e.raw))
             seen_boundary = True
+        elif t == "system" and rec.get("subtype") == "local_command":
+            f |= COMMAND
         if f & (USER | ASSISTANT) and (rec.get("isMeta") is True or rec.get("teamName")):
             f |= META
         add_flags(f)
@@ -223,7 +235,7 @@ def _ids(message: Any, kind: str, key: str) -> tuple[str, ...]:
 def _active_leaf(flags: bytearray, parent: list[int], has_child: bytearray) -> int | None:
     best_main = -1
     best_any = -1
-    msg = USER | ASSISTANT
+    msg = LEAF_KINDS
     for t in range(len(flags) - 1, -1, -1):
         if has_child[t]:
             continue

@@ -48,6 +48,7 @@ from ..model.chain import (
     ASSISTANT,
     BOUNDARY,
     CHAIN_TYPES,
+    COMMAND,
     META,
     SIDECHAIN,
     SUMMARY,
@@ -307,8 +308,12 @@ class Validator:
             flags |= SIDECHAIN
         if rec.get("isMeta") is True or rec.get("teamName"):
             flags |= META
-        if t == "system" and rec.get("subtype") == "compact_boundary":
-            flags |= BOUNDARY
+        if t == "system":
+            sub = rec.get("subtype")
+            if sub == "compact_boundary":
+                flags |= BOUNDARY
+            elif sub == "local_command":
+                flags |= COMMAND
         if rec.get("isCompactSummary") is True:
             flags |= SUMMARY
         logical = rec.get("logicalParentUuid") if flags & BOUNDARY else None
@@ -628,6 +633,9 @@ class Validator:
         ix = self.index
         path = self.report.path
         main_roots = [i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)]
+        if len(main_roots) > 1:
+            # Only trees a model answered in: a /clear's own lines are a root of their own.
+            main_roots = ix.answered_roots(main_roots)
         if len(main_roots) > 1:
             lines = [ix.line[i] for i in main_roots]
             d.append(
