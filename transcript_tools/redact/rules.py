@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -67,6 +68,17 @@ ENTROPY_MAX_LEN = 256
 PEM_MAX = 16_384
 
 PLACEHOLDER = "[REDACTED:{kind}]"
+
+
+#: Past this many secrets, `Known.occurrences` looks them up by their first characters
+#: at each place one may begin, instead of running their alternation: Python's ``re``
+#: tries the branches one by one at every position, and compiling 20,000 of them into one
+#: pattern alone takes seconds (a 4 MB line with 20,000 secrets took 14 s).
+_LOOKUP_FROM = 32
+_KEY = 8  # every distinctive value is this long at least: its first 8 characters key it
+_WORD = re.compile(r"[A-Za-z0-9_]")
+#: Where a secret may begin: no word character before (the pattern's lookbehind).
+_STARTS = re.compile(r"(?<![A-Za-z0-9_])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +107,17 @@ class Known:
         # Longest first, so a secret holding another is replaced whole; a whole token
         # only (not "postgres" inside "postgresql://"); distinctive values only.
         vals = sorted((v for v, _ in self.secrets if distinctive(v)), key=len, reverse=True)
-        pat = "|".join(re.escape(v) for v in vals)
+        pat = "|".join(re.escape(v) for v in vals) if len(vals) < _LOOKUP_FROM else ""
         if pat:
             pat = r"(?<![A-Za-z0-9_])(?:" + pat + r")(?![A-Za-z0-9_])"
         object.__setattr__(self, "_kinds", dict(self.secrets))
         object.__setattr__(self, "_rx", re.compile(pat) if pat else None)
+        # Many secrets: by their first characters, longest first within each key.
+        by_key: dict[str, list[str]] = {}
+        if len(vals) >= _LOOKUP_FROM:
+            for v in vals:
+                by_key.setdefault(v[:_KEY], []).append(v)
+        object.__setattr__(self, "_by_key", by_key)
         # The values as they can appear in a JSON line: raw UTF-8, and JSON-escaped.
         forms = {f for v in vals for f in (v.encode("utf-8", "surrogatepass"), json.dumps(v)[1:-1].encode())}
         object.__setattr__(self, "_forms", tuple(forms))
@@ -109,12 +127,29 @@ class Known:
         return any(f in data for f in self._forms)  # type: ignore[attr-defined]
 
     def occurrences(self, text: str) -> Iterator[tuple[int, int, str]]:
-        rx = self._rx  # type: ignore[attr-defined]
-        if rx is None:
-            return
+        """Each place a distinctive secret stands whole in ``text`` (no word character
+        either side), leftmost first, the longest where several begin at one place."""
         kinds = self._kinds  # type: ignore[attr-defined]
-        for m in rx.finditer(text):
-            yield m.start(), m.end(), kinds[m.group()]
+        rx = self._rx  # type: ignore[attr-defined]
+        if rx is not None:
+            for m in rx.finditer(text):
+                yield m.start(), m.end(), kinds[m.group()]
+            return
+        by_key = self._by_key  # type: ignore[attr-defined]
+        if not by_key:
+            return
+        n = len(text)
+        done = 0  # matches do not overlap: none begins inside the last one
+        for m in _STARTS.finditer(text):
+            p = m.start()
+            if p < done:
+                continue
+            for v in by_key.get(text[p : p + _KEY], ()):
+                e = p + len(v)
+                if text.startswith(v, p) and (e == n or not _WORD.match(text, e)):
+                    yield p, e, kinds[v]
+                    done = e
+                    break
 
 
 NOTHING_KNOWN = Known()
@@ -451,16 +486,22 @@ def find_secrets(text: str, known: Known = NOTHING_KNOWN) -> list[Span]:
     if len(text) < 8:
         return []
     spans: list[Span] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+    # The spans taken so far, never overlapping, sorted: starts and ends side by side, so
+    # a new span is checked against its two neighbours only (a scan of all of them made a
+    # text with 20,000 findings take 50 s).
+    starts: list[int] = []
+    ends: list[int] = []
 
     def add(a: int, b: int, kind: str) -> None:
-        if a < b and free(a, b):
-            taken.append((a, b))  # an id is taken too: no shorter detector cuts into it
-            if text[a:b] not in known.ids:
-                spans.append(Span(a, b, kind))
+        if a >= b:
+            return
+        i = bisect_right(starts, a)
+        if (i and ends[i - 1] > a) or (i < len(starts) and starts[i] < b):
+            return  # overlaps a span taken before
+        starts.insert(i, a)  # an id is taken too: no shorter detector cuts into it
+        ends.insert(i, b)
+        if text[a:b] not in known.ids:
+            spans.append(Span(a, b, kind))
 
     # Values this file already showed to be secrets, wherever they are (first: whole).
     for a, b, kind in known.occurrences(text):
