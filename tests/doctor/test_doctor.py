@@ -42,6 +42,20 @@ def test_a_healthy_real_session_exits_0(tmp_path: Path) -> None:
     assert json.loads(tt("doctor", "--json", str(project / f"{SID}.jsonl")).stdout)["files"][0]["cwd"] == (
         "/home/dev/demo-app"
     )
+    # In another directory's project folder (moved): where claude lists it is that folder's
+    # directory, not the recorded one (the real picker: test_doctor_claude.py::
+    # test_a_session_moved_to_another_project_folder_still_loads_by_id).
+    moved = tmp_path / "projects" / "-srv-other"
+    moved.mkdir()
+    r = tt("doctor", str(interactive(moved)))
+    assert r.returncode == 0, r.stderr
+    assert (
+        "nothing hides it: `claude --resume` lists it when run in the directory whose project "
+        "folder is -srv-other, not in /home/dev/demo-app, the directory it recorded"
+    ) in r.stdout
+    assert json.loads(tt("doctor", "--json", str(moved / f"{SID}.jsonl")).stdout)["files"][0]["moved_to"] == (
+        "-srv-other"
+    )
     # A folder's sessions are counted, not listed one by one.
     r = tt("doctor", str(project))
     assert r.returncode == 0 and "nothing hides it" not in r.stdout and "0 with a reason" in r.stdout

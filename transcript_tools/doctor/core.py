@@ -171,6 +171,9 @@ class Diagnosis:
     #: The directory the session recorded (its first ``cwd``): the picker lists it, and
     #: ``claude --resume <id>`` loads it, when claude runs there.
     cwd: str | None = None
+    #: The project folder the file is in, when it is not that directory's (a moved file):
+    #: the picker lists it in the directory whose folder this is, not in ``cwd``.
+    moved_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -178,6 +181,7 @@ class Diagnosis:
             "session_id": self.session_id,
             "subagent_of": self.subagent_of,
             "cwd": self.cwd,
+            "moved_to": self.moved_to,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -199,6 +203,8 @@ class Place:
     home: str | None = None
     #: that directory itself
     cwd: str | None = None
+    #: the project folder the file is in, when it is not ``cwd``'s
+    moved_to: str | None = None
 
 
 def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -> Scan:
@@ -235,7 +241,7 @@ def diagnose(
     if place.subagent_of is not None and not scan.main_messages:
         # A live subagent of a session that is there, or another file of its folder (a
         # workflow's journal): not meant for /resume (module docstring).
-        return Diagnosis(path, session_id, (), place.subagent_of, place.cwd)
+        return Diagnosis(path, session_id, (), place.subagent_of, place.cwd, place.moved_to)
     sid = session_id or ""
     lite = parse_lite(sid, head, tail, size)
     named = session_id is not None
@@ -353,7 +359,7 @@ def diagnose(
     # or beside `no-title` (the SDK's reason; the picker's may be another).
     if here and all(f.code == "no-title" for f in out):
         out.extend(_picker_findings(sid, reasons, listed))
-    return Diagnosis(path, session_id, tuple(out), cwd=place.cwd)
+    return Diagnosis(path, session_id, tuple(out), cwd=place.cwd, moved_to=place.moved_to)
 
 
 def _not_in_a_project(path: str, sid: str, place: Place) -> Finding:

@@ -73,6 +73,9 @@ def doctor_file(path: Path) -> Diagnosis:
         in_project=in_project,
         home=None if in_project or not cwd else str(store.projects_dir() / store.project_dir_name(cwd)),
         cwd=cwd or None,
+        moved_to=path.parent.name
+        if in_project and cwd and not store.is_project_folder_of(path.parent.name, cwd)
+        else None,
     )
     return diagnose(str(path), name_id, head, tail, size, scan, place)
 

@@ -20,7 +20,14 @@ def _header(d: Diagnosis) -> str:
 def _where(d: Diagnosis) -> str:
     # /resume and `claude --resume <id>` look only in the project folder of the directory
     # claude runs in: the first thing to check for a session that "is gone".
-    return f"  [dim]its directory: {escape(d.cwd)} (where claude lists and loads it)[/]" if d.cwd else ""
+    if not d.cwd:
+        return ""
+    if d.moved_to:
+        return (
+            f"  [dim]its directory: {escape(d.cwd)} (recorded); its file is in {escape(d.moved_to)}, "
+            "another directory's project folder: claude lists it in that directory[/]"
+        )
+    return f"  [dim]its directory: {escape(d.cwd)} (where claude lists and loads it)[/]"
 
 
 def render(con: Any, diagnoses: list[Diagnosis], *, named: bool = False) -> None:
@@ -34,7 +41,14 @@ def render(con: Any, diagnoses: list[Diagnosis], *, named: bool = False) -> None
                 continue
             con.print(_header(d), soft_wrap=True)
             sid = escape(d.session_id or "<id>")
-            if d.cwd:
+            if d.cwd and d.moved_to:
+                con.print(
+                    f"  nothing hides it: `claude --resume` lists it when run in the directory whose "
+                    f"project folder is {escape(d.moved_to)}, not in {escape(d.cwd)}, the directory it "
+                    f"recorded; `claude --resume {sid}` loads it from either",
+                    soft_wrap=True,
+                )
+            elif d.cwd:
                 cwd = escape(d.cwd)
                 con.print(
                     f"  nothing hides it: `claude --resume` run in {cwd} lists it, and "
