@@ -490,6 +490,21 @@ def test_continue_names_the_same_session_for_every_command_that_takes_one(
     assert both.code == 2, both.err
 
 
+@pytest.mark.parametrize("verb", ["validate", "doctor"])
+def test_continue_is_this_project_s_file_when_its_id_is_in_another_project_too(
+    tt: Any, config: Path, monkeypatch: pytest.MonkeyPatch, verb: str
+) -> None:
+    # New-user pass: -c picked this project's file, then named it by its id, which a copy
+    # in another project made ambiguous ("exists in 2 projects", exit 3).
+    other = config / "projects" / "-srv-copy"
+    other.mkdir()
+    (other / transcript(config).name).write_bytes(transcript(config).read_bytes())
+    monkeypatch.chdir(work_dir(config))
+    r = tt(verb, "-c", "--json")
+    assert r.code in (0, 1), r.err  # doctor: 1, a `claude -p` session is hidden from the picker
+    assert [f["path"] for f in json.loads(r.out)["files"]][0] == str(transcript(config))
+
+
 def test_the_picker_lists_this_directorys_sessions_newest_first(
     config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

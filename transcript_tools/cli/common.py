@@ -118,16 +118,16 @@ def sessions_options(f: Any) -> Any:
 def latest_session(
     targets: tuple[str, ...], latest: bool, all_: bool, project: str | None
 ) -> tuple[str, ...]:
-    """``-c`` on a command that takes several TARGETS (validate, repair): the latest
-    session of this directory's project, named by its id (so its subagents come too)."""
+    """``-c`` on a command that takes several TARGETS (validate, repair, doctor): the
+    latest session of this directory's project, named by its path (its subagents come too;
+    its id alone is ambiguous when a copy of the session is in another project)."""
     if not latest:
         return targets
     if targets or all_ or project is not None:
         raise click.UsageError("give TARGETS, -p/--all or -c, not two of them")
     from ..edge.claude_dir import resolve
 
-    ref = resolve(None, latest=True)
-    return (ref.session_id or str(ref.path),)
+    return (str(resolve(None, latest=True).path),)
 
 
 def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool = False) -> None:
