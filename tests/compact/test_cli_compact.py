@@ -657,3 +657,27 @@ def test_prune_progress_instead_of_a_summary_that_would_grow_the_request(
     # Gone: request logs, the history behind Claude Code's own /compact; kept: the conversation as it is.
     assert made.parent == out_dir and made.stat().st_size < transcript(config).stat().st_size * 0.3
     assert validate_path(made).errors == 0
+
+
+def test_in_place_on_a_damaged_copy_outside_the_config_dir(config: Path, tmp_path: Path) -> None:
+    # New-user pass: in place, "read through 1 in-memory repair(s); the original is
+    # unchanged" right after appending to it, and a `claude --resume` hint for a file
+    # outside every project folder (which claude would not find; it would open the copy).
+    from tests.damage import dangling_parent
+
+    damaged = dangling_parent(transcript(config).read_bytes()).data
+    copies = []
+    for name in ("text", "json"):
+        p = tmp_path / name / f"{SID}.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(damaged)
+        copies.append(p)
+    out = tt("compact", str(copies[0]), "--in-place", "--keep-tokens", "800", LARGER, config=config)
+    assert out.returncode == 0, out.stderr
+    assert "in-memory repair(s); its damaged lines are left as they were" in out.stdout
+    assert "the original is unchanged" not in out.stdout
+    out = tt("compact", str(copies[1]), "--in-place", "--json", "--keep-tokens", "800", LARGER, config=config)
+    d = json.loads(out.stdout)
+    assert d["damage"]["repaired_in_memory"]
+    # By its path (the id names the config dir's own copy); no claude hint.
+    assert d["continue"] == [f"tt resume {copies[1]}"]

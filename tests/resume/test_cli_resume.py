@@ -502,7 +502,7 @@ def test_continue_is_this_project_s_file_when_its_id_is_in_another_project_too(
     monkeypatch.chdir(work_dir(config))
     r = tt(verb, "-c", "--json")
     assert r.code in (0, 1), r.err  # doctor: 1, a `claude -p` session is hidden from the picker
-    assert [f["path"] for f in json.loads(r.out)["files"]][0] == str(transcript(config))
+    assert json.loads(r.out)["files"][0]["path"] == str(transcript(config))
 
 
 def test_the_picker_lists_this_directorys_sessions_newest_first(

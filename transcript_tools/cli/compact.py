@@ -223,7 +223,7 @@ def compact_command(
             "dry run: the model was not asked; the sizes use the extractive summary in its place"
         )
     info = result.to_dict()
-    info["continue"] = _continue(result, ref.project_dir)
+    info["continue"] = _continue(result, ref.project_dir, ref.path)
     if as_json:
         emit_json(info)
     else:
@@ -247,8 +247,19 @@ def _summarizer(name: str, client: Any, model: str, instructions: str | None) ->
     return AnthropicSummarizer(client, model=model, instructions=instructions)
 
 
-def _continue(result: Any, project_dir: Path) -> list[str]:
-    """Commands that continue the compacted session."""
+def _names_it(sid: str, path: Path) -> bool:
+    """Whether the id alone finds ``path`` (not when a copy of the session is in another
+    project: the id is ambiguous there, and the hint would fail)."""
+    from ..model.errors import TTError
+
+    try:
+        return store.resolve(sid).path.resolve() == path.resolve()
+    except TTError:
+        return False
+
+
+def _continue(result: Any, project_dir: Path, source: Path) -> list[str]:
+    """Commands that continue the compacted session (``source``: the file compacted)."""
     if result.mode == "dry-run" or result.nothing_to_do or result.grows:
         return []
     sid = result.new_session_id or result.session_id
@@ -257,9 +268,11 @@ def _continue(result: Any, project_dir: Path) -> list[str]:
     # tt finds a session by id only in a project folder of the config dir; elsewhere, by
     # its path (issue 18: `tt resume <id>` of an `-o small.jsonl` exited 3).
     out = result.output
-    by_id = out is None or store.in_a_project(out)
-    cmds = [f"tt resume {sid if by_id else shlex.quote(str(out))}"]
-    if out is not None and out.parent == project_dir:
+    written = source if out is None else out
+    by_id = store.in_a_project(written) and _names_it(sid, written)
+    cmds = [f"tt resume {sid if by_id else shlex.quote(str(written))}"]
+    # `claude --resume <id>` finds only a file in the project folder of its directory.
+    if out is not None and out.parent == project_dir and store.in_a_project(out):
         cwd = first_cwd(result.records)
         cmds.append(f"cd {shlex.quote(cwd)} && claude --resume {sid}" if cwd else f"claude --resume {sid}")
     return cmds

@@ -97,9 +97,14 @@ def render_compact(
         out(f"  pruned    {kind}: {d['blocks']} block(s), ~{_n(d['tokens'])} tokens, {_mib(d['bytes'])}")
     dmg = info["damage"]
     if dmg["repaired_in_memory"]:
-        out(
-            f"  [yellow]read through {len(dmg['repair_actions'])} in-memory repair(s)[/]; the original is unchanged"
+        # In place, the compaction is appended to the original: only its damaged lines are
+        # left as they were.
+        left = (
+            "its damaged lines are left as they were (tt repair mends them)"
+            if mode == "in-place"
+            else "the original is unchanged"
         )
+        out(f"  [yellow]read through {len(dmg['repair_actions'])} in-memory repair(s)[/]; {left}")
     elif dmg["skipped_pieces"]:
         out(f"  [yellow]skipped {dmg['skipped_pieces']} damaged piece(s)[/] ({_mib(dmg['skipped_bytes'])})")
     if info["backup"]:
