@@ -263,6 +263,12 @@ def test_ls_filters_by_the_tag_and_title_tt_wrote(tmp_path: Path) -> None:
     assert ids("--tag", "other") == []
     assert ids("--title", "PARSER") == [sid]
     assert ids("--title", "nothing like it") == []
+    # A title with line breaks is accepted (Claude Code stores it as given), and listed on
+    # one line: the row stays whole (new-user pass: it split the table).
+    assert tt("rename", "4cd0", "first line\nsecond  line").returncode == 0
+    r = tt("ls", "--all")
+    [row] = [line for line in r.stdout.splitlines() if "4cd0c8e6" in line]
+    assert "first line second line" in row
 
 
 # --- what a new user meets: damaged untitled sessions, narrow screens, pipes, typos ------

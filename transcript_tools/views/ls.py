@@ -57,7 +57,9 @@ def render_rows(
     cells: dict[str, list[str]] = {name: [] for name in _COLUMNS}
     for r in rows:
         lt = r.lite
-        title = escape(lt.title or "")
+        # One line a row: a title set with line breaks (`tt rename ID "$(printf 'a\nb')"`)
+        # split its row and put every column after it out of line.
+        title = escape(" ".join((lt.title or "").split()))
         if lt.hidden:
             title = f"[dim]({lt.hidden})[/] " + title
         if lt.tag:
