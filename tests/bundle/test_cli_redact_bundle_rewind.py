@@ -127,6 +127,15 @@ def test_export_import_round_trip_with_json_and_continue_hints(config: Path, tmp
     )
     again = tt("import", str(bundle), "--cwd", str(work), "--json", config=dest)
     assert again.returncode == 6 and "exists already" in again.stderr
+    # A dry run says so beforehand (new-user pass: "Bundle OK", then the import refused).
+    dry = tt("import", str(bundle), "--cwd", str(work), "--dry-run", config=dest)
+    assert (
+        dry.returncode == 0 and "exists already" in dry.stdout and "a real import would refuse" in dry.stdout
+    )
+    dry_json = json.loads(
+        tt("import", str(bundle), "--cwd", str(work), "--dry-run", "--json", config=dest).stdout
+    )
+    assert dry_json["exists"] and dry_json["exists"][0].endswith(f"{SID}.jsonl")
     # The imported session is found by id and validates.
     v = tt("validate", SID, config=dest)
     assert v.returncode == 0 and "0 error(s)" in v.stdout, v.stdout + v.stderr

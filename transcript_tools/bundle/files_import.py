@@ -172,6 +172,12 @@ def _checked_manifest(
     return manifest, by_name
 
 
+def existing(sid: str, config: Path | None = None) -> list[Path]:
+    """What of session ``sid`` this config dir holds already (its transcripts in any
+    project, its file history): an import refuses to write over any of it."""
+    return _existing(sid, store.config_dir() if config is None else config)
+
+
 def _existing(sid: str, config: Path) -> list[Path]:
     found = [p for p in store.all_session_files(config / "projects") if p.name == f"{sid}.jsonl"]
     fh = config / "file-history" / sid

@@ -21,7 +21,7 @@ import click
 
 from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import ExportReport, export_to
-from ..bundle.files_import import Imported, import_bundle, import_cwd, read_manifest
+from ..bundle.files_import import Imported, existing, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
 from .common import console, continue_option, emit_json, json_option, require_transcript
 
@@ -145,6 +145,8 @@ def import_command(
             "redactions": dict(m.redactions),
             "files": [x.to_dict() for x in m.members],
             "written": False,
+            # What the real import would refuse to write over (it exits 6 then).
+            "exists": [str(p) for p in existing(m.session_id)],
         }
     else:
         info = {**_import_info(import_bundle(archive, target, limits=limits), archive), "written": True}

@@ -56,6 +56,11 @@ def render_import(con: Any, info: dict[str, Any]) -> None:
             f"[bold]Bundle OK[/] {escape(info['archive'])}: session {escape(info['session_id'])}, {len(info['files'])} file(s)"
         )
         out(f"  from cwd {escape(str(info['original_cwd']))}; would go under {escape(info['cwd'])}")
+        if info.get("exists"):
+            out(
+                f"  [yellow]exists already: {escape(info['exists'][0])}: a real import would refuse "
+                "(tt never overwrites; `tt delete` it first if the bundle should replace it)[/]"
+            )
         out("  [dim]dry run: nothing extracted[/]")
         return
     out(f"[bold green]Imported[/] {escape(info['session_id'])} → {escape(info['path'])}")
