@@ -86,3 +86,45 @@ def test_redact_in_place_refuses_and_keeps_the_file(not_a_transcript: Path) -> N
     r = tt("redact", str(not_a_transcript), "--in-place")
     assert r.returncode == 4 and "not a transcript" in r.stderr, (r.stdout, r.stderr)
     assert not_a_transcript.read_bytes() == before
+
+
+def test_folder_verbs_leave_out_files_named_like_sessions_that_are_none(tmp_path: Path) -> None:
+    # New-user pass: in a project folder holding a real session beside a binary, an empty
+    # and an other-JSON file named like sessions, `tt stats` counted them as 3 sessions
+    # and printed ~50 "skipped (garbage)" lines, `tt search` one "a match there could not
+    # be read" per line of the binary file, and `tt ls` listed them as damaged sessions.
+    import json
+    import shutil
+
+    from tests.support.paths import CONFIG_332
+
+    config = tmp_path / "config"
+    project = config / "projects" / "-home-dev-demo-app"
+    project.mkdir(parents=True)
+    real = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    shutil.copy(CONFIG_332 / "projects" / "-home-dev-demo-app" / f"{real}.jsonl", project)
+    others = {f"aaaaaaaa-0000-4000-8000-00000000000{i}": kind for i, kind in enumerate(KINDS, 1)}
+    for sid, kind in others.items():
+        (project / f"{sid}.jsonl").write_bytes(KINDS[kind][0])
+    scope = ("-p", project.name)
+
+    r = tt("stats", *scope, "--json", config=config)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [s["sessions"] for s in doc["sessions"]] == [[real]]
+    assert {Path(x["path"]).stem: x["looks_like"] for x in doc["not_transcripts"]} == {
+        sid: KINDS[kind][1] for sid, kind in others.items()
+    }
+    text = tt("stats", *scope, config=config).stdout
+    assert "total of 1 session(s)" in text and "skipped" not in text
+    assert text.count("not a transcript") == 3
+
+    r = tt("search", "a", *scope, config=config)
+    assert "could not be read" not in r.stdout + r.stderr
+
+    r = tt("ls", *scope, "--json", config=config)
+    assert [s["session_id"] for s in json.loads(r.stdout)["sessions"]] == [real]
+    r = tt("ls", *scope, "--hidden", "--json", config=config)
+    hidden = {s["session_id"]: s.get("hidden") for s in json.loads(r.stdout)["sessions"]}
+    assert {sid: hidden.get(sid) for sid in others} == dict.fromkeys(others, "not-a-transcript")
+    assert "skipped" not in tt("ls", *scope, config=config).stdout

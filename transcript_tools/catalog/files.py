@@ -34,6 +34,7 @@ from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_
 from ..model.errors import NotFound, Unreadable
 from ..model.lines import Entry
 from ..validate.core import Report
+from ..validate.files_kind import not_transcript, not_transcript_bytes
 from .files_scope import LegacyAgents, agent_files
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -232,6 +233,10 @@ def read_row(
             unreadable=e.message,
         )
     lite = parse_lite(sid, head, tail, st.st_size)
+    if not lite.counts.messages and not_transcript_bytes(head, tail, st.st_size) is not None:
+        # A file named like a session that is none (binary, empty, NULs, other JSON): listed
+        # with --hidden only, as the SDK leaves it out, and not as a damaged session.
+        lite = replace(lite, hidden="not-a-transcript", skipped=())
     subagents = len(store.subagent_files(path)) + (legacy_agents or Counter()).get(sid, 0)
     mtime_ms = int(st.st_mtime * 1000)
     if not check:
@@ -370,6 +375,7 @@ def search_files(
         ):
             if not _file_may_match(f, matcher):
                 continue
+            hits, skipped = len(found.hits) + found.more, len(found.skipped)
             for got in search_lines(iter_raw(f), matcher):
                 if isinstance(got, SearchSkipped):
                     found.skipped.append((str(f), got))
@@ -377,6 +383,14 @@ def search_files(
                     found.hits.append((agent, got))
                 else:
                     found.more += 1
+            # A file named like a session that is no transcript (binary, other JSON): not
+            # searched, rather than each of its lines noted as "a match could not be read".
+            if (
+                len(found.hits) + found.more == hits
+                and len(found.skipped) > skipped
+                and not_transcript(f) is not None
+            ):
+                del found.skipped[skipped:]
         if found.hits or found.skipped:
             row = other_row(path, check=False) if stray else read_row(path)
             found.title = row.lite.title if row is not None else None

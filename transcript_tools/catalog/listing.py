@@ -91,8 +91,8 @@ class Lite:
     model: str | None = None  # the last real model in the tail
     counts: Counts = field(default_factory=Counts)
     #: Why the SDK does not list it (the interactive picker has rules of its own:
-    #: `doctor.core.picker_reasons`): "sidechain", "no-title",
-    #: "empty"; None when it is listed.
+    #: `doctor.core.picker_reasons`): "sidechain", "no-title", "empty", "not-a-transcript"
+    #: (`catalog.files.read_row`: no Claude Code record at all); None when it is listed.
     hidden: str | None = None
     skipped: tuple[Skipped, ...] = ()
 

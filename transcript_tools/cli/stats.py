@@ -7,7 +7,8 @@ import click
 from ..catalog.files_scope import project_dirs
 from ..catalog.files_usage import many_stats, many_stats_dicts, session_stats, sessions_in
 from ..edge import claude_dir as store
-from ..model.errors import UsageError
+from ..model.errors import NotFound, UsageError
+from ..validate.files_kind import split_transcripts
 from .common import console, continue_option, emit_json, json_option, require_transcript
 from .from_store import no_local_scope, store_option
 
@@ -50,20 +51,30 @@ def stats_command(
         if project is not None or all_:
             raise UsageError("give a session, or --project/--all, not both")
         return _one(store.resolve(session, latest=latest), no_subagents, as_json)
-    paths = sessions_in(project_dirs(project, all_=all_))
+    # A binary or empty file named like a session is no session: not counted, named once.
+    paths, others = split_transcripts(sessions_in(project_dirs(project, all_=all_)))
+    not_transcripts = [{"path": str(p), "looks_like": what} for p, what in others]
+    if not paths:
+        raise NotFound(
+            f"no sessions: the {len(others)} file(s) there are not transcripts ("
+            + "; ".join(f"{p.name}: {what}" for p, what in others[:3])
+            + ("; …" if len(others) > 3 else "")
+            + ")"
+        )
     if as_json:
         dicts, total = many_stats_dicts(paths, subagents=not no_subagents)
         emit_json(
             {
                 "sessions": [d | {"path": str(p)} for d, p in zip(dicts, paths, strict=True)],
                 "total": total.to_dict(),
+                "not_transcripts": not_transcripts,
             }
         )
     else:
         from ..views.stats import render_many  # rich: only for text output
 
         each, total = many_stats(paths, subagents=not no_subagents)
-        render_many(console(), each, paths, total)
+        render_many(console(), each, paths, total, not_transcripts=others)
     return 0
 
 

@@ -6,14 +6,14 @@ other verb's code, so `validate.files` and `catalog.files` can both use it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..edge.reader import read_head_tail
 from ..model.lines import LOOKS_LIKE_BYTES, decode_line, looks_like
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .core import Report
 
 
@@ -29,6 +29,11 @@ def not_transcript(path: Path) -> str | None:
     64 KiB (both: a crash can leave a long NUL run at the start of a real session).
     """
     head, tail, st = read_head_tail(path)
+    return not_transcript_bytes(head, tail, st.st_size)
+
+
+def not_transcript_bytes(head: bytes, tail: bytes, size: int) -> str | None:
+    """`not_transcript` on a file's first and last 64 KiB, read already (`tt ls`)."""
     objects = False
     for n, line in enumerate((head.split(b"\n") + tail.split(b"\n")[1:])[:800], 1):
         for e in decode_line(n, 0, line, b"\n", is_last=False).entries:
@@ -36,7 +41,39 @@ def not_transcript(path: Path) -> str | None:
             if isinstance(e.record.get("type"), str) and isinstance(e.record.get("sessionId"), str):
                 return None
     # No JSON object at all: named as `lines.looks_like` names it.
-    return NO_RECORD if objects else looks_like(head, st.st_size)
+    return NO_RECORD if objects else looks_like(head, size)
+
+
+#: How much of a file `split_transcripts` reads first: a transcript's first record names
+#: its type and session within it (nearly always: a first line past 4 KiB, or a NUL run a
+#: crash left at the start, takes the full rule).
+_FIRST_BYTES = 4096
+
+
+def split_transcripts(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """``paths`` as (the transcripts, in order; the others with what each looks like), by
+    `not_transcript`'s rule: for the commands that read every session of a folder (stats,
+    search), which would otherwise count a binary or empty file named like a session as
+    one, and note each of its lines as damage. A cheap first read settles nearly every
+    file; only the others are read as `not_transcript` reads them."""
+    kept: list[Path] = []
+    others: list[tuple[Path, str]] = []
+    for p in paths:
+        try:
+            with open(p, "rb") as f:
+                first = f.read(_FIRST_BYTES)
+        except OSError:
+            kept.append(p)  # the command's own read reports it
+            continue
+        if b'"sessionId"' in first and b'"type"' in first:
+            kept.append(p)
+            continue
+        what = not_transcript(p)
+        if what is None:
+            kept.append(p)
+        else:
+            others.append((p, what))
+    return kept, others
 
 
 def require_transcript(path: Path) -> None:

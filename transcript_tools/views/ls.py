@@ -104,7 +104,10 @@ def render_rows(
     if hidden:
         # Files that are no session's (another name, a subagent's whose session is gone) are
         # looked for only with --hidden or --check: not in this count (new-user pass).
-        foot += f"; {hidden} hidden (sidechain-only or untitled: --hidden lists them, and files that are no session's)"
+        foot += (
+            f"; {hidden} hidden (sidechain-only, untitled or not a transcript: --hidden lists them, "
+            "and files that are no session's)"
+        )
     if any(not r.counts.exact for r in rows):
         foot += "; N+ = at least, from the first and last 64 KiB (--check reads files whole)"
     con.print(f"[dim]{foot}[/]")

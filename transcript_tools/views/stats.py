@@ -4,6 +4,7 @@ small bar chart of tokens per turn."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -179,7 +180,14 @@ def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> Non
     _skipped(con, st)
 
 
-def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) -> None:
+def render_many(
+    con: Any,
+    each: list[Stats],
+    paths: list[Path],
+    total: Stats,
+    *,
+    not_transcripts: Sequence[tuple[Path, str]] = (),
+) -> None:
     t = Table(box=None, header_style="bold", pad_edge=False)
     for name, just in (
         ("session", "left"),
@@ -213,6 +221,8 @@ def render_many(con: Any, each: list[Stats], paths: list[Path], total: Stats) ->
             f"[dim]{shared} API call(s) found in more than one session file, counted once in the total[/]"
         )
     _skipped(con, total)
+    for p, what in not_transcripts:
+        con.print(f"[dim]{escape(str(p))}: not a transcript ({escape(what)}), not counted[/]", soft_wrap=True)
 
 
 def _skipped(con: Any, st: Stats) -> None:
