@@ -128,3 +128,29 @@ def test_folder_verbs_leave_out_files_named_like_sessions_that_are_none(tmp_path
     hidden = {s["session_id"]: s.get("hidden") for s in json.loads(r.stdout)["sessions"]}
     assert {sid: hidden.get(sid) for sid in others} == dict.fromkeys(others, "not-a-transcript")
     assert "skipped" not in tt("ls", *scope, config=config).stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fork", "--dry-run"],
+        ["rewind", "--list"],
+        ["export", "--dry-run"],
+        ["resume", "--dry-run", "--json"],
+        ["chat", "--json"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_a_verb_of_sessions_given_a_subagent_s_file_names_its_session(command: list[str]) -> None:
+    # New-user pass: fork said "has no messages to fork" (it has two), rewind "no session
+    # id", export "the file name is not a session id", resume exit 4 "no conversation".
+    from tests.support.paths import CONFIG_332
+
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    agent = (
+        CONFIG_332 / "projects" / "-home-dev-demo-app" / sid / "subagents" / "agent-a57f9afd470043d69.jsonl"
+    )
+    r = tt(command[0], str(agent), *command[1:], config=CONFIG_332)
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"a subagent's transcript of session {sid}; tt {command[0]} works on a session" in r.stderr
+    assert f"hint: tt {command[0]} {sid}" in r.stderr

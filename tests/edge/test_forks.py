@@ -7,11 +7,23 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from transcript_tools.edge import forks
 from transcript_tools.model.errors import Unreadable
+
+
+@pytest.fixture(autouse=True)
+def _the_signal_mask_is_left_as_it_was() -> Iterator[None]:
+    # Every call leaves the caller's mask as it found it, interrupted or not: the signal
+    # storm once left the test process with every signal blocked, and every later child
+    # process of the run inherited that (the Ctrl-C tests of tt resume and chat failed).
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    yield
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == before
+
 
 pytestmark = pytest.mark.skipif(not forks.available(), reason="forks are used on Linux only")
 

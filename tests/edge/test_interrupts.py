@@ -15,8 +15,10 @@ from transcript_tools.edge.interrupts import answer_interrupts
 @pytest.fixture
 def restore_sigint() -> Iterator[None]:
     before = signal.getsignal(signal.SIGINT)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     yield
     signal.signal(signal.SIGINT, before)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def test_an_ignored_sigint_raises_keyboardinterrupt_again(restore_sigint: None) -> None:
@@ -45,3 +47,14 @@ def test_from_another_thread_nothing_changes(restore_sigint: None) -> None:
     t.start()
     t.join()
     assert got == [False] and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_a_blocked_sigint_is_let_through_and_nothing_else(restore_sigint: None) -> None:
+    # The signal mask survives exec: a process can start with SIGINT blocked (Node
+    # unblocks it at start-up; checked with node). Only SIGINT is unblocked.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR2})
+    assert answer_interrupts() is True
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    assert signal.SIGINT not in blocked and signal.SIGUSR2 in blocked
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)

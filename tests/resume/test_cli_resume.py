@@ -533,7 +533,7 @@ def test_the_picker_lists_this_directorys_sessions_newest_first(
 # --- Ctrl-C ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("inherited", ["default", "ignored"])
+@pytest.mark.parametrize("inherited", ["default", "ignored", "blocked"])
 def test_ctrl_c_mid_request_exits_130_and_leaves_a_resumable_file(
     config: Path, tmp_path: Path, inherited: str
 ) -> None:

@@ -282,7 +282,7 @@ def test_claude_code_2_1_332_answers_the_same_interrupt_script_with_the_same_eve
     assert ctl == [e for e in mine if e["type"] == "control_response"]
 
 
-@pytest.mark.parametrize("inherited", ["default", "ignored"])
+@pytest.mark.parametrize("inherited", ["default", "ignored", "blocked"])
 def test_ctrl_c_while_streaming_closes_the_turn_and_exits_130(config: Path, inherited: str) -> None:
     import signal
 

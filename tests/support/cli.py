@@ -87,10 +87,15 @@ def tt_popen(
 
 def sigint_as(disposition: str) -> Any:
     """A ``preexec_fn`` that starts the child with SIGINT at ``disposition``: ``"default"``
-    (a terminal's foreground job) or ``"ignored"`` (what a launcher without job control
-    passes on: ``cmd &`` in a script, nohup, some CI runners). A test of Ctrl-C names the
-    one it means, so its verdict does not depend on how pytest itself was started."""
+    (a terminal's foreground job), ``"ignored"`` (what a launcher without job control
+    passes on: ``cmd &`` in a script, nohup, some CI runners) or ``"blocked"`` (in the
+    signal mask, which survives exec). A test of Ctrl-C names the one it means, so its
+    verdict does not depend on how pytest itself was started, nor on what an earlier test
+    left in the test process's own mask."""
     import signal
 
-    handler = {"default": signal.SIG_DFL, "ignored": signal.SIG_IGN}[disposition]
-    return lambda: signal.signal(signal.SIGINT, handler)
+    def start() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, {signal.SIGINT} if disposition == "blocked" else set())
+        signal.signal(signal.SIGINT, signal.SIG_IGN if disposition == "ignored" else signal.SIG_DFL)
+
+    return start

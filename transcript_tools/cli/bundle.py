@@ -70,7 +70,7 @@ def export_command(
     if session is None and not latest:
         raise click.UsageError("name a session (or -c, the latest session here)")
     ref = store.resolve(session, latest=latest)
-    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
+    require_transcript(ref.path, session_verb="export")  # random bytes, other JSON: exit 4, as every command
     info = _export_info(export_to(ref, output, redact=not no_redact, dry_run=dry_run))
     if as_json:
         emit_json(info)

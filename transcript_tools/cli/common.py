@@ -13,6 +13,7 @@ import click
 import orjson
 
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
+from ..model.errors import UsageError
 
 #: Set by `cli.run` (the console script), which ends the process without freeing memory.
 quick_exit = False
@@ -211,12 +212,25 @@ def _int_or_none(text: str | None) -> int | None:
     return n if n is not None and n > 0 else None
 
 
-def require_transcript(path: Any) -> None:
+def require_transcript(path: Any, *, session_verb: str | None = None) -> None:
     """`validate.files_kind.require_transcript` (one clear error, exit 4), imported when a
-    command asks: the rule reads the file's head, which `tt --help` never needs."""
+    command asks: the rule reads the file's head, which `tt --help` never needs.
+
+    ``session_verb``: the command works on a session, not on a subagent's transcript
+    (fork, rewind, export, resume, chat): an ``agent-*.jsonl`` is a usage error naming
+    its session, where each said something else ("no messages to fork", "no session id")."""
     from ..validate.files_kind import require_transcript as require
 
     require(path)
+    if session_verb is not None and Path(path).name.startswith("agent-"):
+        from ..edge.claude_dir import session_of_subagent
+
+        sid = session_of_subagent(Path(path))
+        of = f" of session {sid}" if sid else ""
+        raise UsageError(
+            f"{path}: a subagent's transcript{of}; tt {session_verb} works on a session",
+            hint=f"tt {session_verb} {sid}" if sid else "name the session's own <id>.jsonl",
+        )
 
 
 def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:

@@ -54,7 +54,7 @@ def fork_command(
     if title is not None and not title.strip():
         raise UsageError("--title is empty")
     ref = store.resolve(session, latest=latest)
-    require_transcript(ref.path)
+    require_transcript(ref.path, session_verb="fork")
     forked = fork_session(
         ref.path,
         now=iso_now(),

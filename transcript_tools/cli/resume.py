@@ -193,7 +193,9 @@ def resume_command(
             ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
             ref = _pick(session, latest)
-        require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
+        require_transcript(
+            ref.path, session_verb="resume"
+        )  # random bytes, other JSON: exit 4, as every command
         creds = None
         if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
             from ..edge.client import DRY_RUN_HINT, credentials_from_env

@@ -130,7 +130,7 @@ def rewind_command(
     keep = not no_backup
     do_files = files_flag or not conversation
     ref = store.resolve(session, latest=latest)
-    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
+    require_transcript(ref.path, session_verb="rewind")  # random bytes, other JSON: exit 4, as every command
     loaded = load_session(ref.path, max_bytes=max_bytes)
     s = loaded.session
     sid = ref.session_id or s.session_id

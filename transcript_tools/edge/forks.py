@@ -22,6 +22,8 @@ Invariants (each tried by tests/edge/test_forks.py, most found by a review's scr
   read back); a worker that dies without reporting is `WorkerFailed`;
 - a worker never returns into its caller's code: signals stay blocked from before the fork
   until it is inside the block that ends in ``os._exit``;
+- the caller's signal mask is the same after a call as before, however the call ends (a
+  handler raising at any instant included);
 - no worker outlives a failure here (a job's exception, an interrupt, even while waiting
   for a worker): the workers not yet collected are killed and reaped; a worker whose
   parent has gone takes no further task;
@@ -87,9 +89,12 @@ def run_forked(job: Callable[[int], T], n: int, workers: int) -> list[T]:
         for k in range(max(0, workers - 1)):
             out = os.memfd_create(f"tt-worker-{k}")
             # No signal between the fork and the worker's guarded block, nor between the
-            # fork and this process's record of the worker.
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+            # fork and this process's record of the worker. The mask is read before it is
+            # changed, and changed inside the `try`: a handler that raises as the blocking
+            # call returns must still find the `finally` that restores it.
+            mask = _mask()
             try:
+                signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
                 pid = os.fork()
                 if pid == 0:  # the worker: never returns
                     _work(job, r, out, mask, parent)
@@ -110,8 +115,9 @@ def run_forked(job: Callable[[int], T], n: int, workers: int) -> list[T]:
     finally:
         # This process failed first (or all went well and none is left): its workers must
         # not outlive it, and a second interrupt must not stop the cleaning halfway.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        mask = _mask()
         try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
             # Only workers not reaped yet: a reaped worker's pid may be another process's.
             _reap({pid for pid, _ in children} & _UNREAPED)
             for _, out in children:
@@ -122,6 +128,15 @@ def run_forked(job: Callable[[int], T], n: int, workers: int) -> list[T]:
     if len(results) != n:
         raise WorkerFailed(f"{n - len(results)} of {n} tasks have no result")
     return [results[i] for i in range(n)]
+
+
+def _mask() -> set[int | signal.Signals]:
+    """This thread's signal mask, unchanged. (Reading it through the call that blocks
+    everything left the caller with every signal blocked for good when a handler raised
+    as that call returned, before the `try` that restores it: a Ctrl-C at that instant,
+    or tests/edge/test_forks.py's signal storm, after which no later child process of
+    the test run could be interrupted.)"""
+    return signal.pthread_sigmask(signal.SIG_BLOCK, ())
 
 
 def _reap(pids: set[int]) -> None:
