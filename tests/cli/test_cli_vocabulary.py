@@ -198,3 +198,30 @@ def test_doctor_names_sessions_with_the_options_of_validate() -> None:
         }
 
     assert opts("doctor") == opts("validate") and len(opts("doctor")) == 3
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["show"],
+        ["export", "--dry-run"],
+        ["fork", "--dry-run"],
+        ["compact", "--dry-run"],
+        ["rewind", "--list"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_a_one_session_command_without_a_session_or_c_is_a_usage_error(
+    command: list[str], tmp_path: object
+) -> None:
+    # New-user pass: show and export said "name a session … or -c" (exit 2) while fork,
+    # compact and rewind took whichever session was latest here, unasked (a bare `tt fork`
+    # wrote a fork of it). One rule: SESSION, or -c for the latest.
+    from pathlib import Path
+
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+
+    cwd = Path(str(tmp_path))
+    r = tt(*command, config=CONFIG_332, cwd=cwd)
+    assert r.returncode == 2 and "name a session" in r.stderr and "-c" in r.stderr, r.stderr

@@ -116,6 +116,17 @@ def sessions_options(f: Any) -> Any:
     return f
 
 
+def named_session(session: str | None, latest: bool) -> Any:
+    """The session a one-session command works on: SESSION, or with ``-c`` the latest of
+    this directory's project; neither is a usage error, as for show, export and resume (a
+    bare `tt fork` forked whichever session was latest, unasked)."""
+    from ..edge.claude_dir import resolve
+
+    if session is None and not latest:
+        raise UsageError("name a session (a path, an id or an id prefix), or -c for the latest one here")
+    return resolve(session, latest=latest)
+
+
 def latest_session(
     targets: tuple[str, ...], latest: bool, all_: bool, project: str | None
 ) -> tuple[str, ...]:

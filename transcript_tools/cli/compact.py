@@ -26,6 +26,7 @@ from .common import (
     emit_json,
     json_option,
     max_bytes_option,
+    named_session,
     one_output,
     require_transcript,
 )
@@ -166,7 +167,7 @@ def compact_command(
     # A dry run does not spend money on a model summary: it plans with the extractive one.
     model_summary = summarizer == "anthropic" and not dry_run
     client = _client() if model_summary or exact else None
-    ref = store.resolve(session, latest=latest)
+    ref = named_session(session, latest)
     require_transcript(ref.path)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     if out and not dry_run and names_folder(out):

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import click
 
-from ..edge import claude_dir as store
 from ..edge.writer import iso_now
 from ..fork.files import fork_session
 from ..model.errors import UsageError
-from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
+from .common import (
+    console,
+    continue_option,
+    emit_json,
+    json_option,
+    max_bytes_option,
+    named_session,
+    require_transcript,
+)
 
 
 @click.command("fork")
@@ -53,7 +60,7 @@ def fork_command(
     """
     if title is not None and not title.strip():
         raise UsageError("--title is empty")
-    ref = store.resolve(session, latest=latest)
+    ref = named_session(session, latest)
     require_transcript(ref.path, session_verb="fork")
     forked = fork_session(
         ref.path,

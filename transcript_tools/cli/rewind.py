@@ -27,7 +27,15 @@ from ..edge.loader import load_session
 from ..model.errors import UsageError
 from ..rewind.core import RewindPlan, checkpoints, resolve_target, summary, unified_diff
 from ..rewind.files import FileResult, apply_plan, plan_files
-from .common import console, continue_option, emit_json, json_option, max_bytes_option, require_transcript
+from .common import (
+    console,
+    continue_option,
+    emit_json,
+    json_option,
+    max_bytes_option,
+    named_session,
+    require_transcript,
+)
 
 
 def _plan_info(plan: RewindPlan, diffs: bool) -> dict[str, Any]:
@@ -129,7 +137,7 @@ def rewind_command(
         raise click.UsageError("name the message with --at UUID|N, or --list the checkpoints (not both)")
     keep = not no_backup
     do_files = files_flag or not conversation
-    ref = store.resolve(session, latest=latest)
+    ref = named_session(session, latest)
     require_transcript(ref.path, session_verb="rewind")  # random bytes, other JSON: exit 4, as every command
     loaded = load_session(ref.path, max_bytes=max_bytes)
     s = loaded.session
