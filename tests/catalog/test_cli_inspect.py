@@ -351,6 +351,12 @@ def test_bare_tt_prints_the_help_once_and_a_typo_gets_a_suggestion(config: Path)
     assert typo.stderr == "tt: no such command 'valdate'; did you mean 'validate'?  (see 'tt --help')\n"
     none = tt("zzz", config=config)
     assert none.returncode == 2 and none.stderr == "tt: no such command 'zzz'  (see 'tt --help')\n"
+    # An option missing its value points at its command's help (new-user pass: tt's own).
+    bare = tt("resume", "4cd0", "-p", config=config)
+    assert (
+        bare.returncode == 2
+        and bare.stderr == "tt: Option '-p' requires an argument.  (see 'tt resume --help')\n"
+    )
 
 
 def test_markdown_export_is_whole_and_headed_by_the_title(config: Path) -> None:

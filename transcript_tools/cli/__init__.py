@@ -117,6 +117,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.UsageError as e:
         # One line, not click's four: what is wrong, then where the usage is.
         where = e.ctx.command_path if e.ctx is not None else "tt"
+        # click reports an option missing its value (`tt resume ID -p`) from the group's
+        # context: the command is still the first argument when it names one.
+        if where == "tt" and args and args[0] in COMMANDS:
+            where = f"tt {args[0]}"
         click.echo(f"tt: {e.format_message()}  (see '{where} --help')", err=True)
         code = 2
     except click.Abort:
