@@ -401,6 +401,9 @@ def test_export_dry_run_reports_the_bundle_and_writes_nothing(config: Path, tmp_
     assert dry["files"] == real["files"] and dry["redactions"] == real["redactions"]
     again = json.loads(tt("export", SID, "-o", str(bundle), "--dry-run", "--json", config=config).stdout)
     assert again["exists"] is True
+    # No "Import it elsewhere with: tt import <zip>" for a zip a dry run did not write.
+    text = tt("export", SID, "-o", str(tmp_path / "other.zip"), "--dry-run", config=config).stdout
+    assert "nothing written" in text and "tt import" not in text
 
 
 # --- one vocabulary: the documented names and the old spellings (issue 18 item 11, round 2) -

@@ -44,7 +44,8 @@ def render_export(con: Any, info: dict[str, Any]) -> None:
         out("  [yellow]not redacted: the bundle holds everything, secrets included[/]")
     for s in info["skipped"]:
         out(f"  [dim]skipped {escape(s)} (not a regular file)[/]")
-    out(f"Import it elsewhere with: tt import {escape(info['path'])} --cwd <project folder>")
+    if not info.get("dry_run"):  # no zip was written to import
+        out(f"Import it elsewhere with: tt import {escape(info['path'])} --cwd <project folder>")
 
 
 def render_import(con: Any, info: dict[str, Any]) -> None:
