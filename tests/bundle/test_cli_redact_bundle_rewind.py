@@ -145,6 +145,13 @@ def test_export_import_round_trip_with_json_and_continue_hints(config: Path, tmp
     assert json.loads(zipfile.ZipFile(tmp_path / f"{SID}.zip").read("manifest.json"))["redacted"] is False
 
 
+def test_import_of_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    # New-user pass: exit 4 with the raw "[Errno 21] Is a directory"; every other command
+    # says "is a directory" with exit 2.
+    r = tt("import", str(tmp_path), config=tmp_path / "cfg")
+    assert r.returncode == 2 and f"{tmp_path}: is a directory" in r.stderr and "Errno" not in r.stderr
+
+
 def test_import_refuses_a_crafted_archive_with_a_clear_message(tmp_path: Path) -> None:
     evil = tmp_path / "evil.zip"
     with zipfile.ZipFile(evil, "w") as zf:

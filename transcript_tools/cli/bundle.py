@@ -130,6 +130,8 @@ def import_command(
     checksums, and a session id that exists already."""
     if max_bytes is not None and max_size is not None and max_bytes != max_size:
         raise click.UsageError("--max-size is the old name of --max-bytes: give one")
+    if archive.is_dir():  # as every command says of a directory where a file goes (exit 2)
+        raise click.UsageError(f"{archive}: is a directory; name a bundle (.zip) that tt export wrote")
     cap = max_bytes or max_size or MAX_TOTAL_BYTES
     limits = Limits(member_bytes=min(MAX_MEMBER_BYTES, cap), total_bytes=cap)
     target = import_cwd(cwd)
