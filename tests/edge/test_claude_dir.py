@@ -95,3 +95,13 @@ def test_latest_session_of_this_directory(config: Path, tmp_path: Path) -> None:
 def test_subagent_files(config: Path) -> None:
     main = config / "projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
     assert [p.name for p in store.subagent_files(main)] == ["agent-a57f9afd470043d69.jsonl"]
+
+
+def test_a_path_that_is_no_regular_file_is_unreadable_not_missing() -> None:
+    # New-user pass: `tt validate /dev/null` exited 3 ("not found") for a path that is
+    # there; it is one tt cannot read as a transcript (exit 4, as a file without read rights).
+    from transcript_tools.model.errors import Unreadable
+
+    with pytest.raises(Unreadable, match="not a regular file"):
+        store.resolve("/dev/null")
+    assert Unreadable.exit_code == 4

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.errors import AmbiguousSession, NotFound, UsageError
+from ..model.errors import AmbiguousSession, NotFound, Unreadable, UsageError
 from ..model.ids import is_session_id
 from .worktrees import worktree_paths
 from .writer import is_by_product
@@ -393,7 +393,7 @@ def resolve(
     if p.exists():
         if p.is_dir():
             raise UsageError(f"{spec}: is a directory; name a transcript file or a session id")
-        raise NotFound(f"{spec}: not a regular file")
+        raise Unreadable(f"{spec}: not a regular file (a device, a pipe or a socket)")
     if "/" in spec or spec.endswith(".jsonl") or os.sep in spec:
         raise NotFound(f"{spec}: no such file")
     _check_id(spec)
