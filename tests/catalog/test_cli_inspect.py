@@ -423,3 +423,13 @@ def test_stats_on_a_narrow_terminal_keeps_a_small_cost_whole() -> None:
         got = [ln.split()[-1] for ln in narrow.stdout.splitlines() if ln.startswith(("opus", "total"))]
         assert got == costs(full.stdout)
         assert all(len(ln) <= width for ln in narrow.stdout.splitlines())
+
+
+def test_a_config_dir_without_projects_says_which_dir_it_read(tmp_path: Path) -> None:
+    # New-user pass: "hint: set CLAUDE_CONFIG_DIR" with CLAUDE_CONFIG_DIR set.
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    r = cli.tt("ls", "--all", config=cfg)
+    assert r.returncode == 3
+    assert f"no Claude projects folder at {cfg / 'projects'}" in r.stderr
+    assert f"CLAUDE_CONFIG_DIR is {cfg}" in r.stderr and "set CLAUDE_CONFIG_DIR" not in r.stderr

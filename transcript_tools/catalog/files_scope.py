@@ -23,6 +23,15 @@ from ..model.session import session_id_from_name
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]")
 
 
+def config_hint() -> str:
+    """What to check when the config dir holds no ``projects/``: the variable when it is
+    set (a new user read "set CLAUDE_CONFIG_DIR" with it set), else how to set it."""
+    set_to = os.environ.get("CLAUDE_CONFIG_DIR")
+    if set_to:
+        return f"CLAUDE_CONFIG_DIR is {set_to}: Claude Code keeps its sessions under its projects/ folder"
+    return "Claude Code's config dir is ~/.claude unless CLAUDE_CONFIG_DIR names another"
+
+
 def project_dirs(
     project: str | None = None,
     *,
@@ -41,7 +50,7 @@ def project_dirs(
         if project is not None:
             raise UsageError("give --project or --all, not both")
         if not root.is_dir():
-            raise NotFound(f"no Claude projects folder at {root}", hint="set CLAUDE_CONFIG_DIR")
+            raise NotFound(f"no Claude projects folder at {root}", hint=config_hint())
         return store.all_projects(root)
     if project is not None:
         p = Path(project).expanduser()

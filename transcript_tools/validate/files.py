@@ -139,11 +139,11 @@ def files_named(specs: tuple[str, ...], all_: bool, project: str | None, subagen
     of ``project`` / ``all_``; each once, in the order given."""
     out: list[Path] = []
     if all_ or project is not None:
-        from ..catalog.files_scope import project_dirs
+        from ..catalog.files_scope import config_hint, project_dirs
 
         if all_ and not store.projects_dir().is_dir():
             raise NotFound(
-                f"no Claude config dir with projects at {store.projects_dir()}", hint="set CLAUDE_CONFIG_DIR"
+                f"no Claude config dir with projects at {store.projects_dir()}", hint=config_hint()
             )
         # The same scope as tt ls / stats / search: every project, or a project's folders.
         specs = specs + tuple(str(d) for d in project_dirs(project, all_=all_))
