@@ -681,3 +681,10 @@ def test_in_place_on_a_damaged_copy_outside_the_config_dir(config: Path, tmp_pat
     assert d["damage"]["repaired_in_memory"]
     # By its path (the id names the config dir's own copy); no claude hint.
     assert d["continue"] == [f"tt resume {copies[1]}"]
+
+
+def test_a_dry_run_that_would_not_compact_says_what_a_real_run_would_do(config: Path) -> None:
+    # New-user pass: a dry run said "nothing was written", as if it could have been.
+    out = tt("compact", SID, "--keep-tokens", "100", "--dry-run", config=config)
+    assert out.returncode == 0, out.stderr
+    assert "a real run would write nothing" in out.stdout and "nothing was written" not in out.stdout

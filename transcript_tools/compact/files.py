@@ -483,12 +483,14 @@ class _Compaction:
                 if result.summarised and not result.over_budget
                 else ""
             )
+            # A dry run writes nothing whatever the plan: say what a real run would do.
+            nothing = "a real run would write nothing" if target.mode == "dry-run" else "nothing was written"
             result.notes.append(
                 f"{why}; "
                 + (
                     "the whole conversation is copied instead"
                     if slim
-                    else f"nothing was written ({smaller}--even-if-larger writes it anyway)"
+                    else f"{nothing} ({smaller}--even-if-larger writes it anyway)"
                 )
             )
             result.records = []
