@@ -433,3 +433,15 @@ def test_a_config_dir_without_projects_says_which_dir_it_read(tmp_path: Path) ->
     assert r.returncode == 3
     assert f"no Claude projects folder at {cfg / 'projects'}" in r.stderr
     assert f"CLAUDE_CONFIG_DIR is {cfg}" in r.stderr and "set CLAUDE_CONFIG_DIR" not in r.stderr
+
+
+def test_ls_shows_as_much_of_each_id_as_tells_them_apart() -> None:
+    # New-user pass: three sessions listed as "00000000", which cannot be pasted back.
+    from transcript_tools.views.ls import _id_width
+
+    ids = {"4cd0c8e6-36cd-4af9-9a2d-9191b504fada", "8c2f9135-4610-4218-97b1-bc3e03643255"}
+    assert _id_width(ids) == 8
+    same8 = {"00000000-0000-4000-8000-000000000001", "00000000-1111-4000-8000-000000000002"}
+    assert _id_width(same8) == 10  # "00000000-0" and "00000000-1"
+    assert _id_width({"aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"}) == 36
+    assert _id_width(set()) == 8

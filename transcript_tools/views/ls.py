@@ -40,6 +40,15 @@ TITLE_MIN = 20
 WAIT_ORDER = ("project", "cmp", "sub", "health?", "size", "msgs", "model", "health", "modified")
 
 
+def _id_width(ids: set[str]) -> int:
+    """8 characters of each id, or as many more as tell the listed ids apart: a prefix two
+    sessions share cannot be pasted back as an id (`tt show` calls it ambiguous)."""
+    n = 8
+    while n < max(map(len, ids), default=0) and len({i[:n] for i in ids}) < len(ids):
+        n += 1
+    return n
+
+
 def render_rows(
     con: Any, rows: list[Row], *, hidden: int = 0, show_project: bool = False, checked: bool = False
 ) -> None:
@@ -55,6 +64,7 @@ def render_rows(
     # to a pipe (cli.common.PIPE_WIDTH) every column keeps its natural width.
     screen = con.width < 1000
     cells: dict[str, list[str]] = {name: [] for name in _COLUMNS}
+    n = _id_width({r.session_id for r in rows})
     for r in rows:
         lt = r.lite
         # One line a row: a title set with line breaks (`tt rename ID "$(printf 'a\nb')"`)
@@ -66,7 +76,7 @@ def render_rows(
             title += f" [magenta]#{escape(lt.tag)}[/]"
         more = "" if r.counts.exact else "+"
         for name, value in (
-            ("id", r.session_id[:8]),
+            ("id", r.session_id[:n]),
             ("project", escape(r.project)),
             ("title", title),
             ("modified", local_time(r.mtime_ms, wide) if r.mtime_ms else "-"),
