@@ -435,6 +435,45 @@ def test_resume_load_equals_the_reference_load(path: Path) -> None:
         check_api_shape(got.conversation.messages)
 
 
+@pytest.mark.parametrize("marked", [{"isMeta": True}, {"teamName": "t"}], ids=["meta", "team"])
+def test_a_meta_command_output_is_no_main_leaf_on_either_path(tmp_path: Path, marked: dict[str, Any]) -> None:
+    # Review of round 8: once a slash command's output could be the leaf, the resume's quick
+    # path marked META on user and assistant lines only, and continued a meta output's
+    # branch where the reference (and Claude Code's) leaf is the prompt beside it.
+    b = Builder()
+    b.user("p1")
+    [a] = b.assistant(text("a1"))
+    b.user("p2 on one branch")
+    b.system(
+        "local_command", parent=a["uuid"], content="<local-command-stdout>x</local-command-stdout>", **marked
+    )
+    path = b.write(tmp_path / f"{SESSION}.jsonl")
+    ref = conversation.build(load_session(path).session)
+    got = load_for_resume(path)
+    assert got.fast and got.conversation.messages == ref.messages
+    assert [m["role"] for m in ref.messages][-2:] == ["user", "assistant"]  # p2, then the sentinel
+    assert got.conversation.leaf_uuid == ref.leaf_uuid
+
+
+def test_for_model_keeps_the_sentinel_before_a_command_output() -> None:
+    # Review of round 8: `for_model` rebuilt "with the sentinel" only when the messages did
+    # not end on a user message; with a slash command's output after the sentinel they do,
+    # and the rebuild merged the prompt with the output.
+    b = Builder()
+    b.user("p1")
+    b.assistant(thinking("by another model"), text("a1"))
+    b.user("p2 never answered")
+    b.system("local_command", content="<local-command-stdout>out</local-command-stdout>", level="info")
+    conv = build(b)
+    rebuilt = conv.for_model("claude-some-other-model")
+    assert rebuilt.thinking_not_sent == 1
+    assert [m["role"] for m in rebuilt.messages] == [m["role"] for m in conv.messages]
+    assert rebuilt.messages[-2] == {
+        "role": "assistant",
+        "content": [text(conversation.NO_RESPONSE_REQUESTED)],
+    }
+
+
 def test_resume_reads_from_the_last_boundary_and_keeps_the_preserved_segment() -> None:
     start = resume_start(S332)
     data = S332.read_bytes()

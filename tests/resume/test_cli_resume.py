@@ -496,13 +496,14 @@ def test_continue_is_this_project_s_file_when_its_id_is_in_another_project_too(
 ) -> None:
     # New-user pass: -c picked this project's file, then named it by its id, which a copy
     # in another project made ambiguous ("exists in 2 projects", exit 3).
+    here = transcript(config)  # before the copy: the helper finds the file by its id
     other = config / "projects" / "-srv-copy"
     other.mkdir()
-    (other / transcript(config).name).write_bytes(transcript(config).read_bytes())
+    (other / here.name).write_bytes(here.read_bytes())
     monkeypatch.chdir(work_dir(config))
     r = tt(verb, "-c", "--json")
     assert r.code in (0, 1), r.err  # doctor: 1, a `claude -p` session is hidden from the picker
-    assert json.loads(r.out)["files"][0]["path"] == str(transcript(config))
+    assert json.loads(r.out)["files"][0]["path"] == str(here)
 
 
 def test_the_picker_lists_this_directorys_sessions_newest_first(

@@ -354,3 +354,17 @@ def test_the_hot_loop_reports_what_the_decoded_lines_report(tmp_path: Path) -> N
                 (i, f.size) for i, f in slow.facts.items()
             ]
             assert fast.finish().to_dict() == slow.finish().to_dict(), path
+
+
+def test_multiple_roots_counts_the_root_a_resume_continues_even_unanswered(tmp_path: Path) -> None:
+    # Review of round 8: counting only roots a model answered under dropped the warning for
+    # an unanswered prompt written as a new root, whose resume sends none of the history
+    # before it. The /clear shape (fixture v2.1.266-clear-then-hook-root-excerpt) stays clean.
+    from tests.resume_helpers import SESSION, Builder, text
+
+    b = Builder()
+    b.user("p1")
+    b.assistant(text("a1"))
+    b.user("p2 written as a new root", parent=None)
+    path = b.write(tmp_path / f"{SESSION}.jsonl")
+    assert found(path) == Counter({("multiple-roots", 3): 1})

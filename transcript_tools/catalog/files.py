@@ -233,7 +233,10 @@ def read_row(
             unreadable=e.message,
         )
     lite = parse_lite(sid, head, tail, st.st_size)
-    if not lite.counts.messages and not_transcript_bytes(head, tail, st.st_size) is not None:
+    # (Only when the head holds a whole line: a session whose first line is past 64 KiB
+    # cannot be told from the bytes read; it stays a session.)
+    conclusive = b"\n" in head or st.st_size <= len(head)
+    if not lite.counts.messages and conclusive and not_transcript_bytes(head, tail, st.st_size) is not None:
         # A file named like a session that is none (binary, empty, NULs, other JSON): listed
         # with --hidden only, as the SDK leaves it out, and not as a damaged session.
         lite = replace(lite, hidden="not-a-transcript", skipped=())

@@ -150,6 +150,10 @@ class Conversation:
     notes: tuple[Note, ...] = ()
     #: Entries the messages came from, in order (for tests and show).
     entries: tuple[Entry, ...] = field(default=(), repr=False)
+    #: Whether rule 7's "No response requested." was asked for (`api_messages`'s
+    #: ``sentinel``): `for_model` rebuilds with the same (the last role cannot tell, since
+    #: a slash command's output may follow the sentinel).
+    sentinel: bool = True
 
     @property
     def mended(self) -> list[Note]:
@@ -171,8 +175,8 @@ class Conversation:
         blocks ``model`` wrote); ``self`` when nothing changes."""
         if not any(_foreign_thinking(e, model) for e in self.entries):
             return replace(self, model=model) if model != self.model else self
-        # Built without the sentinel, a conversation may end on a user message: keep it so.
-        messages, notes = api_messages(self.entries, sentinel=not self.ends_with_user, model=model)
+        # Built as it was: with or without the sentinel.
+        messages, notes = api_messages(self.entries, sentinel=self.sentinel, model=model)
         return replace(self, messages=messages, notes=tuple(notes), model=model)
 
 
@@ -212,6 +216,7 @@ def assemble(
         version=_last_str(chain, "version"),
         notes=tuple(notes),
         entries=tuple(chain),
+        sentinel=sentinel,
     )
 
 

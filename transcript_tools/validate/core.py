@@ -634,8 +634,14 @@ class Validator:
         path = self.report.path
         main_roots = [i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)]
         if len(main_roots) > 1:
-            # Only trees a model answered in: a /clear's own lines are a root of their own.
-            main_roots = ix.answered_roots(main_roots)
+            # Only trees a model answered in, and the one a resume continues (an unanswered
+            # prompt written as a new root: the history before it is not sent): a /clear's
+            # own lines are a root of their own.
+            answered = set(ix.answered_roots(main_roots))
+            leaf = ix.active_leaf()
+            if leaf is not None:
+                answered.add(ix.root_of(leaf))
+            main_roots = [r for r in main_roots if r in answered]
         if len(main_roots) > 1:
             lines = [ix.line[i] for i in main_roots]
             d.append(

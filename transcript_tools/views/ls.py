@@ -42,7 +42,8 @@ WAIT_ORDER = ("project", "cmp", "sub", "health?", "size", "msgs", "model", "heal
 
 def _id_width(ids: set[str]) -> int:
     """8 characters of each id, or as many more as tell the listed ids apart: a prefix two
-    sessions share cannot be pasted back as an id (`tt show` calls it ambiguous)."""
+    listed sessions share cannot be pasted back as an id (`tt show` calls it ambiguous).
+    Only the listed ones: a session of a project not listed may still share a prefix."""
     n = 8
     while n < max(map(len, ids), default=0) and len({i[:n] for i in ids}) < len(ids):
         n += 1
