@@ -34,7 +34,7 @@ from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, iter_raw, read_
 from ..model.errors import NotFound, Unreadable
 from ..model.lines import Entry
 from ..validate.core import Report
-from ..validate.files_kind import not_transcript, not_transcript_bytes
+from ..validate.files_kind import not_transcript_bytes, split_transcripts
 from .files_scope import LegacyAgents, agent_files
 from .listing import Counts, Lite, Row, Skipped, count_entries, health_of, parse_lite, sort_rows
 from .search import Matcher, SessionHits, search_lines
@@ -354,7 +354,9 @@ def search_files(
 ) -> Iterator[SessionHits]:
     """Sessions with hits, newest first, as they are found (a generator: the CLI prints
     while it searches). Files are read in 1 MiB chunks for the prefilter and parsed
-    line by line only where it matched."""
+    line by line only where it matched. A file named like a session that is no
+    transcript (binary, other JSON: `split_transcripts`) is not searched, as `tt stats`
+    does not count it: its lines were each noted as "a match could not be read"."""
     files: list[tuple[Path, bool]] = []
     for d in dirs:
         mains = store.session_files(d)
@@ -364,8 +366,11 @@ def search_files(
             # gone, a copy named otherwise), as `tt validate DIR` and `tt ls --hidden` read
             # them: a new user's word in one was "no matches".
             files += [(p, True) for p in _strays(d, mains, store.legacy_agents_by_session(d))]
+    searched = set(split_transcripts(p for p, _ in files)[0])
     stamped = []
     for p, stray in files:
+        if p not in searched:
+            continue
         try:
             stamped.append((p.stat().st_mtime, p, stray))
         except FileNotFoundError:
@@ -378,7 +383,6 @@ def search_files(
         ):
             if not _file_may_match(f, matcher):
                 continue
-            hits, skipped = len(found.hits) + found.more, len(found.skipped)
             for got in search_lines(iter_raw(f), matcher):
                 if isinstance(got, SearchSkipped):
                     found.skipped.append((str(f), got))
@@ -386,14 +390,6 @@ def search_files(
                     found.hits.append((agent, got))
                 else:
                     found.more += 1
-            # A file named like a session that is no transcript (binary, other JSON): not
-            # searched, rather than each of its lines noted as "a match could not be read".
-            if (
-                len(found.hits) + found.more == hits
-                and len(found.skipped) > skipped
-                and not_transcript(f) is not None
-            ):
-                del found.skipped[skipped:]
         if found.hits or found.skipped:
             row = other_row(path, check=False) if stray else read_row(path)
             found.title = row.lite.title if row is not None else None

@@ -78,7 +78,8 @@ def split_transcripts(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[Pat
     """``paths`` as (the transcripts, in order; the others with what each looks like), by
     `not_transcript`'s rule: for the commands that read every session of a folder (stats,
     search), which would otherwise count a binary or empty file named like a session as
-    one, and note each of its lines as damage. A cheap first read settles nearly every
+    one, and note each of its lines as damage. A file that cannot be opened is kept: the
+    command's own read reports it. A cheap first read settles nearly every
     file; only the others are read as `not_transcript` reads them."""
     kept: list[Path] = []
     others: list[tuple[Path, str]] = []
