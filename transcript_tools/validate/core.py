@@ -632,13 +632,13 @@ class Validator:
     def _chain_shape(self, d: list[Diagnostic]) -> None:
         ix = self.index
         path = self.report.path
+        leaf = ix.active_leaf()  # once: the roots' rule and the chain's checks below
         main_roots = [i for i in ix.roots() if not ix.flags[i] & (SIDECHAIN | BOUNDARY | SUMMARY)]
         if len(main_roots) > 1:
             # Only trees a model answered in, and the one a resume continues (an unanswered
             # prompt written as a new root: the history before it is not sent): a /clear's
             # own lines are a root of their own.
             answered = set(ix.answered_roots(main_roots))
-            leaf = ix.active_leaf()
             if leaf is not None:
                 answered.add(ix.root_of(leaf))
             main_roots = [r for r in main_roots if r in answered]
@@ -658,7 +658,6 @@ class Validator:
         if not has_main and not self.report.is_subagent:
             d.append(Diagnostic("no-conversation", "no user or assistant entry outside sidechains", path))
             return
-        leaf = ix.active_leaf()
         self._leaf = leaf  # for _api_checks: the active chain ends there
         # ... and this is it, leaf first (walked once, for both)
         self._up = up = [] if leaf is None else ix.path_up(leaf)
