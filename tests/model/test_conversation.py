@@ -707,27 +707,22 @@ def _probe_sessions() -> dict[str, Builder]:
         "<command-name>/cost</command-name>\n            <command-message>cost</command-message>\n"
         "            <command-args></command-args>"
     )
-    b = Builder()
-    b.user("p1")
-    b.assistant(text("a1"))
-    b.user(caveat, isMeta=True)
-    b.user(command)
-    b.system(
-        "local_command",
-        content="<local-command-stdout>Total cost: $0.01</local-command-stdout>",
-        level="info",
-    )
-    out["ends-on-a-slash-command"] = b
-    b = Builder()
-    b.user("p1")
-    b.assistant(text("a1"))
-    b.user(caveat, isMeta=True)
-    b.user(command)
-    b.system(
-        "local_command",
-        content="<local-command-stdout>Total cost: $0.01</local-command-stdout>",
-        level="info",
-    )
+
+    def after_a_cost_command() -> Builder:
+        b = Builder()
+        b.user("p1")
+        b.assistant(text("a1"))
+        b.user(caveat, isMeta=True)
+        b.user(command)
+        b.system(
+            "local_command",
+            content="<local-command-stdout>Total cost: $0.01</local-command-stdout>",
+            level="info",
+        )
+        return b
+
+    out["ends-on-a-slash-command"] = after_a_cost_command()
+    b = after_a_cost_command()
     b.user("p2")
     b.assistant(text("a2"))
     out["slash-command-mid-session"] = b

@@ -23,7 +23,7 @@ from ..bundle.core import MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, Limits
 from ..bundle.files_export import ExportReport, export_to
 from ..bundle.files_import import Imported, existing, import_bundle, import_cwd, read_manifest
 from ..edge import claude_dir as store
-from .common import console, continue_option, emit_json, json_option, require_transcript
+from .common import console, continue_option, emit_json, json_option, named_session, require_transcript
 
 
 def _export_info(e: ExportReport) -> dict[str, Any]:
@@ -67,10 +67,9 @@ def export_command(
     """Pack SESSION into one zip bundle: transcript, subagents, file-history backups and
     a manifest (versions, original cwd, sha256 checksums). Secrets are replaced by
     placeholders unless --no-redact. `tt import` unpacks it on another machine."""
-    if session is None and not latest:
-        raise click.UsageError("name a session (or -c, the latest session here)")
-    ref = store.resolve(session, latest=latest)
-    require_transcript(ref.path, session_verb="export")  # random bytes, other JSON: exit 4, as every command
+    ref = named_session(session, latest)
+    # Random bytes, other JSON: exit 4, as every command; a subagent's file: exit 2.
+    require_transcript(ref.path, session_verb="export")
     info = _export_info(export_to(ref, output, redact=not no_redact, dry_run=dry_run))
     if as_json:
         emit_json(info)

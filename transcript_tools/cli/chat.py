@@ -138,9 +138,8 @@ def chat_command(
 
     ref = None if new else _pick(session, latest)
     if ref is not None:
-        require_transcript(
-            ref.path, session_verb="chat"
-        )  # random bytes, other JSON: exit 4, as every command
+        # Random bytes, other JSON: exit 4, as every command; a subagent's file: exit 2.
+        require_transcript(ref.path, session_verb="chat")
 
     def load(*, dry_run: bool) -> Any:  # the session to chat in; a dry run forks nothing
         if ref is None:

@@ -193,9 +193,8 @@ def resume_command(
             ref = stack.enter_context(materialised(store_url, [session], chdir=False)).refs[0]
         else:
             ref = _pick(session, latest)
-        require_transcript(
-            ref.path, session_verb="resume"
-        )  # random bytes, other JSON: exit 4, as every command
+        # Random bytes, other JSON: exit 4, as every command; a subagent's file: exit 2.
+        require_transcript(ref.path, session_verb="resume")
         creds = None
         if not dry_run:  # a dry run needs neither the client nor the engine: not even imported
             from ..edge.client import DRY_RUN_HINT, credentials_from_env

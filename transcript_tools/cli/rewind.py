@@ -138,7 +138,8 @@ def rewind_command(
     keep = not no_backup
     do_files = files_flag or not conversation
     ref = named_session(session, latest)
-    require_transcript(ref.path, session_verb="rewind")  # random bytes, other JSON: exit 4, as every command
+    # Random bytes, other JSON: exit 4, as every command; a subagent's file: exit 2.
+    require_transcript(ref.path, session_verb="rewind")
     loaded = load_session(ref.path, max_bytes=max_bytes)
     s = loaded.session
     sid = ref.session_id or s.session_id

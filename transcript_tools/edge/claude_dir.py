@@ -89,10 +89,9 @@ def is_project_folder_of(folder: str, cwd: str) -> bool:
     """Whether ``folder`` is the project folder Claude Code gives ``cwd``: its name, or for
     a long path its cut name with any hash after it (the hash differs between runtimes)."""
     name = project_dir_name(cwd)
-    if folder == name:
-        return True
-    cut = _SANITIZE.sub("-", cwd)
-    return len(cut) > MAX_SANITIZED_LENGTH and folder.startswith(cut[:MAX_SANITIZED_LENGTH] + "-")
+    return folder == name or (
+        len(name) > MAX_SANITIZED_LENGTH and folder.startswith(name[:MAX_SANITIZED_LENGTH] + "-")
+    )
 
 
 def canonical_cwd(cwd: str | Path) -> str:

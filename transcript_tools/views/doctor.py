@@ -17,17 +17,15 @@ def _header(d: Diagnosis) -> str:
     return f"[bold]{escape(d.session_id)}[/]  [dim]{escape(d.path)}[/]"
 
 
-def _where(d: Diagnosis) -> str:
+def _where(cwd: str, moved_to: str | None) -> str:
     # /resume and `claude --resume <id>` look only in the project folder of the directory
     # claude runs in: the first thing to check for a session that "is gone".
-    if not d.cwd:
-        return ""
-    if d.moved_to:
+    if moved_to:
         return (
-            f"  [dim]its directory: {escape(d.cwd)} (recorded); its file is in {escape(d.moved_to)}, "
+            f"  [dim]its directory: {escape(cwd)} (recorded); its file is in {escape(moved_to)}, "
             "another directory's project folder: claude lists it in that directory[/]"
         )
-    return f"  [dim]its directory: {escape(d.cwd)} (where claude lists and loads it)[/]"
+    return f"  [dim]its directory: {escape(cwd)} (where claude lists and loads it)[/]"
 
 
 def render(con: Any, diagnoses: list[Diagnosis], *, named: bool = False) -> None:
@@ -72,7 +70,7 @@ def render(con: Any, diagnoses: list[Diagnosis], *, named: bool = False) -> None
             repair = "tt repair applies it" if f.repair else "not a tt repair fix"
             con.print(f"    fix: {escape(f.fix)}  [dim]({repair})[/]", soft_wrap=True)
         if d.cwd:
-            con.print(_where(d), soft_wrap=True)
+            con.print(_where(d.cwd, d.moved_to), soft_wrap=True)
     for d in agents:
         sid = escape(d.subagent_of or "")
         con.print(_header(d), soft_wrap=True)
