@@ -182,3 +182,15 @@ def test_nuls_that_replaced_bytes_stay_pieces() -> None:
     assert codes(two) == ["nul-run"] and [e.raw for e in two.entries] == [REC, REC2]
     # An object that is not shaped as a record (no record key) is not taken for one.
     assert dec(b'{"type":"text",\x00\x00"text":"x"}').entries == []
+
+
+def test_json_size_is_the_compact_length_or_the_other_measure() -> None:
+    from transcript_tools.model.lines import json_size
+
+    assert json_size({"a": [1, "é"], "b": None}, -1) == len('{"a":[1,"é"],"b":null}'.encode())
+    # orjson reads nesting to depth 1024 and writes 254 levels: a record it read must still
+    # be measured (the caller's other measure, the line's length), not end in a traceback.
+    deep = b'{"type":"user","x":' + b"[" * 1000 + b"]" * 1000 + b"}"
+    d = decode_line(1, 0, deep, b"\n", is_last=False)
+    assert len(d.entries) == 1 and not d.pieces
+    assert json_size(d.entries[0].record, 12345) == 12345

@@ -339,6 +339,16 @@ def test_the_hot_loop_reports_what_the_decoded_lines_report(tmp_path: Path) -> N
     p = tmp_path / "no-final-newline.jsonl"
     p.write_bytes(src.rstrip(b"\n"))
     paths.append(p)
+    # A big line with a toolUseResult whose message nests deeper than orjson writes (its
+    # size is measured by writing the message back): read, measured, no traceback.
+    lines = src.splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if b'"toolUseResult"' in ln)
+    deep = b"[" * 1010 + b"]" * 1010 + b',"' + b"x" * 3000 + b'"'
+    grown = lines[at].replace(b'"content":', b'"odd":[' + deep + b'],"content":', 1)
+    assert grown != lines[at] and len(grown) > 4096
+    p = tmp_path / "deep-message.jsonl"
+    p.write_bytes(b"".join([*lines[:at], grown, *lines[at + 1 :]]))
+    paths.append(p)
     assert len(paths) > 50
     from transcript_tools.validate.files import _BytesAt
 

@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-import orjson
-
 from .api_rules import (
     ALL_GONE,
     BLANK_TEXT,
@@ -44,8 +42,7 @@ from .api_rules import (
     thinking_bad,
 )
 from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
-
-_dumps = orjson.dumps
+from .lines import json_size
 
 #: The API's limit for one image (base64 data decoded), Messages API docs.
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -139,7 +136,7 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         # The common prompt: no blocks to walk.
         mid = msg.get("id") if t == "assistant" else None
         if size > 4096 and "toolUseResult" in record:
-            size = len(_dumps(msg))
+            size = json_size(msg, size)
         return _make_facts(
             mid if isinstance(mid, str) else None,
             (),
@@ -225,7 +222,7 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         bad |= min(images, 255) << IMAGES_SHIFT
     mid = msg.get("id") if assistant else None
     if size > 4096 and "toolUseResult" in record:
-        size = len(_dumps(msg))  # the message, not the line (`facts_of_plain`)
+        size = json_size(msg, size)  # the message, not the line (`facts_of_plain`)
     return _make_facts(
         mid if isinstance(mid, str) else None,
         tuple(uses) if uses else (),
@@ -295,7 +292,7 @@ def facts_of_plain(record: Mapping[str, Any], size: int) -> NodeFacts:
     # envelope stay home (they often double a Read's file contents). Measured only for
     # big lines with a toolUseResult; for the rest the line length is close enough.
     if size > 4096 and "toolUseResult" in record:
-        size = len(orjson.dumps(msg))
+        size = json_size(msg, size)
     return _make_facts(
         mid if isinstance(mid, str) else None,
         tuple(uses),

@@ -207,6 +207,16 @@ _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 
 
+def json_size(value: Any, otherwise: int) -> int:
+    """The length of ``value`` as compact JSON (``orjson.dumps``); ``otherwise`` where
+    orjson cannot write it: it writes 254 levels of nesting, and reads 1024 (a record
+    with a deeply nested tool result is read, and must be measured without a traceback)."""
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:
+        return otherwise
+
+
 def _salvage(out: DecodedLine, *, is_last: bool) -> None:
     data = out.data
     start = 0
