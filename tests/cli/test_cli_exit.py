@@ -8,6 +8,7 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.support import cli
@@ -83,3 +84,44 @@ def test_columns_sets_the_width_and_decorations_stay_narrow_in_a_pipe() -> None:
     assert narrow.returncode == 0 and max(len(ln) for ln in narrow.stdout.splitlines()) <= 60
     wide = run("ls", "-a", config=CONFIG_332, width=None)
     assert max(len(ln) for ln in wide.stdout.splitlines()) > 60  # to a pipe: not wrapped
+
+
+def test_a_record_nested_as_deep_as_orjson_reads_is_no_traceback(tmp_path: Path) -> None:
+    # A tool's JSON output can nest deep; orjson reads 1,024 levels. Every command takes such
+    # a record: the ones that rewrite or search records walk it a frame or two a level, past
+    # Python's default recursion limit (fork, redact and export ended in a RecursionError).
+    from transcript_tools.model.lines import MAX_JSON_DEPTH
+
+    src = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if b'"toolUseResult"' in ln)
+    inner = MAX_JSON_DEPTH - 2  # the record and its message are two levels
+    deep = b"[" * inner + b"]" * inner
+    grown = lines[at].replace(b'"content":', b'"odd":' + deep + b',"content":', 1)
+    assert orjson.loads(grown)  # as deep as orjson reads
+    with pytest.raises(orjson.JSONDecodeError):  # one level more is no JSON to orjson
+        orjson.loads(grown.replace(deep, b"[" + deep + b"]"))
+    config = tmp_path / "claude"
+    path = config / "projects" / "-home-dev-demo-app" / src.name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join([*lines[:at], grown, *lines[at + 1 :]]))
+    f = str(path)
+    runs = [
+        ("validate", f),
+        ("show", f),
+        ("stats", f),
+        ("search", "-a", "hello"),
+        ("ls", "-a"),
+        ("resume", "--dry-run", f),
+        ("repair", "--dry-run", f),
+        ("compact", "--dry-run", f),
+        ("redact", f, "-o", str(tmp_path / "redacted.jsonl")),
+        ("export", f, "-o", str(tmp_path / "bundle.zip")),
+        ("fork", f, "-o", str(tmp_path / "forked.jsonl")),
+    ]
+    for args in runs:
+        done = cli.tt(*args, config=config)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr, args
+    forked = (tmp_path / "forked.jsonl").read_bytes()
+    assert deep in forked  # written back whole

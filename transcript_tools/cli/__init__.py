@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import click
 
 from ..model.errors import TTError
+from ..model.lines import MAX_JSON_DEPTH
 
 #: command name -> "module:attribute" (relative to this package)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -100,6 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn errors into exit codes (the only place that exits)."""
     code: Any
     args = sys.argv[1:] if argv is None else argv
+    # A record orjson reads may nest 1,024 levels deep (a tool's JSON output); the
+    # walkers that rewrite or search records (redaction, the standard encoder that writes
+    # what orjson cannot) take a frame or two a level, past Python's default limit of 1,000.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_JSON_DEPTH))
     if not args:
         # Bare ``tt``: the help, once, on stdout (click would make it a usage error).
         with cli.make_context("tt", ["--help"], resilient_parsing=True) as ctx:

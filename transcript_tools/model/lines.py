@@ -53,6 +53,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: here so the pure modules that carry a cap (repair's plan) need not import the reader.
 MAX_TRANSCRIPT_READ_BYTES = 50 * 1024 * 1024
 
+#: The deepest nesting orjson reads (a line nested deeper is no JSON to it, and damage to
+#: tt): every walker over a record must take this depth (`cli.main` sets the recursion
+#: limit for it).
+MAX_JSON_DEPTH = 1024
+
 
 def _reject_constant(name: str) -> Any:
     # JavaScript's JSON.stringify never writes NaN/Infinity; treat them as damage.
