@@ -92,7 +92,9 @@ def test_a_record_nested_as_deep_as_orjson_reads_is_no_traceback(tmp_path: Path)
     # Python's default recursion limit (fork, redact and export ended in a RecursionError).
     from transcript_tools.model.lines import MAX_JSON_DEPTH
 
-    src = REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    src = (
+        REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    )
     lines = src.read_bytes().splitlines(keepends=True)
     at = next(i for i, ln in enumerate(lines) if b'"toolUseResult"' in ln)
     inner = MAX_JSON_DEPTH - 2  # the record and its message are two levels
