@@ -185,6 +185,7 @@ def test_known_types_are_the_entry_schema_files() -> None:
         "queue-operation",
         "content-replacement",
         "atis-latch",
+        "artifact-comment-monitor",
         "worktree-state",
         "relocated",
         "bridge-session",
@@ -798,3 +799,28 @@ def test_the_package_copy_of_the_schemas_is_looked_for_inside_the_package() -> N
     first, second = schema_module._schema_dirs()
     assert first == ROOT / "transcript_tools" / "schemas"  # where the wheel puts them
     assert second == ROOT / "schemas"
+
+
+# SCRT-HQ/runlog 0/full.jsonl (commit 03654b1b), line 3, byte for byte: a 2.1.266 record the
+# fixture cut from that file leaves out (fixtures/real/SOURCES.tsv).
+ARTIFACT_COMMENT_MONITOR = (
+    b'{"type":"artifact-comment-monitor","v":1,"sessionId":"e72ee5b1-7270-4fac-abcc-53994b037403",'
+    b'"artifacts":{"4ff2fe2d-f8f8-4f09-b7fa-9c72773d4c3c":{"state":"armed","writtenAtMs":1789319248612,'
+    b'"title":"Runlog Market Position"},"1d2fa419-59c9-49e2-8855-cb7eea063ada":{"state":"armed",'
+    b'"writtenAtMs":1789318864812,"title":"The Socket Runs One Way"},"bb053849-cb2d-4a8f-b934-9a9f93250f54":'
+    b'{"state":"armed","writtenAtMs":1789261875127,"title":"Runlog Testing Pack Plan"},'
+    b'"a5ba0233-398a-4642-81ff-152676cda94a":{"state":"armed","writtenAtMs":1789261875095,'
+    b'"title":"Runlog Open Calls"},"1fc61694-63a0-4eaa-9a6f-59a36509b028":{"state":"armed",'
+    b'"writtenAtMs":1789261875095,"title":"Runlog UX Plan"}}}'
+)
+
+
+def test_the_2_1_266_artifact_comment_monitor_record_is_known_and_checked() -> None:
+    rec = orjson.loads(ARTIFACT_COMMENT_MONITOR)
+    assert CHECKER.check(rec) == []  # was an unknown-type warning on every 2.1.266 session holding one
+    bad = orjson.loads(
+        ARTIFACT_COMMENT_MONITOR.replace(b'"writtenAtMs":1789319248612', b'"writtenAtMs":"soon"', 1)
+    )
+    [problem] = CHECKER.check(bad)
+    assert problem.code == "schema-invalid"
+    assert problem.pointer == 'artifacts["4ff2fe2d-f8f8-4f09-b7fa-9c72773d4c3c"].writtenAtMs'
