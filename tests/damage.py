@@ -886,6 +886,33 @@ def tool_error_result_empty(data: bytes) -> Damaged:
     )
 
 
+def tool_use_id_invalid(data: bytes) -> Damaged:
+    """A call and its result with an id another provider's endpoint gave (Kimi's
+    ``functions.<Tool>:<n>``): the session ran against it, then resumes against the API
+    (maximhq/bifrost#5097, BlockRunAI/ClawRouter#17, RooCodeInc/Roo-Code#10649)."""
+    t = _Transcript(data)
+    i = t.middle([i for i in t.messages() if [b.get("type") for b in t.blocks(i)].count("tool_use") == 1])
+    call = next(b for b in t.blocks(i) if b.get("type") == "tool_use")
+    old, new = call["id"], f"functions.{call.get('name')}:3"
+    lines = list(t.lines)
+    touched = [i, *_results_of(t, old)]
+    for j in touched:
+        rec = _copy(t, j)
+        for b in rec["message"]["content"]:
+            if b.get("type") == "tool_use" and b.get("id") == old:
+                b["id"] = new
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") == old:
+                b["tool_use_id"] = new
+        lines[j] = _line(rec, t.lines[j])
+    return Damaged(
+        "tool-use-id-invalid",
+        t.join(lines),
+        ("tool-use-id-invalid",),
+        tuple(t.uuid(j) for j in touched),
+        f"the call on line {i + 1} and its result carry the id {new}",
+    )
+
+
 API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "image-past-8000px": image_past_8000px,
     "many-images-past-2000px": many_images_past_2000px,
@@ -899,6 +926,7 @@ API_KINDS: dict[str, Callable[[bytes], Damaged]] = {
     "thinking-text-missing": thinking_text_missing,
     "tool-name-too-long": tool_name_too_long,
     "tool-use-id-duplicate": tool_use_id_duplicate,
+    "tool-use-id-invalid": tool_use_id_invalid,
     "tool-reference-too-long": tool_reference_too_long,
     "tool-error-result-empty": tool_error_result_empty,
 }

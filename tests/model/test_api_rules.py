@@ -333,6 +333,93 @@ def test_resume_conversation_renames_a_duplicate_id_with_its_result() -> None:
     assert set(ids) <= answered
 
 
+def _ids(messages: list[dict]) -> tuple[list[str], list[str]]:
+    """(every tool_use id, every tool_result tool_use_id) of a request, in order."""
+    blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
+    return (
+        [b["id"] for b in blocks if b.get("type") == "tool_use"],
+        [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"],
+    )
+
+
+def test_valid_tool_id_keeps_ids_apart_and_is_a_function_of_the_id() -> None:
+    ok = api_rules.tool_id_ok
+    got = {
+        old: api_rules.valid_tool_id(old) for old in ["functions.Bash:0", "functions.Bash_0", "a b", "", "é"]
+    }
+    assert all(ok(new) for new in got.values()) and len(set(got.values())) == len(got)
+    assert got["functions.Bash:0"].startswith("functions_Bash_0_")  # the readable part stays
+    assert api_rules.valid_tool_id("functions.Bash:0") == got["functions.Bash:0"]
+    assert ok("toolu_01AbC-9") and not ok("functions.Bash:0") and not ok("") and not ok("tool\n")
+    bits = api_rules.content_problems
+    assert bits([{"type": "tool_use", "id": "toolu_1", "name": "n", "input": {}}], True) == 0
+    assert bits([{"type": "tool_use", "id": "a:1", "name": "n", "input": {}}], True) & api_rules.BAD_TOOL_ID
+    assert bits([{"type": "tool_use", "name": "n", "input": {}}], True) & api_rules.BAD_TOOL_ID
+    assert bits([{"type": "tool_result", "tool_use_id": "a.1", "content": "x"}]) & api_rules.BAD_TOOL_ID
+
+
+def test_an_invalid_id_used_twice_is_renamed_and_told_apart_in_repair_and_resume(tmp_path: Path) -> None:
+    # Both rules on the same calls: the duplicate's rename names the old id, so the
+    # pattern's rename comes last (in repair's record edit and in the resume alike); each
+    # call keeps its own result.
+    d = API_KINDS["tool-use-id-duplicate"](REAL.read_bytes())
+    [dup] = [x for x in validate_bytes(d.data).diagnostics if x.code == "tool-use-id-duplicate"]
+    old = dup.message.split()[2]  # "tool_use id <id> is used by an earlier call too"
+    assert d.data.count(old.encode()) == 4  # two calls, two results
+    data = d.data.replace(old.encode(), b"functions.Read:1")
+    report = validate_bytes(data)
+    assert {"tool-use-id-duplicate", "tool-use-id-invalid"} <= {x.code for x in report.diagnostics}
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(data)
+    fixed = repair_bytes(data)
+    check_accounting(data, fixed)
+    assert validate_bytes(fixed.data).errors == 0
+    out = tmp_path / "fixed.jsonl"
+    out.write_bytes(fixed.data)
+    for sent in (_sent(damaged), _sent(out)):
+        body, raw = _request(sent)
+        assert refusal(body, raw) is None, refusal(body, raw)
+        uses, results = _ids(sent)
+        assert len(uses) == len(set(uses)) and set(uses) == set(results), (uses, results)
+        first = api_rules.valid_tool_id("functions.Read:1")
+        assert first in uses and api_rules.valid_tool_id("functions.Read:1_dup2") in uses
+
+
+def test_a_call_or_a_result_without_an_id_is_kept_as_text(tmp_path: Path) -> None:
+    # No id at all (a hand-made or another tool's record): the API says "Field required".
+    # No result can answer a call without an id: the call is kept as text, as is a result
+    # that names no call.
+    src = REAL.read_bytes()
+    lines = src.splitlines(keepends=True)
+    at = max(i for i, ln in enumerate(lines) if b'"type":"tool_use"' in ln)  # the last: on the chain sent
+    rec = orjson.loads(lines[at])
+    call = next(b for b in rec["message"]["content"] if b["type"] == "tool_use")
+    tid = call.pop("id")
+    lines[at] = orjson.dumps(rec) + b"\n"
+    answer = next(i for i, ln in enumerate(lines) if f'"tool_use_id":"{tid}"'.encode() in ln)
+    rec = orjson.loads(lines[answer])
+    next(b for b in rec["message"]["content"] if b.get("tool_use_id") == tid).pop("tool_use_id")
+    lines[answer] = orjson.dumps(rec) + b"\n"
+    data = b"".join(lines)
+    codes = [x.code for x in validate_bytes(data).diagnostics if x.severity.value == "error"]
+    assert "tool-use-id-invalid" in codes
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(data)
+    fixed = repair_bytes(data)
+    check_accounting(data, fixed)
+    out = tmp_path / "fixed.jsonl"
+    out.write_bytes(fixed.data)
+    assert not [x for x in validate_bytes(fixed.data).diagnostics if x.code == "tool-use-id-invalid"]
+    for sent in (_sent(damaged), _sent(out)):
+        body, raw = _request(sent)
+        assert refusal(body, raw) is None, refusal(body, raw)
+        texts = [b.get("text", "") for m in sent if isinstance(m["content"], list) for b in m["content"]]
+        assert any(
+            t.startswith("[tt: a tool call without an id to a tool named " + call["name"]) for t in texts
+        )
+        assert any(t.startswith("[tt: result of a tool call it names by no id") for t in texts)
+
+
 # --- item 4: raw line separators inside JSON strings ------------------------------------
 
 _SEPARATORS = "\u2028\u2029\u0085"

@@ -13,6 +13,7 @@ way) are skipped when pairing calls with results.
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 from tests.support.wire import ApiError
@@ -98,10 +99,16 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
         if isinstance(name, str) and len(name) > 200:
             return _e(f"messages.{i}.content.{j}.tool_use.name: String should have at most 200 characters")
         tid = b.get("id")
+        bad = _tool_id(f"messages.{i}.content.{j}.tool_use.id", tid)
+        if bad is not None:
+            return bad
         if tid in seen:
             return _e(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
-        if isinstance(tid, str):
-            seen.add(tid)
+        seen.add(tid)
+    elif t == "tool_result" and (
+        bad := _tool_id(f"messages.{i}.content.{j}.tool_result.tool_use_id", b.get("tool_use_id"))
+    ):
+        return bad
     elif t == "tool_result" and b.get("is_error") is True and not b.get("content"):
         # jlevy/markform#153
         return _e(f"messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true")
@@ -119,6 +126,18 @@ def _block(i: int, j: int, b: dict[str, Any], seen: set[str]) -> ApiError | None
                     return got
     elif t == "image":
         return _image(f"messages.{i}.content.{j}", b)
+    return None
+
+
+def _tool_id(where: str, value: Any) -> ApiError | None:
+    """The API's id rule for ``tool_use.id`` and ``tool_result.tool_use_id``
+    (maximhq/bifrost#5097, BlockRunAI/ClawRouter#17: ``String should match pattern``)."""
+    if value is None:
+        return _e(f"{where}: Field required")
+    if not isinstance(value, str):
+        return _e(f"{where}: Input should be a valid string")
+    if not re.fullmatch(r"[a-zA-Z0-9_-]+", value):
+        return _e(f"{where}: String should match pattern '^[a-zA-Z0-9_-]+$'")
     return None
 
 

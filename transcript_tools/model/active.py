@@ -28,6 +28,7 @@ from typing import Any, cast
 
 from .api_rules import (
     ALL_GONE,
+    BAD_TOOL_ID,
     BLANK_TEXT,
     EMPTY_ERROR_RESULT,
     IMAGES_SHIFT,
@@ -40,6 +41,7 @@ from .api_rules import (
     content_problems,
     nul_in,
     thinking_bad,
+    tool_id_ok,
 )
 from .chain import ASSISTANT, BOUNDARY, USER, ChainIndex
 from .lines import json_size
@@ -164,8 +166,14 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         bt = b.get("type")
         if bt == "tool_result":
             i = b.get("tool_use_id")
-            if isinstance(i, str):
+            if type(i) is str:
                 results.append(i)
+                if not tool_id_ok(i):
+                    bad |= BAD_TOOL_ID
+            else:
+                if isinstance(i, str):
+                    results.append(i)
+                bad |= BAD_TOOL_ID
             inner = b.get("content")
             if not inner and b.get("is_error") is True:
                 bad |= EMPTY_ERROR_RESULT
@@ -185,8 +193,14 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         plain = True
         if bt == "tool_use":
             i = b.get("id")
-            if isinstance(i, str):
+            if type(i) is str:
                 uses.append(i)
+                if not tool_id_ok(i):
+                    bad |= BAD_TOOL_ID
+            else:
+                if isinstance(i, str):
+                    uses.append(i)
+                bad |= BAD_TOOL_ID
             n = b.get("name")
             if type(n) is str and len(n) > MAX_TOOL_NAME:
                 bad |= LONG_TOOL_NAME

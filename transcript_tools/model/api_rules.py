@@ -73,6 +73,20 @@ ones users report; the README's catalogue names the public threads.
   tool result (ToolSearch) naming a tool of more than 64 characters (long MCP names).
   API: ``...tool_result.content.K.tool_reference.tool_name: String should have at most
   64 characters``. Fix: the reference becomes a text block with the name.
+- ``BAD_TOOL_ID`` (``tool-use-id-invalid``): a ``tool_use`` id, or a ``tool_result``'s
+  ``tool_use_id``, that is not of the API's pattern ``[a-zA-Z0-9_-]+``: a session that ran
+  against another provider's Anthropic-compatible endpoint (Kimi, DeepSeek: ids such as
+  ``functions.Bash:0``) and is then resumed against the API, or an MCP server name that
+  leaked into ids. API: ``messages.N.content.M.tool_use.id: String should match pattern
+  '^[a-zA-Z0-9_-]+$'`` (maximhq/bifrost#5097, BlockRunAI/ClawRouter#17,
+  RooCodeInc/Roo-Code#10649, HKUDS/nanobot#4356), and ``... Field required`` for a block
+  with no id at all. Fix: every such id becomes `valid_tool_id` of it, in the call and in
+  its results alike (a function of the id alone, so each record is fixed on its own and
+  the pair stays paired); a call or a result with no string id at all is kept as text
+  (no result can answer a call without an id). Nothing is lost: the old id is in the
+  quarantine, the new one keeps its readable part. It is applied after every other fix
+  of the record (`fix_content` with this bit alone, last), because the other fixes name
+  blocks by their old ids.
 
 - ``BIG_IMAGE`` (``image-too-large``): an image over 5 MB. API: ``messages.N.content.M.
   image.source.base64: image exceeds 5 MB maximum``. Fix: the image becomes a text
@@ -99,7 +113,9 @@ every fixed content has none of the bits it fixed (`content_problems` is 0 for t
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -124,8 +140,14 @@ EMPTY_ERROR_RESULT = 1 << 10
 NUL_IN_INPUT = 1 << 11
 #: A signed thinking block with no ``thinking`` text field (not even an empty string).
 NO_THINKING_TEXT = 1 << 12
+#: A tool_use id or a tool_result's tool_use_id missing or not of the API's pattern.
+BAD_TOOL_ID = 1 << 13
 #: The rule bits of a `content_problems` value (the rest: ALL_GONE, the image count).
-RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT | NUL_IN_INPUT | NO_THINKING_TEXT
+RULE_MASK = 0xFF | CUT_SIGNATURE | EMPTY_ERROR_RESULT | NUL_IN_INPUT | NO_THINKING_TEXT | BAD_TOOL_ID
+#: Is this string a tool id the API takes? (``tool_use.id`` and ``tool_result.tool_use_id``:
+#: ``^[a-zA-Z0-9_-]+$``.)
+tool_id_ok = re.compile(r"[a-zA-Z0-9_-]+").fullmatch
+_NOT_ID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 #: The text an empty error result gets (`EMPTY_ERROR_RESULT`).
 EMPTY_ERROR_TEXT = "[tt: the tool reported an error without a message]"
 #: ``bits >> IMAGES_SHIFT`` is the number of images in the content (capped at 255).
@@ -156,6 +178,10 @@ CODE_OF_BIT: dict[int, tuple[str, str]] = {
         "tool-reference-too-long",
         f"a tool_reference name over the API's {MAX_TOOL_REFERENCE} characters",
     ),
+    BAD_TOOL_ID: (
+        "tool-use-id-invalid",
+        "a tool id missing or not of the API's pattern [a-zA-Z0-9_-]+ (a call's id or a result's tool_use_id)",
+    ),
     BIG_IMAGE: ("image-too-large", "an image over the API's 5 MB limit"),
     HUGE_IMAGE: ("image-dimensions-too-large", f"an image over the API's {MAX_IMAGE_SIDE} pixels on a side"),
 }
@@ -175,6 +201,7 @@ FIX_OF_BIT = {
     NO_THINKING_TEXT: "drop-textless-thinking",
     LONG_TOOL_NAME: "tool-call-to-text",
     LONG_TOOL_REFERENCE: "tool-reference-to-text",
+    BAD_TOOL_ID: "rename-invalid-tool-id",
     BIG_IMAGE: "shrink-image",
     HUGE_IMAGE: "image-to-text",
     WIDE_IMAGE: "image-to-text",
@@ -286,8 +313,14 @@ def content_problems(content: Any, assistant: bool = False) -> int:
             inp = b.get("input")
             if inp and nul_in(inp):
                 bad |= NUL_IN_INPUT
+            i = b.get("id")
+            if type(i) is not str or not tool_id_ok(i):
+                bad |= BAD_TOOL_ID
             kept += 1
         elif bt == "tool_result":
+            i = b.get("tool_use_id")
+            if type(i) is not str or not tool_id_ok(i):
+                bad |= BAD_TOOL_ID
             inner = b.get("content")
             if not inner and b.get("is_error") is True:
                 bad |= EMPTY_ERROR_RESULT
@@ -489,32 +522,51 @@ def fix_content(content: list[Any], bits: int, text_calls: set[str] | None = Non
             ):
                 changed = True
                 continue
-        elif bt == "tool_use" and bits & (LONG_TOOL_NAME | NUL_IN_INPUT):
+        elif bt == "tool_use" and bits & (LONG_TOOL_NAME | NUL_IN_INPUT | BAD_TOOL_ID):
             n = b.get("name")
-            if bits & LONG_TOOL_NAME and isinstance(n, str) and len(n) > MAX_TOOL_NAME:
+            i = b.get("id")
+            if (bits & LONG_TOOL_NAME and isinstance(n, str) and len(n) > MAX_TOOL_NAME) or (
+                bits & BAD_TOOL_ID and not isinstance(i, str)
+            ):
                 out.append(call_as_text(b))
                 changed = True
                 continue
             if bits & NUL_IN_INPUT and nul_in(b.get("input")):
-                out.append({**b, "input": _without_nul(b["input"])})
+                b = {**b, "input": _without_nul(b["input"])}
                 changed = True
-                continue
+            if bits & BAD_TOOL_ID and isinstance(i, str) and not tool_id_ok(i):
+                b = {**b, "id": valid_tool_id(i)}
+                changed = True
         elif bt == "image" and _image_goes(b, bits):
             out.append(image_placeholder(b))
             changed = True
             continue
         elif bt == "tool_result":
-            if text_calls and b.get("tool_use_id") in text_calls:
+            i = b.get("tool_use_id")
+            if (text_calls and i in text_calls) or (bits & BAD_TOOL_ID and not isinstance(i, str)):
                 out.extend(result_as_text(b, bits))
                 changed = True
                 continue
             fixed = _fix_result(b, bits)
+            if bits & BAD_TOOL_ID and isinstance(i, str) and not tool_id_ok(i):
+                fixed = {**fixed, "tool_use_id": valid_tool_id(i)}
             if fixed is not b:
                 out.append(fixed)
                 changed = True
                 continue
         out.append(b)
     return out if changed else content
+
+
+def valid_tool_id(old: str) -> str:
+    """The id `fix_content` gives a tool id the API refuses (``BAD_TOOL_ID``): its
+    characters outside ``[a-zA-Z0-9_-]`` become ``_``, and 8 hex digits of its SHA-256
+    follow, so ids that differ only in those characters stay apart (``functions.Bash:0``
+    and ``functions.Bash_0`` would both be ``functions_Bash_0`` without them). A function
+    of the id alone: the call and each result that names it get the same new id, whichever
+    record is fixed first, in repair as in resume."""
+    digest = hashlib.sha256(old.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_NOT_ID_CHAR.sub('_', old)}_{digest}"
 
 
 def fix_string(content: str) -> str:
@@ -588,9 +640,11 @@ def image_placeholder(block: dict[str, Any]) -> dict[str, Any]:
 def call_as_text(block: dict[str, Any]) -> dict[str, Any]:
     """A ``tool_use`` the API cannot take, as the text of what was called."""
     args = json.dumps(block.get("input"), ensure_ascii=False, separators=(",", ":"))
+    ident = block.get("id")
+    call = f"tool call {ident}" if isinstance(ident, str) else "a tool call without an id"
     return {
         "type": "text",
-        "text": f"[tt: tool call {block.get('id')} to a tool named {block.get('name')!s} with input {args}]",
+        "text": f"[tt: {call} to a tool named {block.get('name')!s} with input {args}]",
     }
 
 
@@ -598,9 +652,9 @@ def result_as_text(block: dict[str, Any], bits: int = 0, *, head: str | None = N
     """The result of a call kept as text, as text (images kept), under ``head`` (by
     default: the result of a call the API could not take; repair's orphans name theirs)."""
     if head is None:
-        head = f"[tt: result of tool call {block.get('tool_use_id')}" + (
-            " (an error)]" if block.get("is_error") is True else "]"
-        )
+        ident = block.get("tool_use_id")
+        call = f"tool call {ident}" if isinstance(ident, str) else "a tool call it names by no id"
+        head = f"[tt: result of {call}" + (" (an error)]" if block.get("is_error") is True else "]")
     inner = block.get("content")
     texts = [head]
     images: list[dict[str, Any]] = []

@@ -53,7 +53,8 @@ Code 2.1.332 and 2.1.197; tests/model/test_conversation.py keeps the comparison)
    "Requests the API refuses"): empty and whitespace-only text blocks and thinking
    blocks without a signature dropped, NULs replaced by U+2400, a call whose tool name
    is past 200 characters (and its result) kept as text, a tool_reference past 64
-   characters kept as text, a tool_use id used twice renamed with its result.
+   characters kept as text, a tool_use id used twice renamed with its result, tool ids
+   not of the API's pattern renamed (`api_rules.valid_tool_id`) in calls and results alike.
 
 The entry a continuation chains onto (`Conversation.leaf_uuid`) is the last entry
 written after the active leaf on its branch (an attachment or a turn-duration line, when
@@ -76,6 +77,7 @@ from datetime import datetime
 from typing import Any
 
 from .api_rules import (
+    BAD_TOOL_ID,
     BLANK_TEXT,
     CODE_OF_BIT,
     HUGE_IMAGE,
@@ -438,8 +440,13 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
     seen: set[str] = set()  # every tool_use id sent so far
     renames: dict[str, str] = {}  # a duplicate call's new id, for its result in the next message
     as_text: set[str] = set()  # calls kept as text: their results become text too
+    bad_ids: list[_Msg] = []  # messages with tool ids the API refuses: renamed last (below)
     for m, p in zip(msgs, probs, strict=True):
         bits = p & RULE_MASK & ~WIDE_IMAGE | (p & wide)
+        if bits & BAD_TOOL_ID:
+            bad_ids.append(m)
+            _rule_notes(notes, m.uuid, BAD_TOOL_ID)
+            bits &= ~BAD_TOOL_ID
         if m.string is not None:
             if "\x00" in m.string:
                 m.string = fix_string(m.string)
@@ -477,6 +484,11 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
                 notes.append(Note("tool-use-id-duplicate", m.uuid, f"{u} -> {new}"))
                 u = new
             seen.add(u)
+    # Last, as repair does it: the duplicate renames and the calls kept as text above name
+    # blocks by their old ids; `valid_tool_id` is a function of the id, so a call and its
+    # result get the same new one.
+    for m in bad_ids:
+        m.blocks = fix_content(m.blocks, BAD_TOOL_ID)
     return msgs
 
 

@@ -218,6 +218,13 @@ CODES: dict[str, Code] = {
             "rename-duplicate-tool-id",
             "one tool_use id used by two calls of the conversation",
         ),
+        _c(
+            "tool-use-id-invalid",
+            "api",
+            E,
+            "rename-invalid-tool-id",
+            "a tool id missing or not of the API's pattern [a-zA-Z0-9_-]+ (another provider's ids, such as functions.Bash:0)",
+        ),
         _c("image-too-large", "api", E, "shrink-image", "an image over the API's 5 MB limit"),
         _c(
             "image-dimensions-too-large",

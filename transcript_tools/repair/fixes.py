@@ -28,7 +28,8 @@ API fixes (on the conversation a resume sends, `active.conversation_nodes`):
 - ``split-message-noncontiguous``: the later lines of the response (with their tool
   results) are moved, by relinking parents, right after the earlier ones.
 - the block-level rules of `api_rules` (``empty-text-block``, ``thinking-unsigned``,
-  ``thinking-text-missing``, ``nul-in-content``, ``nul-in-tool-input``, ``tool-name-too-long``, ``tool-reference-too-long``): the record's
+  ``thinking-text-missing``, ``nul-in-content``, ``nul-in-tool-input``, ``tool-name-too-long``, ``tool-reference-too-long``,
+  ``tool-use-id-invalid``): the record's
   content is fixed as `api_rules` says (each fix's docstring there says why it loses
   least); a message left with no block is dropped and its children take its parent; a
   call kept as text leaves its result an orphan, which the next round keeps as text.
@@ -55,6 +56,7 @@ from ..model.active import NodeFacts, conversation_nodes
 from ..model.api_checks import api_findings
 from ..model.api_rules import (
     ALL_GONE,
+    BAD_TOOL_ID,
     BIG_IMAGE,
     BLANK_TEXT,
     CODE_OF_BIT,
@@ -278,7 +280,10 @@ def rule_fixes(
             attempted.add(("rules", str(ref)))
             bits = f.bad & RULE_MASK & ~WIDE_IMAGE | (WIDE_IMAGE if node in many else 0)
             m.rules[ref] = m.rules.get(ref, 0) | bits
-            uses = f.tool_uses
+            # The facts as this round left them, not the view's: a duplicate's rename earlier
+            # in the round changed this record's ids (its fix then names the old ones).
+            now = m.node_facts(ref) or f
+            uses = now.tool_uses
             if bits & LONG_TOOL_NAME:
                 gone = set(m.survey.long_calls.get(ref, ()))
                 uses = tuple(u for u in uses if u not in gone)
@@ -286,10 +291,10 @@ def rule_fixes(
             m.set_facts(
                 ref,
                 replace(
-                    f,
-                    bad=f.bad & ~(RULE_MASK | ALL_GONE),
+                    now,
+                    bad=now.bad & ~(RULE_MASK | ALL_GONE),
                     tool_uses=uses,
-                    plain=f.plain or uses != f.tool_uses,
+                    plain=now.plain or uses != now.tool_uses,
                 ),
             )
             for bit in RULE_BITS:
@@ -318,7 +323,8 @@ def rule_fixes(
             taken.add(new)
             answer = next((j for j in full[pos[node] + 1 :] if u in v.facts.get(j, _NONE).tool_results), None)
             m.renames.setdefault(ref, ({}, {}))[0][u] = new
-            m.set_facts(ref, replace(f, tool_uses=tuple(new if t == u else t for t in f.tool_uses)))
+            now = m.node_facts(ref) or f  # as this round left them (a rule fix may have run)
+            m.set_facts(ref, replace(now, tool_uses=tuple(new if t == u else t for t in now.tool_uses)))
             acts.append(
                 Action(
                     "rename-duplicate-tool-id",
@@ -391,6 +397,7 @@ _RULE_DETAIL = {
     NO_THINKING_TEXT: "dropped signed thinking blocks with no thinking text field (the API requires one)",
     LONG_TOOL_NAME: "a call whose tool name is past 200 characters kept as text",
     LONG_TOOL_REFERENCE: "a tool_reference past 64 characters kept as text",
+    BAD_TOOL_ID: "tool ids not of the API's pattern renamed (call and results alike); one with no id kept as text",
     BIG_IMAGE: "images over the API's 5 MB replaced by a text placeholder",
     HUGE_IMAGE: "images past the API's pixel limits replaced by a text placeholder",
 }

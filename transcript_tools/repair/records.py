@@ -31,7 +31,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.api_rules import NUL_CHAR, fix_content, fix_string, image_bytes, rename_ids, result_as_text
+from ..model.api_rules import (
+    BAD_TOOL_ID,
+    NUL_CHAR,
+    fix_content,
+    fix_string,
+    image_bytes,
+    rename_ids,
+    result_as_text,
+)
 from ..model.conversation import INTERRUPTED_TOOL_RESULT
 from .plan import UNSET, EntryEdit
 from .survey import THINKING
@@ -99,8 +107,8 @@ def edit_record(record: dict[str, Any], edit: EntryEdit) -> dict[str, Any]:
         rec["message"] = {**msg, "content": fix_string(msg["content"])}
     if isinstance(msg, dict) and isinstance(msg.get("content"), list):
         content: list[Any] = msg["content"]
-        if edit.api_bits:
-            content = fix_content(content, edit.api_bits)
+        if edit.api_bits & ~BAD_TOOL_ID:
+            content = fix_content(content, edit.api_bits & ~BAD_TOOL_ID)
         if edit.uses or edit.results:
             content = rename_ids(content, edit.uses, edit.results)
         if edit.orphans:
@@ -109,6 +117,9 @@ def edit_record(record: dict[str, Any], edit: EntryEdit) -> dict[str, Any]:
             content = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING)]
         if edit.max_image_bytes is not None:
             content = shrink_images(content, edit.max_image_bytes)
+        if edit.api_bits & BAD_TOOL_ID:
+            # Last: the renames and orphans above name blocks by their old ids.
+            content = fix_content(content, BAD_TOOL_ID)
         if content is not msg["content"]:
             rec["message"] = {**msg, "content": content}
     return rec
