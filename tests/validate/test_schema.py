@@ -186,6 +186,8 @@ def test_known_types_are_the_entry_schema_files() -> None:
         "content-replacement",
         "atis-latch",
         "artifact-comment-monitor",
+        "agent-color",
+        "history-suppression",
         "worktree-state",
         "relocated",
         "bridge-session",
@@ -824,3 +826,21 @@ def test_the_2_1_266_artifact_comment_monitor_record_is_known_and_checked() -> N
     [problem] = CHECKER.check(bad)
     assert problem.code == "schema-invalid"
     assert problem.pointer == 'artifacts["4ff2fe2d-f8f8-4f09-b7fa-9c72773d4c3c"].writtenAtMs'
+
+
+# Uplift-Foundation/Claude-Buddy tests/IntegrationTests/TranscriptIdentityWindowTests.cs
+# (commit a25635a1), lines 25 and 31: "row shapes taken verbatim off a real machine (26 Aug
+# 2026)", byte for byte as the transcript holds them.
+HISTORY_SUPPRESSION = (
+    b'{"type":"history-suppression","sessionId":"0e9677a5-8813-4800-8b8b-e786d701c097",'
+    b'"cause":"fork_inherit","ts":"2026-08-26T17:32:07.036Z"}'
+)
+AGENT_COLOR = b'{"type":"agent-color","agentColor":"green","sessionId":"cd7a3a49-fb64-47a7-9dec-471ee884afc1"}'
+
+
+def test_the_2_1_24x_fork_and_agent_records_are_known_and_checked() -> None:
+    for line in (HISTORY_SUPPRESSION, AGENT_COLOR):
+        assert CHECKER.check(orjson.loads(line)) == [], line  # were unknown-type warnings
+    [problem] = CHECKER.check(orjson.loads(AGENT_COLOR.replace(b'"green"', b"7")))
+    assert problem.code == "schema-invalid" and problem.pointer == "agentColor"
+
