@@ -844,3 +844,30 @@ def test_the_2_1_24x_fork_and_agent_records_are_known_and_checked() -> None:
     [problem] = CHECKER.check(orjson.loads(AGENT_COLOR.replace(b'"green"', b"7")))
     assert problem.code == "schema-invalid" and problem.pointer == "agentColor"
 
+
+def _load_policies(binary: bytes) -> dict[str, str]:
+    """Claude Code's own table of the record types it loads from a transcript, each with
+    how it loads them (``"custom-title":"last-wins"``, ``user:"transcript"`` …): the
+    object literal holding ``"custom-title":"last-wins"`` in the bundled binary."""
+    at = binary.find(b'"custom-title":"last-wins"')
+    assert at > 0, "the load-policy table moved: read the binary again"
+    start, end = binary.rfind(b"={", 0, at) + 1, binary.find(b"}", at) + 1
+    pairs = re.findall(rb'(?:"([a-z-]+)"|([a-z]+)):"([a-z-]+)"', binary[start:end])
+    return {(quoted or bare).decode(): policy.decode() for quoted, bare, policy in pairs}
+
+
+@pytest.mark.claude
+def test_every_record_type_claude_code_2_1_332_loads_is_known_to_the_schemas() -> None:
+    # The type names and fields of tt's schemas for 2.1.332's client-state records come from
+    # its writer in the bundled binary (docs/format.md §3.6); this pins the list: a pin that
+    # loads a type tt does not know fails here, not as an unknown-type warning on users' files.
+    from tests.support.claude_cli import bundled_cli
+
+    cli = bundled_cli()
+    if cli is None:
+        pytest.skip("claude-agent-sdk's bundled Claude Code is not installed")
+    policies = _load_policies(cli.path.read_bytes())
+    assert policies["user"] == "transcript" and policies["history-suppression"] == "last-wins"
+    assert len(policies) >= 45
+    assert set(policies) - CHECKER.known_types == set()
+
