@@ -48,6 +48,9 @@ code                   SDK lists   picker      2.1.332 ``--resume``        fix
 ``sidechain-in-head``  yes         no          loads                       resume by id
 ``continued-elsewhere`` yes        no (2.1.332) loads                      resume the other
 ``loop-session``       yes         no          loads                       resume by id
+``ended-by-model``     (as above)  (as above)  loads, sends nothing:       a new session
+                                               "Claude ended this
+                                               conversation" (exit 1)
 =====================  ==========  ==========  ==========================  =================
 
 The picker's reasons are reported only for a session that loads and has no other finding
@@ -116,6 +119,7 @@ from typing import Any
 import orjson
 
 from ..catalog.listing import parse_lite
+from ..model.conversation import ENDED_MESSAGE, ended_by_model
 from ..model.ids import is_session_id
 from ..model.lines import looks_like
 from ..model.titles import first_string_field, last_string_field
@@ -131,6 +135,8 @@ class Scan:
     other_types: frozenset[str] = frozenset()  # types of the remaining records
     nul_only: bool = False  # the file is nothing but NUL bytes (and line breaks)
     main_with_uuid: int = 0  # of the main messages, those with a uuid (a chain can hold them)
+    #: the session ids ``ended-by-model`` records name (`conversation.ended_by_model`)
+    ended: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +217,7 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
     """Count what a resume needs: main-conversation messages (pure)."""
     n = main = side = with_uuid = 0
     other: set[str] = set()
+    ended: set[str] = set()
     for rec in records:
         n += 1
         t = rec.get("type")
@@ -223,7 +230,9 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
                 with_uuid += isinstance(u, str) and u != ""
         else:
             other.add(t if isinstance(t, str) else "?")
-    return Scan(n, main, side, frozenset(other), nul_only, with_uuid)
+            if ended_by_model(rec, None):
+                ended.add(rec["sessionId"])
+    return Scan(n, main, side, frozenset(other), nul_only, with_uuid, frozenset(ended))
 
 
 def diagnose(
@@ -355,9 +364,20 @@ def diagnose(
                 f"`claude --resume {sid or '<id>'}` still loads it",
             )
         )
+    if scan.main_messages and scan.ended and (session_id is None or session_id in scan.ended):
+        out.append(
+            Finding(
+                "ended-by-model",
+                listed,
+                True,
+                "the model ended this conversation (an ended-by-model record): Claude Code 2.1.332 loads it "
+                f'but sends nothing: "{ENDED_MESSAGE}" (exit 1), and `tt resume` refuses it too',
+                "start a new session: the model ended this one on purpose, and `tt repair` leaves the record in",
+            )
+        )
     # The picker's own reasons, for a session that loads where it is: with no other finding,
     # or beside `no-title` (the SDK's reason; the picker's may be another).
-    if here and all(f.code == "no-title" for f in out):
+    if here and all(f.code in ("no-title", "ended-by-model") for f in out):
         out.extend(_picker_findings(sid, reasons, listed))
     return Diagnosis(path, session_id, tuple(out), cwd=place.cwd, moved_to=place.moved_to)
 

@@ -14,6 +14,7 @@ listed (`claude_dir` finds them).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +44,7 @@ def scan_file(path: Path) -> tuple[bytes, bytes, int, Scan]:
                 yield e.record
 
     scan = scan_records(entries())
-    return (
-        head,
-        tail,
-        size,
-        Scan(
-            scan.records,
-            scan.main_messages,
-            scan.sidechain_messages,
-            scan.other_types,
-            nul_only,
-            scan.main_with_uuid,
-        ),
-    )
+    return head, tail, size, replace(scan, nul_only=nul_only)  # known once the whole file is read
 
 
 def doctor_file(path: Path) -> Diagnosis:

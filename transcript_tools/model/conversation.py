@@ -56,6 +56,14 @@ Code 2.1.332 and 2.1.197; tests/model/test_conversation.py keeps the comparison)
    characters kept as text, a tool_use id used twice renamed with its result, tool ids
    not of the API's pattern renamed (`api_rules.valid_tool_id`) in calls and results alike.
 
+A session the model ended is not continued: when a model ends a conversation (its
+EndConversation tool), Claude Code 2.1.332 appends ``{"type":"ended-by-model","timestamp",
+"sessionId"}``, and ``claude --resume`` of it sends nothing ("Claude ended this
+conversation. Start a new session to continue.", exit 1; 2.1.197 does not know the record
+and continues). `ended_by_model` is that rule; `resume.files.load_for_resume` refuses such a
+session (`errors.ConversationEnded`), and ``tt doctor`` names it
+(tests/resume/test_ended_by_model.py).
+
 The entry a continuation chains onto (`Conversation.leaf_uuid`) is the last entry
 written after the active leaf on its branch (an attachment or a turn-duration line, when
 there are some), as Claude Code 2.1.332 parents the prompt of a resumed turn.
@@ -180,6 +188,23 @@ class Conversation:
         # Built as it was: with or without the sentinel.
         messages, notes = api_messages(self.entries, sentinel=self.sentinel, model=model)
         return replace(self, messages=messages, notes=tuple(notes), model=model)
+
+
+#: The record Claude Code 2.1.332 appends when the model ends a conversation.
+ENDED_BY_MODEL = "ended-by-model"
+#: What Claude Code 2.1.332 says when asked to continue one.
+ENDED_MESSAGE = "Claude ended this conversation. Start a new session to continue."
+
+
+def ended_by_model(record: Any, session_id: str | None) -> bool:
+    """Does ``record`` end the session ``session_id`` (None: whatever its id), as Claude
+    Code 2.1.332 reads it? An ``ended-by-model`` record with a non-empty ``sessionId``
+    marks that session ended (its loader keeps the set of such ids; any one record is
+    enough, wherever it is in the file)."""
+    if not isinstance(record, dict) or record.get("type") != ENDED_BY_MODEL:
+        return False
+    sid = record.get("sessionId")
+    return isinstance(sid, str) and sid != "" and (session_id is None or sid == session_id)
 
 
 def build(session: Session, *, on_disk: Container[str] | None = None, sentinel: bool = True) -> Conversation:

@@ -75,6 +75,13 @@ class TranscriptTooLarge(Unreadable):
         self.cap = cap
 
 
+class ConversationEnded(TTError):
+    """The model ended the conversation (an ``ended-by-model`` record): Claude Code 2.1.332
+    refuses to continue it, and so does tt (`conversation.ended_by_model`)."""
+
+    exit_code = 1
+
+
 class ApiError(TTError):
     exit_code = 5
 

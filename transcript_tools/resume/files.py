@@ -63,9 +63,9 @@ import orjson
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES, iter_lines, last_boundary, mapped, preserved_start
 from ..model import conversation
 from ..model.active import MAX_IMAGE_BYTES, facts_of
-from ..model.errors import TranscriptTooLarge
+from ..model.errors import ConversationEnded, TranscriptTooLarge
 from ..model.lines import DecodedLine, Entry
-from ..model.session import Session
+from ..model.session import Session, session_id_from_name
 from .quickchain import Outside, QuickChain, quick_conversation
 
 
@@ -218,8 +218,18 @@ def _crlf(data: mmap.mmap, start: int) -> bool:
 
 
 def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -> ForResume:
-    """What a resume of ``path`` sends and where it continues (see the module docstring)."""
+    """What a resume of ``path`` sends and where it continues (see the module docstring).
+    A session the model ended is refused (`errors.ConversationEnded`), as Claude Code
+    2.1.332 refuses it (`conversation.ended_by_model`)."""
     with mapped(path) as mm:
+        if mm is not None:
+            line = _ended_at(mm, session_id_from_name(path.name))
+            if line is not None:
+                raise ConversationEnded(
+                    f"{path}: {conversation.ENDED_MESSAGE}",
+                    hint=f"the model ended it (line {line}: an ended-by-model record); Claude Code 2.1.332 "
+                    "refuses to continue it too",
+                )
         size = 0 if mm is None else len(mm)
         start = 0 if mm is None else _start(mm)
         if start and size - start > max_bytes:
@@ -233,6 +243,27 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -
     # The mapping is gone by now: the reference path streams the file itself.
     with _no_gc():
         return _reference(path, start, size, max_bytes)
+
+
+def _ended_at(data: mmap.mmap, session_id: str | None) -> int | None:
+    """The line of a record that ends the session (`conversation.ended_by_model`), or None.
+    A byte search for the type finds the candidates (the text of a message can name it
+    too), each line decoded to judge it: one pass at memory speed over the whole file
+    (the record can be anywhere; Claude Code reads it wherever it is)."""
+    needle = b'"' + conversation.ENDED_BY_MODEL.encode() + b'"'
+    at = data.find(needle)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        try:
+            rec = orjson.loads(data[start:end])
+        except orjson.JSONDecodeError:
+            rec = None
+        if conversation.ended_by_model(rec, session_id):
+            return data[:start].count(b"\n") + 1
+        at = data.find(needle, end)
+    return None
 
 
 def _fast(data: mmap.mmap, start: int, size: int, max_bytes: int) -> ForResume | None:
