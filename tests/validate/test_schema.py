@@ -866,8 +866,28 @@ def test_every_record_type_claude_code_2_1_332_loads_is_known_to_the_schemas() -
     cli = bundled_cli()
     if cli is None:
         pytest.skip("claude-agent-sdk's bundled Claude Code is not installed")
-    policies = _load_policies(cli.path.read_bytes())
+    binary = cli.path.read_bytes()
+    policies = _load_policies(binary)
     assert policies["user"] == "transcript" and policies["history-suppression"] == "last-wins"
     assert len(policies) >= 45
     assert set(policies) - CHECKER.known_types == set()
+    # Written but not in that table: metadata its writer batches with the others, and the
+    # workflow journal's records (its journal reader's cases).
+    written = {"repl-mode", "host-row", "hybrid-organization", "launched", "started", "result", "failed"}
+    for t in written:
+        assert b'{type:"' + t.encode() + b'"' in binary, t
+    assert written - CHECKER.known_types == set()
+
+
+def test_the_last_prompt_shapes_2_1_332_writes_are_valid() -> None:
+    # Its writer (bundled binary): no leafUuid while the session has no leaf yet, and a
+    # withdrawn leaf checkpoint as leafUuid null with explicit: true.
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    for rec in (
+        {"type": "last-prompt", "lastPrompt": "hi", "sessionId": sid},
+        {"type": "last-prompt", "leafUuid": None, "explicit": True, "sessionId": sid},
+    ):
+        assert CHECKER.check(rec) == [], rec
+    [problem] = CHECKER.check({"type": "last-prompt", "leafUuid": 7, "sessionId": sid})
+    assert problem.pointer == "leafUuid"
 
