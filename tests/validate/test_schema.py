@@ -835,7 +835,9 @@ HISTORY_SUPPRESSION = (
     b'{"type":"history-suppression","sessionId":"0e9677a5-8813-4800-8b8b-e786d701c097",'
     b'"cause":"fork_inherit","ts":"2026-08-26T17:32:07.036Z"}'
 )
-AGENT_COLOR = b'{"type":"agent-color","agentColor":"green","sessionId":"cd7a3a49-fb64-47a7-9dec-471ee884afc1"}'
+AGENT_COLOR = (
+    b'{"type":"agent-color","agentColor":"green","sessionId":"cd7a3a49-fb64-47a7-9dec-471ee884afc1"}'
+)
 
 
 def test_the_2_1_24x_fork_and_agent_records_are_known_and_checked() -> None:
@@ -890,4 +892,3 @@ def test_the_last_prompt_shapes_2_1_332_writes_are_valid() -> None:
         assert CHECKER.check(rec) == [], rec
     [problem] = CHECKER.check({"type": "last-prompt", "leafUuid": 7, "sessionId": sid})
     assert problem.pointer == "leafUuid"
-
