@@ -59,6 +59,13 @@ def test_tt_resume_refuses_a_session_the_model_ended(tmp_path: Path) -> None:
     assert sent == [] and path.read_bytes() == before
     dry = cli.tt("resume", SID, "--dry-run", config=config)
     assert dry.returncode == 1 and MESSAGE in dry.stderr
+    # A compaction appended after it (tt compact's boundary) does not hide it: Claude Code
+    # keeps the record wherever it is in the file (its load table: "last-wins").
+    done = cli.tt("compact", str(path), "--in-place", "--keep-tokens", "0", "--even-if-larger", config=config)
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes().count(b'"compact_boundary"') > before.count(b'"compact_boundary"')
+    dry = cli.tt("resume", SID, "--dry-run", config=config)
+    assert dry.returncode == 1 and MESSAGE in dry.stderr
 
 
 def test_doctor_names_it_and_other_mentions_end_nothing(tmp_path: Path) -> None:

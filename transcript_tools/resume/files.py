@@ -225,9 +225,10 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -
         size = 0 if mm is None else len(mm)
         start = 0 if mm is None else _start(mm)
         if mm is not None:
-            # From the part a resume reads: the record is written when the model ends the
-            # conversation, and no compaction follows it (Claude Code refuses to compact then).
-            line = _ended_at(mm, session_id_from_name(path.name), start)
+            # The whole file, not only the part a resume reads: Claude Code keeps the record
+            # wherever it is ("last-wins", not cleared by a boundary), and `tt compact` may
+            # append a boundary after it.
+            line = _ended_at(mm, session_id_from_name(path.name))
             if line is not None:
                 raise ConversationEnded(
                     f"{path}: {conversation.ENDED_MESSAGE}",
