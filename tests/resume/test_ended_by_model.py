@@ -18,9 +18,9 @@ import orjson
 import pytest
 
 from tests.support import cli
-from tests.support.claude_cli import ClaudeRunError, Sandbox, find_cli, run_claude
+from tests.support.claude_cli import ClaudeCLI, ClaudeRunError, Sandbox, find_cli, run_claude
 from tests.support.paths import CONFIG_332
-from tests.support.sessions import generate_session, stage_config
+from tests.support.sessions import GeneratedSession, generate_session, stage_config
 from tests.support.standin import StandIn
 from tests.support.trees import stage
 
@@ -91,8 +91,6 @@ def test_doctor_names_it_and_other_mentions_end_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.claude
 def test_claude_code_2_1_332_refuses_it_and_2_1_197_continues(faketime: None) -> None:
-    from tests.model.test_api_rules_claude import CLOCK
-
     seen = {}
     for version in ("2.1.332", "2.1.197"):
         found = find_cli(version)
@@ -103,23 +101,44 @@ def test_claude_code_2_1_332_refuses_it_and_2_1_197_continues(faketime: None) ->
             config = stage_config(s.config_dir, root / "claude-config")
             t = next(config.glob(f"projects/*/{s.session_id}.jsonl"))
             t.write_bytes(t.read_bytes() + _ended(s.session_id) + b"\n")
-            with StandIn() as api:
-                try:
-                    run = run_claude(
-                        found,
-                        "Are you there?",
-                        sandbox=Sandbox.create(root, config_dir=config),
-                        cwd=s.cwd,
-                        base_url=api.base_url,
-                        resume=s.session_id,
-                        clock=CLOCK,
-                        check=False,
-                    )
-                    said = (run.returncode, run.stderr)
-                except ClaudeRunError as e:
-                    said = (-1, str(e))
-                seen[version] = (said, len([e for e in api.exchanges if e.request.is_messages]))
-    (code, err), requests = seen["2.1.332"]
-    assert code == 1 and MESSAGE in err and requests == 0, seen
+            sandbox = Sandbox.create(root, config_dir=config)
+            seen[version] = _resume(found, s, sandbox, config)
+            if version == "2.1.332":
+                # A compaction appended after the record (tt compact's boundary) does not
+                # hide it from 2.1.332 either.
+                had = t.read_bytes().count(b'"compact_boundary"')
+                done = cli.tt(
+                    "compact", str(t), "--in-place", "--keep-tokens", "0", "--even-if-larger", config=config
+                )
+                assert done.returncode == 0, done.stderr
+                assert t.read_bytes().count(b'"compact_boundary"') > had
+                seen["2.1.332 compacted"] = _resume(found, s, sandbox, config)
+    for refused in ("2.1.332", "2.1.332 compacted"):
+        (code, err), requests = seen[refused]
+        assert code == 1 and MESSAGE in err and requests == 0, seen
     (code, _), requests = seen["2.1.197"]
     assert code == 0 and requests == 1, seen
+
+
+def _resume(
+    found: ClaudeCLI, s: GeneratedSession, sandbox: Sandbox, config: Path
+) -> tuple[tuple[int, str], int]:
+    """((exit code, stderr), messages requests sent) of ``claude -p --resume`` of ``s``."""
+    from tests.model.test_api_rules_claude import CLOCK
+
+    with StandIn() as api:
+        try:
+            run = run_claude(
+                found,
+                "Are you there?",
+                sandbox=sandbox,
+                cwd=s.cwd,
+                base_url=api.base_url,
+                resume=s.session_id,
+                clock=CLOCK,
+                check=False,
+            )
+            said = (run.returncode, run.stderr)
+        except ClaudeRunError as e:
+            said = (-1, str(e))
+        return said, len([e for e in api.exchanges if e.request.is_messages])
