@@ -420,6 +420,51 @@ def test_a_call_or_a_result_without_an_id_is_kept_as_text(tmp_path: Path) -> Non
         assert any(t.startswith("[tt: result of a tool call it names by no id") for t in texts)
 
 
+def _ends_on_a_call(call_id: str, earlier: bool = False) -> tuple[bytes, str]:
+    """The real session cut right after its last call (the session ended mid-tool), that
+    call's id set to ``call_id``; with ``earlier``, an earlier call of the conversation
+    sent takes the same id (a reused id). Returns (data, the call's original id)."""
+    lines = REAL.read_bytes().splitlines(keepends=True)
+    calls = [i for i, ln in enumerate(lines) if b'"type":"tool_use"' in ln]
+    last = calls[-1]
+    old = next(
+        b["id"] for b in orjson.loads(lines[last])["message"]["content"] if b.get("type") == "tool_use"
+    )
+    kept = lines[: last + 1]
+    kept[last] = kept[last].replace(old.encode(), call_id.encode())
+    if earlier:
+        prev = calls[-2]
+        prior = next(
+            b["id"] for b in orjson.loads(lines[prev])["message"]["content"] if b.get("type") == "tool_use"
+        )
+        kept = [ln.replace(prior.encode(), call_id.encode()) for ln in kept]
+    return b"".join(kept), old
+
+
+@pytest.mark.parametrize("reused", [False, True])
+@pytest.mark.parametrize("call_id", ["functions.Grep:0", "toolu_same"])
+def test_an_unanswered_call_is_answered_under_the_id_it_is_written_with(call_id: str, reused: bool) -> None:
+    # Review of round 9: the result repair adds for an unanswered call named the call's old
+    # id when the call's id was renamed (an id of another provider's shape, or a reused one
+    # renamed `_dup2` in the same round): an orphan, and the call unanswered again.
+    data, _ = _ends_on_a_call(call_id, earlier=reused)
+    report = validate_bytes(data)
+    codes = {x.code for x in report.diagnostics}
+    assert "tool-use-unpaired" in codes
+    assert ("tool-use-id-duplicate" in codes) == reused
+    assert ("tool-use-id-invalid" in codes) == (call_id != "toolu_same")
+    fixed = repair_bytes(data)
+    check_accounting(data, fixed)
+    assert validate_bytes(fixed.data).errors == 0, [
+        x.to_dict() for x in validate_bytes(fixed.data).diagnostics
+    ]
+    added = [a for a in fixed.plan.actions if a.fix == "add-interrupted-result"]
+    assert len(added) == 1, added
+    last_call, answer = (orjson.loads(x) for x in fixed.data.splitlines()[-2:])
+    [call] = [b for b in last_call["message"]["content"] if b.get("type") == "tool_use"]
+    assert api_rules.tool_id_ok(call["id"]) and answer["message"]["content"][0]["tool_use_id"] == call["id"]
+
+
 # --- item 4: raw line separators inside JSON strings ------------------------------------
 
 _SEPARATORS = "\u2028\u2029\u0085"

@@ -218,12 +218,24 @@ def api_fixes(
     unpaired: dict[int, list[str]] = {}
     orphans: list[tuple[int, str]] = []
     splits: list[int] = []
+    # A call whose id this round renames as a duplicate is answered next round, under its
+    # new id (answered now, the result would name the old one: an orphan, and the renamed
+    # call unanswered again).
+    renamed = {
+        (node, u)
+        for code, node, msg in findings
+        if code == "tool-use-id-duplicate" and (f := v.facts.get(node)) is not None
+        for u in [_named(f.tool_uses, msg, "tool_use id {} is")]
+        if u is not None
+    }
     for code, node, msg in findings:
         f = v.facts.get(node)
         if f is None:
             continue
         if code == "tool-use-unpaired":
             u = _named(f.tool_uses, msg, "tool_use {} has")
+            if (node, u) in renamed:
+                continue
             if u is not None and ("unpaired", u) not in attempted:
                 attempted.add(("unpaired", u))
                 unpaired.setdefault(node, []).append(u)

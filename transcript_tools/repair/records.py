@@ -39,6 +39,8 @@ from ..model.api_rules import (
     image_bytes,
     rename_ids,
     result_as_text,
+    tool_id_ok,
+    valid_tool_id,
 )
 from ..model.conversation import INTERRUPTED_TOOL_RESULT
 from .plan import UNSET, EntryEdit
@@ -75,7 +77,9 @@ def interrupted_result(
                 "type": "tool_result",
                 "content": INTERRUPTED_TOOL_RESULT,
                 "is_error": True,
-                "tool_use_id": tool_use_id,
+                # The call's record gets this id when it is written (`edit_record` renames
+                # an id the API refuses last, by the same function of the id).
+                "tool_use_id": tool_use_id if tool_id_ok(tool_use_id) else valid_tool_id(tool_use_id),
             }
         ],
     }
