@@ -96,34 +96,52 @@ def test_a_record_nested_as_deep_as_orjson_reads_is_no_traceback(tmp_path: Path)
         REAL / "claude-config-2.1.332/projects/-home-dev-demo-app/4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
     )
     lines = src.read_bytes().splitlines(keepends=True)
-    at = next(i for i, ln in enumerate(lines) if b'"toolUseResult"' in ln)
-    inner = MAX_JSON_DEPTH - 2  # the record and its message are two levels
-    deep = b"[" * inner + b"]" * inner
-    grown = lines[at].replace(b'"content":', b'"odd":' + deep + b',"content":', 1)
-    assert orjson.loads(grown)  # as deep as orjson reads
-    with pytest.raises(orjson.JSONDecodeError):  # one level more is no JSON to orjson
-        orjson.loads(grown.replace(deep, b"[" + deep + b"]"))
+    boundary = next(i for i, ln in enumerate(lines) if b'"compact_boundary"' in ln)
+    # One in the history before the compact boundary (beside a message's content), one in
+    # the input of the last call (after it: what a resume sends and a compaction keeps).
+    first = next(i for i, ln in enumerate(lines) if b'"toolUseResult"' in ln)
+    last = max(i for i, ln in enumerate(lines) if b'"type":"tool_use"' in ln)
+    assert first < boundary < last
+    deeps = []
+    for at, key, levels in ((first, b'"content":', 2), (last, b'"input":{', 5)):
+        inner = MAX_JSON_DEPTH - levels  # the levels around it: record, message, (content, block, input)
+        deep = b"[" * inner + b"]" * inner
+        if key == b'"content":':  # beside the message's content
+            grown = lines[at].replace(key, b'"odd":' + deep + b"," + key, 1)
+        else:  # first in the call's input (an empty object takes no comma)
+            after = lines[at][lines[at].index(key) + len(key) :][:1]
+            grown = lines[at].replace(key, key + b'"odd":' + deep + (b"" if after == b"}" else b","), 1)
+        assert orjson.loads(grown)  # as deep as orjson reads
+        with pytest.raises(orjson.JSONDecodeError):  # one level more is no JSON to orjson
+            orjson.loads(grown.replace(deep, b"[" + deep + b"]"))
+        lines[at] = grown
+        deeps.append(deep)
     config = tmp_path / "claude"
     path = config / "projects" / "-home-dev-demo-app" / src.name
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"".join([*lines[:at], grown, *lines[at + 1 :]]))
+    path.write_bytes(b"".join(lines))
     f = str(path)
     runs = [
         ("validate", f),
         ("show", f),
+        ("show", "--json", f),
         ("stats", f),
         ("search", "-a", "hello"),
         ("ls", "-a"),
         ("resume", "--dry-run", f),
+        ("resume", "--dry-run", "--json", f),
         ("repair", "--dry-run", f),
         ("compact", "--dry-run", f),
+        ("compact", f, "--keep-tokens", "3000", "--even-if-larger", "-o", str(tmp_path / "compacted.jsonl")),
         ("redact", f, "-o", str(tmp_path / "redacted.jsonl")),
         ("export", f, "-o", str(tmp_path / "bundle.zip")),
         ("fork", f, "-o", str(tmp_path / "forked.jsonl")),
     ]
     for args in runs:
         done = cli.tt(*args, config=config)
-        assert done.returncode in (0, 1), (args, done.stderr)
+        assert done.returncode == 0, (args, done.stderr)
         assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr, args
-    forked = (tmp_path / "forked.jsonl").read_bytes()
-    assert deep in forked  # written back whole
+    sent = cli.tt("resume", "--dry-run", "--json", f, config=config).stdout
+    assert deeps[1].decode() in sent  # the request carries the call's input whole
+    assert deeps[0] in (tmp_path / "forked.jsonl").read_bytes()  # written back whole
+    assert deeps[1] in (tmp_path / "compacted.jsonl").read_bytes()  # kept verbatim

@@ -14,6 +14,7 @@ import orjson
 
 from ..edge.reader import MAX_TRANSCRIPT_READ_BYTES
 from ..model.errors import UsageError
+from ..model.wire import dumps_lenient
 
 #: Set by `cli.run` (the console script), which ends the process without freeing memory.
 quick_exit = False
@@ -152,7 +153,7 @@ def one_output(output: object, in_place: bool, dry_run: bool, *, required: bool 
 
 def emit_json(value: Any) -> None:
     """Write one JSON document to stdout."""
-    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.buffer.write(dumps_lenient(value, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
     sys.stdout.flush()
 
 

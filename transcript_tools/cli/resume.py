@@ -41,6 +41,7 @@ from ..resume.files import ForResume
 
 if TYPE_CHECKING:
     from ..model.conversation import Conversation
+from ..model.wire import dumps_lenient
 from .common import (
     console,
     continue_option,
@@ -224,7 +225,7 @@ def resume_command(
             req = ModelRequest(
                 prep.model, [*conv.messages, *extra], tokens, prep.system, registry.definitions()
             )
-            body = orjson.dumps(req.params(), option=orjson.OPT_APPEND_NEWLINE)
+            body = dumps_lenient(req.params(), orjson.OPT_APPEND_NEWLINE)
             if as_json:
                 sys.stdout.buffer.write(body)
                 sys.stdout.flush()

@@ -39,8 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from ..model.wire import dumps_lenient
 from .plan import Prune
 
 SUMMARY_PREAMBLE = (
@@ -309,7 +308,7 @@ def _copy(
 
 
 def _size(v: Any) -> int:
-    return len(orjson.dumps(v))
+    return len(dumps_lenient(v))
 
 
 def _apply_prunes(

@@ -20,18 +20,30 @@ import orjson
 
 
 def dumps(record: Any) -> bytes:
-    """One record as Claude Code writes it (``JSON.stringify``), without the newline."""
-    return orjson.dumps(record)
-
-
-def dumps_lenient(record: Any) -> bytes:
-    """`dumps`, and for what orjson refuses (integers past 64 bits, decoded leniently from
-    a damaged line; JSON.stringify would have written them as rounded doubles) the
-    standard encoder's compact form, which keeps them exactly."""
+    """One record as Claude Code writes it (``JSON.stringify``), without the newline
+    (`dumps_lenient`'s standard-encoder form where orjson cannot write it)."""
     try:
         return orjson.dumps(record)
     except orjson.JSONEncodeError:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        return dumps_lenient(record)
+
+
+def dumps_lenient(record: Any, option: int = 0) -> bytes:
+    """`dumps` (with orjson's ``option``: ``OPT_INDENT_2``, ``OPT_APPEND_NEWLINE``,
+    ``OPT_NON_STR_KEYS``), and for what orjson refuses the standard encoder's form of the
+    same: integers past 64 bits (decoded leniently from a damaged line; JSON.stringify
+    would have written them as rounded doubles), kept exactly, and nesting past the 254
+    levels orjson writes (it reads 1,024: a tool's deeply nested JSON output; the CLI's
+    recursion limit fits that depth, `lines.MAX_JSON_DEPTH`)."""
+    try:
+        return orjson.dumps(record, option=option)
+    except orjson.JSONEncodeError:
+        indent = 2 if option & orjson.OPT_INDENT_2 else None
+        text = json.dumps(
+            record, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":")
+        )
+        out = text.encode("utf-8", "surrogatepass")
+        return out + b"\n" if option & orjson.OPT_APPEND_NEWLINE else out
 
 
 def iso(dt: datetime) -> str:

@@ -409,9 +409,9 @@ _PRUNE_HINT = (
 def request_bytes(messages: list[dict[str, Any]]) -> int:
     """The bytes of ``messages`` as JSON: the part of the request the 32 MB limit is
     about (the system prompt and tools add a few tens of kB)."""
-    import orjson
+    from ..model.wire import dumps_lenient
 
-    return len(orjson.dumps(messages))
+    return len(dumps_lenient(messages))
 
 
 def _compact_too_long(
