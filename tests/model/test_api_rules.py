@@ -11,6 +11,7 @@ tests/model/test_api_rules_claude.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -348,8 +349,9 @@ def test_valid_tool_id_keeps_ids_apart_and_is_a_function_of_the_id() -> None:
         old: api_rules.valid_tool_id(old) for old in ["functions.Bash:0", "functions.Bash_0", "a b", "", "é"]
     }
     assert all(ok(new) for new in got.values()) and len(set(got.values())) == len(got)
-    assert got["functions.Bash:0"].startswith("functions_Bash_0_")  # the readable part stays
-    assert api_rules.valid_tool_id("functions.Bash:0") == got["functions.Bash:0"]
+    assert (
+        got["functions.Bash:0"] == "functions_Bash_0_" + hashlib.sha256(b"functions.Bash:0").hexdigest()[:8]
+    )
     assert ok("toolu_01AbC-9") and not ok("functions.Bash:0") and not ok("") and not ok("tool\n")
     bits = api_rules.content_problems
     assert bits([{"type": "tool_use", "id": "toolu_1", "name": "n", "input": {}}], True) == 0
@@ -381,8 +383,13 @@ def test_an_invalid_id_used_twice_is_renamed_and_told_apart_in_repair_and_resume
         assert refusal(body, raw) is None, refusal(body, raw)
         uses, results = _ids(sent)
         assert len(uses) == len(set(uses)) and set(uses) == set(results), (uses, results)
-        first = api_rules.valid_tool_id("functions.Read:1")
-        assert first in uses and api_rules.valid_tool_id("functions.Read:1_dup2") in uses
+        # The readable part with "_", then 8 hex digits of the old id's SHA-256 (README).
+        for old_id, readable in (
+            ("functions.Read:1", "functions_Read_1"),
+            ("functions.Read:1_dup2", "functions_Read_1_dup2"),
+        ):
+            digest = hashlib.sha256(old_id.encode()).hexdigest()[:8]
+            assert f"{readable}_{digest}" in uses, (old_id, uses)
 
 
 def test_a_call_or_a_result_without_an_id_is_kept_as_text(tmp_path: Path) -> None:
