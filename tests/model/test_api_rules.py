@@ -472,6 +472,44 @@ def test_an_unanswered_call_is_answered_under_the_id_it_is_written_with(call_id:
     assert api_rules.tool_id_ok(call["id"]) and answer["message"]["content"][0]["tool_use_id"] == call["id"]
 
 
+def test_two_calls_of_one_message_sharing_an_id_keep_their_results_apart(tmp_path: Path) -> None:
+    # Review of round 9 (an older bug): repair renamed both calls of the message each round
+    # (`_dup2_dup2…`, 32 rounds, the duplicate left), and resume gave both results the new id.
+    # The first call keeps the id and its result; the second, and its result, get `_dup2`.
+    lines = REAL.read_bytes().splitlines(keepends=True)
+    at = max(i for i, ln in enumerate(lines) if ln.count(b'"type":"tool_use"') == 1)
+    call = orjson.loads(lines[at])
+    [block] = [b for b in call["message"]["content"] if b.get("type") == "tool_use"]
+    twin = {**block, "input": {**block["input"], "twin": True}}
+    call["message"]["content"].append(twin)
+    lines[at] = orjson.dumps(call) + b"\n"
+    answer = next(i for i in range(at + 1, len(lines)) if block["id"].encode() in lines[i])
+    res = orjson.loads(lines[answer])
+    [got] = [b for b in res["message"]["content"] if b.get("tool_use_id") == block["id"]]
+    res["message"]["content"].append({**got, "content": "the twin's output"})
+    lines[answer] = orjson.dumps(res) + b"\n"
+    data = b"".join(lines)
+    assert "tool-use-id-duplicate" in {x.code for x in validate_bytes(data).diagnostics}
+    fixed = repair_bytes(data)
+    check_accounting(data, fixed)
+    assert validate_bytes(fixed.data).errors == 0
+    assert (
+        len([a for a in fixed.plan.actions if a.fix == "rename-duplicate-tool-id"]) == 2
+    )  # one call, one result
+    damaged, out = tmp_path / "damaged.jsonl", tmp_path / "fixed.jsonl"
+    damaged.write_bytes(data)
+    out.write_bytes(fixed.data)
+    new = block["id"] + "_dup2"
+    for sent in (_sent(damaged), _sent(out)):
+        body, raw = _request(sent)
+        assert refusal(body, raw) is None, refusal(body, raw)
+        blocks = [b for m in sent if isinstance(m["content"], list) for b in m["content"]]
+        calls = {b["id"]: b["input"] for b in blocks if b.get("type") == "tool_use"}
+        outputs = {b["tool_use_id"]: b["content"] for b in blocks if b.get("type") == "tool_result"}
+        assert calls[block["id"]] == block["input"] and calls[new] == twin["input"]
+        assert outputs[block["id"]] == got["content"] and outputs[new] == "the twin's output"
+
+
 # --- item 4: raw line separators inside JSON strings ------------------------------------
 
 _SEPARATORS = "\u2028\u2029\u0085"

@@ -696,20 +696,33 @@ def renamed_id(old: str, taken: set[str]) -> str:
     return f"{old}_dup{k}"
 
 
-def rename_ids(content: list[Any], uses: dict[str, str], results: dict[str, str]) -> list[Any]:
+#: A rename of one id (every block with it), or of its k-th block (0-based, in content
+#: order, among the blocks of that kind with that id: two calls of one message sharing an
+#: id keep the first and rename the second).
+IdRenames = dict[str | tuple[str, int], str]
+
+
+def rename_ids(content: list[Any], uses: IdRenames, results: IdRenames) -> list[Any]:
     """``content`` with ``tool_use`` ids in ``uses`` and ``tool_result`` ids in ``results``
-    renamed (old -> new). Returns ``content`` itself when nothing changed."""
+    renamed (old -> new; an ``(old, k)`` key renames the k-th block with that id only,
+    before an ``old`` key does). Returns ``content`` itself when nothing changed."""
     out: list[Any] = []
     changed = False
+    seen: dict[tuple[str, Any], int] = {}  # (kind, id) -> blocks of it met so far
     for b in content:
         if isinstance(b, dict):
             bt = b.get("type")
-            if bt == "tool_use" and b.get("id") in uses:
-                b = {**b, "id": uses[b["id"]]}
-                changed = True
-            elif bt == "tool_result" and b.get("tool_use_id") in results:
-                b = {**b, "tool_use_id": results[b["tool_use_id"]]}
-                changed = True
+            field = "id" if bt == "tool_use" else "tool_use_id" if bt == "tool_result" else None
+            renames = uses if bt == "tool_use" else results
+            if field is not None and renames:
+                old = b.get(field)
+                if isinstance(old, str):
+                    k = seen.get((field, old), 0)
+                    seen[(field, old)] = k + 1
+                    new = renames.get((old, k), renames.get(old))
+                    if new is not None:
+                        b = {**b, field: new}
+                        changed = True
         out.append(b)
     return out if changed else content
 

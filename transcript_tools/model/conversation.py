@@ -94,6 +94,7 @@ from .api_rules import (
     MANY_IMAGES,
     RULE_MASK,
     WIDE_IMAGE,
+    IdRenames,
     content_problems,
     fix_content,
     fix_string,
@@ -463,7 +464,7 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
     # Past MANY_IMAGES images in the request, 2000 px is the limit (WIDE_IMAGE).
     wide = WIDE_IMAGE if sum(p >> IMAGES_SHIFT for p in probs) + 0 > MANY_IMAGES else 0
     seen: set[str] = set()  # every tool_use id sent so far
-    renames: dict[str, str] = {}  # a duplicate call's new id, for its result in the next message
+    renames: IdRenames = {}  # a duplicate call's new id, for its result in the next message
     as_text: set[str] = set()  # calls kept as text: their results become text too
     bad_ids: list[_Msg] = []  # messages with tool ids the API refuses: renamed last (below)
     for m, p in zip(msgs, probs, strict=True):
@@ -498,14 +499,19 @@ def _api_rules(msgs: list[_Msg], notes: list[Note]) -> list[_Msg]:
                 m.blocks = fixed  # else blank text only: rule 6 drops the message
         else:
             as_text = set()
+        here: dict[str, int] = {}  # calls of this message with each id so far
         for k, b in enumerate(m.blocks):
             if b.get("type") != "tool_use" or not isinstance(b.get("id"), str):
                 continue
             u = b["id"]
+            nth = here.get(u, 0)
+            here[u] = nth + 1
             if u in seen:
                 new = renamed_id(u, seen)
                 m.blocks[k] = {**b, "id": new}
-                renames[u] = new
+                # The result in the next message that answers this call: the nth naming u
+                # (a message's two calls sharing an id keep their results apart).
+                renames[(u, nth)] = new
                 notes.append(Note("tool-use-id-duplicate", m.uuid, f"{u} -> {new}"))
                 u = new
             seen.add(u)

@@ -331,38 +331,7 @@ def rule_fixes(
                 pos = {j: p for p, j in enumerate(full)}
                 taken = {t for g in v.facts.values() for t in (*g.tool_uses, *g.tool_results)}
             assert taken is not None
-            new = renamed_id(u, taken)
-            taken.add(new)
-            answer = next((j for j in full[pos[node] + 1 :] if u in v.facts.get(j, _NONE).tool_results), None)
-            m.renames.setdefault(ref, ({}, {}))[0][u] = new
-            now = m.node_facts(ref) or f  # as this round left them (a rule fix may have run)
-            m.set_facts(ref, replace(now, tool_uses=tuple(new if t == u else t for t in now.tool_uses)))
-            acts.append(
-                Action(
-                    "rename-duplicate-tool-id",
-                    code,
-                    m.line(ref),
-                    m.uuid(ref),
-                    f"tool_use id {u} used twice: this call is now {new}",
-                )
-            )
-            if answer is not None and v.refs[answer] < m.n:
-                aref = v.refs[answer]
-                g = m.node_facts(aref)
-                assert g is not None
-                m.renames.setdefault(aref, ({}, {}))[1][u] = new
-                m.set_facts(
-                    aref, replace(g, tool_results=tuple(new if t == u else t for t in g.tool_results))
-                )
-                acts.append(
-                    Action(
-                        "rename-duplicate-tool-id",
-                        code,
-                        m.line(aref),
-                        m.uuid(aref),
-                        f"its tool_result now answers {new}",
-                    )
-                )
+            acts.extend(_rename_duplicate(m, v, full, pos[node], ref, m.node_facts(ref) or f, u, taken, code))
     if emptied:
         for child, p in m.drop(emptied, ("empty-text-block", "drop-empty-blocks")):
             acts.append(
@@ -396,6 +365,61 @@ def rule_fixes(
                     f"parentUuid now {_name(m.uuid(p) if p >= 0 else None)} (its parent's content was empty and it was dropped)",
                 )
             )
+    return acts
+
+
+def _rename_duplicate(
+    m: Model, v: View, full: list[int], at: int, ref: int, now: NodeFacts, u: str, taken: set[str], code: str
+) -> list[Action]:
+    """A fresh id (``<id>_dup<k>``) for each call of the record ``ref`` that reuses ``u``, and
+    for the result that answers it: every call of the record with ``u`` when an earlier
+    message has it, else all but the first (two calls of one message sharing an id). Calls
+    and results pair in order (the i-th such call, the i-th result naming ``u`` after it);
+    each block is named by its place among the record's blocks with that id (`rename_ids`),
+    so a record's other call with the same id keeps it. ``now``: the record's facts as this
+    round left them."""
+    acts: list[Action] = []
+    places = [p for p, t in enumerate(now.tool_uses) if t == u]
+    earlier = any(u in v.facts.get(j, _NONE).tool_uses for j in full[:at])
+    answers = [
+        (j, q) for j in full[at + 1 :] for q, t in enumerate(v.facts.get(j, _NONE).tool_results) if t == u
+    ]
+    uses = list(now.tool_uses)
+    for i, p in enumerate(places):
+        if i == 0 and not earlier:
+            continue  # the record's first call with the id keeps it
+        new = renamed_id(u, taken)
+        taken.add(new)
+        m.renames.setdefault(ref, ({}, {}))[0][(u, now.tool_uses[:p].count(u))] = new
+        uses[p] = new
+        acts.append(
+            Action(
+                "rename-duplicate-tool-id",
+                code,
+                m.line(ref),
+                m.uuid(ref),
+                f"tool_use id {u} used twice: this call is now {new}",
+            )
+        )
+        if i >= len(answers) or v.refs[answers[i][0]] >= m.n:
+            continue
+        aref, q = v.refs[answers[i][0]], answers[i][1]
+        g = m.node_facts(aref)
+        assert g is not None
+        m.renames.setdefault(aref, ({}, {}))[1][(u, g.tool_results[:q].count(u))] = new
+        m.set_facts(
+            aref, replace(g, tool_results=tuple(new if x == q else t for x, t in enumerate(g.tool_results)))
+        )
+        acts.append(
+            Action(
+                "rename-duplicate-tool-id",
+                code,
+                m.line(aref),
+                m.uuid(aref),
+                f"its tool_result now answers {new}",
+            )
+        )
+    m.set_facts(ref, replace(now, tool_uses=tuple(uses)))
     return acts
 
 

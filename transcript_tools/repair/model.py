@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..model.active import NodeFacts
+from ..model.api_rules import IdRenames
 from ..model.chain import NO_PARENT, SIDECHAIN, UNRESOLVED, USER, ChainIndex, uuid_key
 from .survey import Key, Survey
 
@@ -109,7 +110,7 @@ class Model:
     orphans: dict[int, list[str]] = field(default_factory=dict)  # ref -> tool ids made text/dropped
     rules: dict[int, int] = field(default_factory=dict)  # ref -> `api_rules` bits fixed in its content
     #: ref -> (tool_use renames, tool_result renames), old id -> new (tool-use-id-duplicate)
-    renames: dict[int, tuple[dict[str, str], dict[str, str]]] = field(default_factory=dict)
+    renames: dict[int, tuple[IdRenames, IdRenames]] = field(default_factory=dict)
     missing: dict[int, str] = field(
         default_factory=dict
     )  # input refs whose parent is not in the file (dangling or elsewhere)

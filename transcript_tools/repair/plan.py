@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..model.api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE
+from ..model.api_rules import BIG_IMAGE, CODE_OF_BIT, FIX_OF_BIT, HUGE_IMAGE, RULE_BITS, WIDE_IMAGE, IdRenames
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.lines import MAX_TRANSCRIPT_READ_BYTES
 from .fixes import (
@@ -66,8 +66,8 @@ class EntryEdit:
     max_image_bytes: int | None = None
     api_bits: int = 0  # `api_rules` bits to fix in the content
     metadata: dict[str, Any] | None = None  # a compact boundary's restored compactMetadata
-    uses: dict[str, str] = field(default_factory=dict)  # tool_use id renames (old -> new)
-    results: dict[str, str] = field(default_factory=dict)  # tool_result id renames
+    uses: IdRenames = field(default_factory=dict)  # tool_use id renames (old, or (old, k) -> new)
+    results: IdRenames = field(default_factory=dict)  # tool_result id renames
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +408,9 @@ def _translate_rules(m: Model, plan: Plan) -> None:
         e = plan.edits.setdefault(key, EntryEdit())
         e.uses.update(uses)
         e.results.update(results)
-        detail = ", ".join(f"{a} -> {b}" for a, b in {**uses, **results}.items())
+        detail = ", ".join(
+            f"{a if isinstance(a, str) else a[0]} -> {b}" for a, b in {**uses, **results}.items()
+        )
         plan.reasons.setdefault(key[0], []).append(reason("tool-use-id-duplicate", detail=detail))
 
 
