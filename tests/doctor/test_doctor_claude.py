@@ -619,3 +619,42 @@ def test_a_file_without_uuids_resumes_without_its_conversation(
     prompts_sent = json.dumps([m for m in sent[0].messages if m.get("role") == "user"])
     assert not any(p in prompts_sent for p in PROMPTS)
     assert PROMPTS[0] not in json.dumps(sent[0].messages)
+
+
+def test_a_session_the_model_ended(
+    small_session: GeneratedSession,
+    claude_332: ClaudeCLI,
+    claude_197: ClaudeCLI,
+    faketime: None,
+    tmp_path: Path,
+    sdk_config: Callable[[Path], None],
+) -> None:
+    """An ``ended-by-model`` record (2.1.332 writes it when the model ends the conversation):
+    2.1.332 loads the session and sends nothing, saying so; the pickers' and the SDK's
+    verdicts are measured here and asserted next to doctor's."""
+    from claude_agent_sdk import list_sessions
+
+    g = small_session
+    config = stage_config(g.config_dir, tmp_path / "config")
+    transcript = config / "projects" / g.project_dir.name / g.transcript.name
+    ended = json.dumps(
+        {"type": "ended-by-model", "timestamp": "2026-12-01T11:00:00.000Z", "sessionId": g.session_id},
+        separators=(",", ":"),
+    )
+    transcript.write_bytes(interactive(transcript.read_bytes()) + ended.encode() + b"\n")
+
+    [finding] = doctor_file(transcript).findings
+    assert finding.code == "ended-by-model" and finding.repair is False
+    assert (finding.listed, finding.loads, finding.in_picker) == (True, False, True)
+    for cli in (claude_332, claude_197):
+        picked = picker_probe(
+            cli, Sandbox.create(tmp_path / f"picker-{cli.version}", config_dir=config), g.cwd
+        )
+        assert picked.found == 1 and picked.lists(g.session_id), (cli.version, picked.filtered)
+    sdk_config(config)
+    assert g.session_id in {s.session_id for s in list_sessions(directory=str(g.cwd))}
+    run, sent, requests = resume_probe(
+        claude_332, Sandbox.create(tmp_path, config_dir=config), g.cwd, g.session_id
+    )
+    assert run.returncode == 1 and not sent and requests == 0
+    assert "Claude ended this conversation" in run.stdout + run.stderr

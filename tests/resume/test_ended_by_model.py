@@ -73,7 +73,7 @@ def test_doctor_names_it_and_other_mentions_end_nothing(tmp_path: Path) -> None:
     doc = cli.tt("doctor", str(path), "--json", config=config)
     assert doc.returncode == 1, doc.stderr
     [finding] = [f for f in orjson.loads(doc.stdout)["files"][0]["findings"] if f["code"] == "ended-by-model"]
-    assert MESSAGE in finding["message"] and finding["loads"] is True and finding["repair"] is False
+    assert MESSAGE in finding["message"] and finding["loads"] is False and finding["repair"] is False
     # The type named in a prompt's text, and a record of another session: nothing ended.
     other = tmp_path / "other"
     config, path = _config(other, _ended("00000000-0000-4000-8000-000000000000") + b"\n")

@@ -48,7 +48,7 @@ code                   SDK lists   picker      2.1.332 ``--resume``        fix
 ``sidechain-in-head``  yes         no          loads                       resume by id
 ``continued-elsewhere`` yes        no (2.1.332) loads                      resume the other
 ``loop-session``       yes         no          loads                       resume by id
-``ended-by-model``     (as above)  (as above)  loads, sends nothing:       a new session
+``ended-by-model``     yes         yes         read, sends nothing:        a new session
                                                "Claude ended this
                                                conversation" (exit 1)
 =====================  ==========  ==========  ==========================  =================
@@ -369,7 +369,7 @@ def diagnose(
             Finding(
                 "ended-by-model",
                 listed,
-                True,
+                False,  # read, and nothing sent: doctor's `loads` is "the CLI continues it"
                 "the model ended this conversation (an ended-by-model record): Claude Code 2.1.332 loads it "
                 f'but sends nothing: "{ENDED_MESSAGE}" (exit 1), and `tt resume` refuses it too',
                 "start a new session: the model ended this one on purpose, and `tt repair` leaves the record in",
