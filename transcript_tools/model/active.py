@@ -166,13 +166,9 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         bt = b.get("type")
         if bt == "tool_result":
             i = b.get("tool_use_id")
-            if type(i) is str:
+            if isinstance(i, str):
                 results.append(i)
-                if not tool_id_ok(i):
-                    bad |= BAD_TOOL_ID
-            else:
-                if isinstance(i, str):
-                    results.append(i)
+            if type(i) is not str or not tool_id_ok(i):
                 bad |= BAD_TOOL_ID
             inner = b.get("content")
             if not inner and b.get("is_error") is True:
@@ -193,13 +189,9 @@ def facts_of(record: Mapping[str, Any], size: int) -> NodeFacts:
         plain = True
         if bt == "tool_use":
             i = b.get("id")
-            if type(i) is str:
+            if isinstance(i, str):
                 uses.append(i)
-                if not tool_id_ok(i):
-                    bad |= BAD_TOOL_ID
-            else:
-                if isinstance(i, str):
-                    uses.append(i)
+            if type(i) is not str or not tool_id_ok(i):
                 bad |= BAD_TOOL_ID
             n = b.get("name")
             if type(n) is str and len(n) > MAX_TOOL_NAME:

@@ -22,10 +22,7 @@ import orjson
 def dumps(record: Any) -> bytes:
     """One record as Claude Code writes it (``JSON.stringify``), without the newline
     (`dumps_lenient`'s standard-encoder form where orjson cannot write it)."""
-    try:
-        return orjson.dumps(record)
-    except orjson.JSONEncodeError:
-        return dumps_lenient(record)
+    return dumps_lenient(record)
 
 
 def dumps_lenient(record: Any, option: int = 0) -> bytes:

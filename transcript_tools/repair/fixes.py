@@ -221,13 +221,11 @@ def api_fixes(
     # A call whose id this round renames as a duplicate is answered next round, under its
     # new id (answered now, the result would name the old one: an orphan, and the renamed
     # call unanswered again).
-    renamed = {
-        (node, u)
-        for code, node, msg in findings
-        if code == "tool-use-id-duplicate" and (f := v.facts.get(node)) is not None
-        for u in [_named(f.tool_uses, msg, "tool_use id {} is")]
-        if u is not None
-    }
+    renamed: set[tuple[int, str | None]] = set()
+    for code, node, msg in findings:
+        f = v.facts.get(node)
+        if code == "tool-use-id-duplicate" and f is not None:
+            renamed.add((node, _named(f.tool_uses, msg, "tool_use id {} is")))
     for code, node, msg in findings:
         f = v.facts.get(node)
         if f is None:

@@ -248,23 +248,22 @@ def load_for_resume(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES) -
         return _reference(path, start, size, max_bytes)
 
 
-def _ended_at(data: mmap.mmap, session_id: str | None, start: int = 0) -> int | None:
-    """The line of a record from ``start`` on that ends the session
-    (`conversation.ended_by_model`), or None. A byte search for the type finds the
-    candidates (the text of a message can name it too), each line decoded to judge it:
-    one pass at memory speed (13 ms for 50 MB)."""
+def _ended_at(data: mmap.mmap, session_id: str | None) -> int | None:
+    """The line of a record that ends the session (`conversation.ended_by_model`), or None.
+    A byte search for the type finds the candidates (the text of a message can name it
+    too), each line decoded to judge it: one pass at memory speed (13 ms for 50 MB)."""
     needle = b'"' + conversation.ENDED_BY_MODEL.encode() + b'"'
-    at = data.find(needle, start)
+    at = data.find(needle)
     while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
+        begin = data.rfind(b"\n", 0, at) + 1
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
         try:
-            rec = orjson.loads(data[start:end])
+            rec = orjson.loads(data[begin:end])
         except orjson.JSONDecodeError:
             rec = None
         if conversation.ended_by_model(rec, session_id):
-            return data[:start].count(b"\n") + 1
+            return data[:begin].count(b"\n") + 1
         at = data.find(needle, end)
     return None
 
