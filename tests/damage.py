@@ -635,6 +635,22 @@ def tool_name_too_long(data: bytes) -> Damaged:
     )
 
 
+def _give_call_id(t: _Transcript, call: int, old: str, new: str) -> tuple[list[bytes], list[int]]:
+    """The lines with the call of id ``old`` on line index ``call``, and the results that
+    answer it, given the id ``new``; and the indexes of the lines edited."""
+    lines = list(t.lines)
+    touched = [call, *_results_of(t, old)]
+    for j in touched:
+        rec = _copy(t, j)
+        for b in rec["message"]["content"]:
+            if b.get("type") == "tool_use" and b.get("id") == old:
+                b["id"] = new
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") == old:
+                b["tool_use_id"] = new
+        lines[j] = _line(rec, t.lines[j])
+    return lines, touched
+
+
 def tool_use_id_duplicate(data: bytes) -> Damaged:
     """A later call (and its result) reusing an earlier call's id (#20901, #28515)."""
     t = _Transcript(data)
@@ -642,16 +658,7 @@ def tool_use_id_duplicate(data: bytes) -> Damaged:
     first, later = calls[0], calls[len(calls) // 2] if len(calls) > 2 else calls[-1]
     old = next(b["id"] for b in t.blocks(first) if b.get("type") == "tool_use")
     lid = next(b["id"] for b in t.blocks(later) if b.get("type") == "tool_use")
-    lines = list(t.lines)
-    touched = [later, *_results_of(t, lid)]
-    for j in touched:
-        rec = _copy(t, j)
-        for b in rec["message"]["content"]:
-            if b.get("type") == "tool_use" and b.get("id") == lid:
-                b["id"] = old
-            elif b.get("type") == "tool_result" and b.get("tool_use_id") == lid:
-                b["tool_use_id"] = old
-        lines[j] = _line(rec, t.lines[j])
+    lines, touched = _give_call_id(t, later, lid, old)
     return Damaged(
         "tool-use-id-duplicate",
         t.join(lines),
@@ -893,17 +900,8 @@ def tool_use_id_invalid(data: bytes) -> Damaged:
     t = _Transcript(data)
     i = t.middle([i for i in t.messages() if [b.get("type") for b in t.blocks(i)].count("tool_use") == 1])
     call = next(b for b in t.blocks(i) if b.get("type") == "tool_use")
-    old, new = call["id"], f"functions.{call.get('name')}:3"
-    lines = list(t.lines)
-    touched = [i, *_results_of(t, old)]
-    for j in touched:
-        rec = _copy(t, j)
-        for b in rec["message"]["content"]:
-            if b.get("type") == "tool_use" and b.get("id") == old:
-                b["id"] = new
-            elif b.get("type") == "tool_result" and b.get("tool_use_id") == old:
-                b["tool_use_id"] = new
-        lines[j] = _line(rec, t.lines[j])
+    new = f"functions.{call.get('name')}:3"
+    lines, touched = _give_call_id(t, i, call["id"], new)
     return Damaged(
         "tool-use-id-invalid",
         t.join(lines),

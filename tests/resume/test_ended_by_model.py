@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from tests.doctor.test_doctor_claude import resume_probe
 from tests.support import cli
-from tests.support.claude_cli import ClaudeCLI, ClaudeRunError, Sandbox, find_cli, run_claude
+from tests.support.claude_cli import Sandbox, find_cli
 from tests.support.paths import CONFIG_332
-from tests.support.sessions import GeneratedSession, generate_session, stage_config
+from tests.support.sessions import generate_session, stage_config
 from tests.support.standin import StandIn
 from tests.support.trees import stage
 
@@ -102,7 +104,7 @@ def test_claude_code_2_1_332_refuses_it_and_2_1_197_continues(faketime: None) ->
             t = next(config.glob(f"projects/*/{s.session_id}.jsonl"))
             t.write_bytes(t.read_bytes() + _ended(s.session_id) + b"\n")
             sandbox = Sandbox.create(root, config_dir=config)
-            seen[version] = _resume(found, s, sandbox, config)
+            seen[version] = _said(resume_probe(found, sandbox, s.cwd, s.session_id))
             if version == "2.1.332":
                 # A compaction appended after the record (tt compact's boundary) does not
                 # hide it from 2.1.332 either.
@@ -112,7 +114,7 @@ def test_claude_code_2_1_332_refuses_it_and_2_1_197_continues(faketime: None) ->
                 )
                 assert done.returncode == 0, done.stderr
                 assert t.read_bytes().count(b'"compact_boundary"') > had
-                seen["2.1.332 compacted"] = _resume(found, s, sandbox, config)
+                seen["2.1.332 compacted"] = _said(resume_probe(found, sandbox, s.cwd, s.session_id))
     for refused in ("2.1.332", "2.1.332 compacted"):
         (code, err), requests = seen[refused]
         assert code == 1 and MESSAGE in err and requests == 0, seen
@@ -120,25 +122,7 @@ def test_claude_code_2_1_332_refuses_it_and_2_1_197_continues(faketime: None) ->
     assert code == 0 and requests == 1, seen
 
 
-def _resume(
-    found: ClaudeCLI, s: GeneratedSession, sandbox: Sandbox, config: Path
-) -> tuple[tuple[int, str], int]:
-    """((exit code, stderr), messages requests sent) of ``claude -p --resume`` of ``s``."""
-    from tests.model.test_api_rules_claude import CLOCK
-
-    with StandIn() as api:
-        try:
-            run = run_claude(
-                found,
-                "Are you there?",
-                sandbox=sandbox,
-                cwd=s.cwd,
-                base_url=api.base_url,
-                resume=s.session_id,
-                clock=CLOCK,
-                check=False,
-            )
-            said = (run.returncode, run.stderr)
-        except ClaudeRunError as e:
-            said = (-1, str(e))
-        return said, len([e for e in api.exchanges if e.request.is_messages])
+def _said(probe: tuple[Any, list[Any], int]) -> tuple[tuple[int, str], int]:
+    """((exit code, stderr), requests sent) of `test_doctor_claude.resume_probe`'s run."""
+    run, _, requests = probe
+    return (run.returncode, run.stderr), requests
