@@ -344,6 +344,23 @@ def test_a_working_directory_s_own_jsonl_files_are_not_its_sessions(tmp_path: Pa
     assert [f["path"] for f in json.loads(r.stdout)["files"]] == [str(project / f"{SID}.jsonl")]
 
 
+def test_a_folder_of_copied_transcripts_says_how_to_check_them(tmp_path: Path) -> None:
+    # A new user's folder of downloaded sessions (no project folder, no file named by a
+    # session id) got "no sessions found" alone; it is still not found (exit 3: a working
+    # directory's own .jsonl files are data, above), with the way to check each file.
+    loose = tmp_path / "downloads"
+    loose.mkdir()
+    (loose / "a-session.jsonl").write_bytes((REAL / "v2.1.38-tool-heavy.jsonl").read_bytes())
+    r = tt("doctor", str(loose), config=tmp_path / "config")
+    assert r.returncode == 3 and r.stdout == ""
+    assert r.stderr.startswith(f"tt: {loose}: no sessions found\n  hint: {loose} holds .jsonl files"), (
+        r.stderr
+    )
+    assert "tt doctor FILE" in r.stderr and "tt validate DIR" in r.stderr
+    r = tt("doctor", str(loose / "a-session.jsonl"), config=tmp_path / "config")
+    assert r.returncode == 1 and "name-not-an-id" in r.stdout
+
+
 def test_finding_a_file_whose_messages_have_no_uuid_is_not_called_loadable() -> None:
     """New-user pass: doctor said "listed and loadable" of a file whose records carry no
     ``uuid`` (other readers' public test data, ``-tmp-golden``); Claude Code 2.1.332 resumes
@@ -408,3 +425,22 @@ def test_finding_a_session_outside_a_project_folder_is_not_called_listed(tmp_pat
     journal.write_bytes(b'{"type":"workflow-step","at":"2026-12-01T00:00:00.000Z"}\n')
     [d] = json.loads(tt("doctor", "--json", str(journal)).stdout)["files"]
     assert (d["subagent_of"], d["findings"]) == (SID, [])
+
+
+def test_the_recorded_directory_is_the_record_s_own_cwd_not_a_nested_one(tmp_path: Path) -> None:
+    # A new user's find: the head of a copy of a real 2.1.296 session (Windows, Git Bash)
+    # begins with an assistant line whose `wireIngestContext` names the Git Bash form of
+    # the directory (`/c/Users/…`) before the line's own `cwd` (`C:\Users\…`). Doctor took
+    # the first, and said a session sitting in its own project folder had moved there.
+    src = REAL / "v2.1.296-windows-git-bash-partial-copy.jsonl"
+    sid = "54b91c91-badc-481e-b5b3-de78b2fa4c93"  # the sessionId its records carry
+    project = tmp_path / "projects" / "C--Users-anil1-Downloads-Hackathon-TUMHackathon26"
+    project.mkdir(parents=True)
+    (project / f"{sid}.jsonl").write_bytes(src.read_bytes())
+    r = tt("doctor", "--json", str(project / f"{sid}.jsonl"))
+    [found] = json.loads(r.stdout)["files"]
+    assert found["cwd"] == "C:\\Users\\anil1\\Downloads\\Hackathon\\TUMHackathon26"
+    assert found["moved_to"] is None
+    r = tt("doctor", str(project / f"{sid}.jsonl"))
+    assert "lists it when run in the directory whose project folder is" not in r.stdout, r.stdout
+    assert "/c/Users" not in r.stdout

@@ -40,6 +40,7 @@ from ..model.diagnostics import Severity
 from ..model.lines import Entry, decode_line
 from ..model.titles import (
     first_prompt,
+    first_record_field,
     first_string_field,
     has_spaced,
     last_string_field,
@@ -146,7 +147,7 @@ def parse_lite(session_id: str, head: bytes, tail: bytes, size: int) -> Lite:
         ai_title=ai or None,
         first_prompt=prompt,
         git_branch=last_string_field(t, "gitBranch", ts) or first_string_field(h, "gitBranch") or None,
-        cwd=first_string_field(h, "cwd") or None,
+        cwd=first_record_field(h, "cwd") or None,
         tag=tag,
         created_at=first_string_field(h, "timestamp") or None,
         model=model,

@@ -9,6 +9,7 @@ Exit codes: 0 nothing wrong, 1 findings, 2 usage, 3 not found, 4 unreadable.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
@@ -37,7 +38,17 @@ def doctor_command(
         raise click.UsageError("name a session or a directory (or -c, -p DIR, or --all)")
     diagnoses = doctor_targets(targets, all_=all_, project=project)
     if not diagnoses and targets:
-        raise NotFound(f"{' '.join(targets)}: no sessions found")
+        # A folder of copied transcripts (not a project folder, none named by a session id)
+        # is read as a working directory, whose own .jsonl files are data (a new user's
+        # folder of downloaded sessions got "no sessions found" and nothing else).
+        loose = [t for t in targets if os.path.isdir(t) and any(Path(t).glob("*.jsonl"))]
+        hint = (
+            f"{loose[0]} holds .jsonl files but is no project folder and names no session: "
+            "name a file to diagnose it (tt doctor FILE), or check them all with tt validate DIR"
+            if loose
+            else None
+        )
+        raise NotFound(f"{' '.join(targets)}: no sessions found", hint=hint)
     if as_json:
         emit_json({"files": [d.to_dict() for d in diagnoses]})
     else:

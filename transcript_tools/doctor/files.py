@@ -25,7 +25,7 @@ from ..edge.writer import is_by_product
 from ..model.errors import NotFound, Unreadable
 from ..model.ids import is_session_id
 from ..model.session import session_id_from_name
-from ..model.titles import first_string_field
+from ..model.titles import first_record_field, first_string_field
 from .core import Diagnosis, Place, Scan, continued_in, diagnose, scan_records
 
 
@@ -54,7 +54,7 @@ def doctor_file(path: Path) -> Diagnosis:
     # Where Claude Code looks: <config>/projects/<folder>/<id>.jsonl, in whichever config dir
     # the file is (a copy of one, a fixture's); anywhere else nothing finds it.
     in_project = path.parent.parent.name == "projects"
-    cwd = first_string_field(head, "cwd")
+    cwd = first_record_field(head, "cwd")
     place = Place(
         subagent_of=store.session_of_subagent(path) or _folder_owner(path),
         id_file_exists=is_session_id(inner) and (path.parent / f"{inner}.jsonl").is_file(),

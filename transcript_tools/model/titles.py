@@ -10,6 +10,8 @@ They work on bytes rather than on the decoded text the SDK scans: decoding with
 ``errors="replace"`` never creates or removes an ASCII quote, backslash or newline, so
 every match and every value boundary is the same; values are decoded as the SDK would.
 (Scanning bytes, from the end, is what lets `tt ls` read 2,000 sessions in about a second.)
+One function is tt's own, not the SDK's: `first_record_field`, for the fields where the SDK's
+scan takes a nested key for the record's (a session's ``cwd``).
 
 Invariants: pure; never raise on any bytes. ``tests/catalog/test_listing.py`` checks them against
 the SDK's own functions on generated and real input.
@@ -20,6 +22,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+
+import orjson
 
 _SKIP_FIRST_PROMPT = re.compile(
     r"^(?:<local-command-stdout>|<session-start-hook>|<tick>|<goal>|"
@@ -87,6 +91,37 @@ def first_string_field(data: bytes, key: str, spaced: bool = True) -> str | None
         if end >= 0:
             return _unescape(data[start:end])
     return None
+
+
+def first_record_field(data: bytes, key: str) -> str | None:
+    """The first string ``key`` of a record's top level in ``data`` (a head of whole lines,
+    maybe torn at its end): not the SDK's scan, which takes a nested one when it comes first.
+
+    Claude Code 2.1.29x writes an assistant line's ``message`` and ``wireIngestContext``
+    (``{"toolu_…":{"cwd":"/c/Users/…"}}``, the Git Bash form) before its own ``cwd``
+    (``C:\\Users\\…``): a head that begins with such a line (a copy of a session's tail)
+    gave the nested one, and `tt doctor` called the session moved. The line of the first
+    byte match is parsed; a record without the key at its top level sends the search on to
+    the next line, and a line that does not parse (the head's torn end) keeps the byte match."""
+    k = key.encode()
+    pattern = b'"%s":' % k
+    at = 0
+    while True:
+        idx = data.find(pattern, at)
+        if idx < 0:
+            return None
+        start = data.rfind(b"\n", 0, idx) + 1
+        end = data.find(b"\n", idx)
+        end = len(data) if end < 0 else end
+        try:
+            rec = orjson.loads(data[start:end])
+        except orjson.JSONDecodeError:
+            return first_string_field(data[idx:end], key)
+        if isinstance(rec, dict):
+            value = rec.get(key)
+            if isinstance(value, str):
+                return value
+        at = end
 
 
 def last_string_field(data: bytes, key: str, spaced: bool = True) -> str | None:
