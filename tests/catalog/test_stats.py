@@ -374,6 +374,45 @@ def test_subagent_usage_without_subagent_files_says_where_it_came_from() -> None
     assert "(from progress records; no subagent files)" in text and "0 file(s)" not in text
 
 
+#: A subagent's own transcript (Claude Code 2.1.272; the tail of SCRT-HQ/runlog's file).
+AGENT_FILE = REAL / "v2.1.272-subagent-partial-copy" / "agent-a764edb5e35214f23.jsonl"
+
+
+def test_a_subagent_file_named_alone_is_its_own_main_thread() -> None:
+    # A new user's find: `tt stats agent-….jsonl` counted the file's own calls (every
+    # record of it is a sidechain) as a subagent's, "from progress records; no subagent
+    # files" — the file has no progress record. Its one call is the main thread's.
+    from rich.console import Console
+
+    from transcript_tools.views.stats import summary_lines
+
+    records = [orjson.loads(x) for x in AGENT_FILE.read_bytes().splitlines()]
+    assert all(r.get("isSidechain") is True for r in records if "isSidechain" in r)
+    assert not any(r.get("type") == "progress" for r in records)
+    [usage] = [r["message"]["usage"] for r in records if r.get("type") == "assistant"]
+    st = session_stats(AGENT_FILE)
+    assert st.subagent_tokens().total == 0
+    assert st.tokens.input == usage["input_tokens"] and st.tokens.output == usage["output_tokens"]
+    assert st.tokens_per_turn() == [st.tokens.total]  # before any prompt: the file is a tail
+    con = Console(width=200, record=True, color_system=None)
+    for line in summary_lines(st):
+        con.print(line)
+    text = con.export_text()
+    assert "progress records" not in text and "subagents none" in text
+    assert session_stats(AGENT_FILE).to_dict() == _slow_session_stats(AGENT_FILE)
+
+
+def test_the_chart_labels_what_came_before_the_first_prompt_0() -> None:
+    # A tail of a session (and a subagent's file) has calls before its first prompt: the
+    # chart drew them as turn 1 and every turn after it one off ("turns 1" over 2 bars).
+    from transcript_tools.views.stats import chart
+
+    assert [x.split()[0] for x in chart([5, 10], 80, 0)] == ["0", "1"]
+    assert [x.split()[0] for x in chart([5, 10], 80)] == ["1", "2"]
+    many = chart(list(range(1, 41)), 80, 0)  # grouped by two: 0-1, 2-3, ...
+    assert many[0].split()[0] == "0-1" and many[-1].split()[0] == "38-39"
+
+
 # --- the fast path (issue 18 item 16) --------------------------------------------------------
 
 
@@ -384,7 +423,7 @@ def _slow_session_stats(path: Path) -> dict:  # type: ignore[type-arg]
     from transcript_tools.catalog.stats import SkippedLine
     from transcript_tools.model.session import session_id_from_name
 
-    c = Collector(session_id_from_name(path.name) or path.name)
+    c = Collector(session_id_from_name(path.name) or path.name, agent_file=path.name.startswith("agent-"))
     for i, p in enumerate([path, *agent_files(path)]):
         es = []
         for ln in iter_lines(p):

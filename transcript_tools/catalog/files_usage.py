@@ -91,7 +91,7 @@ def session_stats(
 ) -> Stats:
     """Statistics of one session: its main file and (by default) its subagent files."""
     with gc_paused():
-        c = Collector(session_id_from_name(path.name) or path.name)
+        c = Collector(session_id_from_name(path.name) or path.name, agent_file=path.name.startswith("agent-"))
         _feed(path, c, False)
         if subagents:
             for sub in agents(path):

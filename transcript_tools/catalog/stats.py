@@ -340,8 +340,13 @@ def combine(parts: Iterable[Stats]) -> Stats:
 class Collector:
     """Feed the entries of a session's files (main first, then subagents); `stats`."""
 
-    def __init__(self, session: str) -> None:
+    def __init__(self, session: str, *, agent_file: bool = False) -> None:
+        """``agent_file``: the main file is itself a subagent's transcript (`tt stats
+        agent-….jsonl`): its sidechain records are its own thread, counted as a session's
+        main thread is (they were counted as subagent calls "from progress records" that
+        the file does not hold: a new user's 2.1.272 subagent file)."""
         self.out = Stats(sessions=[session])
+        self._sidechain_is_side = not agent_file
         self._tool_names: dict[str, str] = {}
         self._seen_tools: set[str] = set()
         self._errors: set[str] = set()
@@ -395,7 +400,7 @@ class Collector:
                 s.first = ts
             if s.last is None or ts > s.last:
                 s.last = ts
-        side = subagent or r.isSidechain is True
+        side = subagent or (r.isSidechain is True and self._sidechain_is_side)
         if t == "assistant":
             msg = r.message
             if msg is None:
@@ -480,7 +485,7 @@ class Collector:
                 s.first = ts
             if s.last is None or ts > s.last:
                 s.last = ts
-        side = subagent or rec.get("isSidechain") is True
+        side = subagent or (rec.get("isSidechain") is True and self._sidechain_is_side)
         if t == "assistant":
             self._assistant(rec, side, copy=False)
         elif t == "user":

@@ -130,15 +130,18 @@ def summary_lines(st: Stats, each: list[Stats] | None = None) -> list[str]:
     return out
 
 
-def chart(per_turn: list[int], width: int) -> list[str]:
-    """Horizontal bars, one per turn (or per group of turns when there are many)."""
+def chart(per_turn: list[int], width: int, first: int = 1) -> list[str]:
+    """Horizontal bars, one per turn (or per group of turns when there are many), labelled
+    from ``first``: 0 when the first value is what came before the first prompt (a copy of
+    a session's tail, a subagent's file), which is no turn (`Stats.tokens_per_turn`)."""
     if not per_turn or not any(per_turn):
         return []
     group = -(-len(per_turn) // CHART_ROWS)
     rows = []
     for i in range(0, len(per_turn), group):
         chunk = per_turn[i : i + group]
-        label = f"{i + 1}" if group == 1 else f"{i + 1}-{i + len(chunk)}"
+        n = i + first
+        label = f"{n}" if group == 1 else f"{n}-{n + len(chunk) - 1}"
         rows.append((label, sum(chunk)))
     top = max(v for _, v in rows) or 1
     lw = max(len(lbl) for lbl, _ in rows)
@@ -172,9 +175,13 @@ def render_one(con: Any, st: Stats, path: Path, title: str | None = None) -> Non
         con.print("[dim]no API calls recorded[/]")
     for line in summary_lines(st):
         con.print(line)
-    bars = chart(st.tokens_per_turn(), min(con.width, DECOR_WIDTH))
+    per = st.tokens_per_turn()
+    # One value more than the turns: the first is what came before the first prompt.
+    before = len(per) > st.turns
+    bars = chart(per, min(con.width, DECOR_WIDTH), 0 if before else 1)
     if bars:
-        con.print("[bold]tokens per turn[/] [dim](main thread)[/]")
+        note = "main thread; 0: before the first prompt" if before else "main thread"
+        con.print(f"[bold]tokens per turn[/] [dim]({note})[/]")
         for b in bars:
             con.print(b)
     _skipped(con, st)
