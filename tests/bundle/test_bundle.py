@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from tests.support.paths import CONFIG_197, CONFIG_332, PUBLIC, REAL
 from tests.support.trees import stage
-from transcript_tools.bundle.core import Limits, Manifest, Member, Relocation, member_problem, parse_manifest
+from transcript_tools.bundle.core import (
+    Limits,
+    Manifest,
+    Member,
+    Relocation,
+    member_problem,
+    parse_manifest,
+    posix_forms,
+)
 from transcript_tools.bundle.files_export import export_session
 from transcript_tools.bundle.files_import import import_bundle, read_manifest
 from transcript_tools.edge import claude_dir as store
@@ -479,6 +487,53 @@ def test_relocation_of_a_windows_root_maps_its_separators_and_ignores_case() -> 
     # A UNC share is a Windows root as well.
     u = Relocation({"\\\\srv\\share\\proj": "/p"})
     assert u.text("\\\\srv\\share\\proj\\a\\b.txt") == "/p/a/b.txt"
+
+
+def test_relocation_of_a_windows_root_maps_its_git_bash_wsl_and_cygwin_forms() -> None:
+    # A new user's find: a session run from Git Bash (Claude Code 2.1.296) names its
+    # directory C:\Users\… in `cwd` and /c/Users/… in commands and `wireIngestContext`;
+    # `tt import --cwd` mapped the first and left the second.
+    r = Relocation({"C:\\Users\\anil1\\proj": "/home/u/proj"})
+    assert r.text("cd /c/Users/anil1/proj && git commit -m x") == "cd /home/u/proj && git commit -m x"
+    assert r.text("/c/Users/anil1/proj") == "/home/u/proj"
+    assert (
+        r.text("ls /mnt/c/Users/anil1/proj/src /cygdrive/c/Users/anil1/proj")
+        == "ls /home/u/proj/src /home/u/proj"
+    )
+    # As Windows compares paths: any case (Git Bash writes the drive in lower case).
+    assert r.text("/C/users/Anil1/PROJ/a.py") == "/home/u/proj/a.py"
+    # Not a longer name beside it, not the same names under another folder or drive.
+    for other in ("/c/Users/anil1/proj2/a", "/x/c/Users/anil1/proj", "/d/Users/anil1/proj", "/c/Users/anil1"):
+        assert r.text(other) == other
+    assert posix_forms("C:\\") == ["/c", "/mnt/c", "/cygdrive/c"]
+    assert posix_forms("\\\\srv\\share") == [] and posix_forms("/home/x") == []
+
+
+def test_import_cwd_maps_the_git_bash_paths_of_a_real_2_1_296_session(tmp_path: Path) -> None:
+    from tests.support.cli import tt
+
+    src = REAL / "v2.1.296-windows-git-bash-partial-copy.jsonl"
+    sid = "54b91c91-badc-481e-b5b3-de78b2fa4c93"
+    config = tmp_path / "src"
+    project = config / "projects" / "C--Users-anil1-Downloads-Hackathon-TUMHackathon26"
+    project.mkdir(parents=True)
+    (project / f"{sid}.jsonl").write_bytes(src.read_bytes())
+    assert b"/c/Users/anil1/Downloads/Hackathon/TUMHackathon26" in src.read_bytes()
+    out = tmp_path / "b.zip"
+    r = tt("export", sid, "-o", str(out), config=config)
+    assert r.returncode == 0, r.stderr
+    assert read_manifest(out).cwd == "C:\\Users\\anil1\\Downloads\\Hackathon\\TUMHackathon26"
+    cwd = (tmp_path / "work" / "tum").resolve()
+    cwd.mkdir(parents=True)
+    dest = tmp_path / "dest"
+    r = tt("import", str(out), "--cwd", str(cwd), config=dest)
+    assert r.returncode == 0, r.stderr
+    text = (dest / "projects" / store.project_dir_name(str(cwd)) / f"{sid}.jsonl").read_text()
+    assert "anil1" not in text, [ln for ln in text.splitlines() if "anil1" in ln][:1]
+    records = [json.loads(x) for x in text.splitlines()]
+    assert {r["cwd"] for r in records if "cwd" in r} == {str(cwd)}
+    nested = [c["cwd"] for r in records for c in (r.get("wireIngestContext") or {}).values()]
+    assert nested and set(nested) == {str(cwd)}
 
 
 @settings(max_examples=200, deadline=None)

@@ -30,10 +30,12 @@ named after the session, its folder, or a legacy ``agent-*.jsonl``) or directly 
 
 `Relocation` rewrites paths when a session moves: the ``cwd`` fields and the paths under
 the old root inside tool inputs, tool results, ``toolUseResult``, attachments, progress
-data and file-history records are mapped to the new root (the longest old root first;
-``/a/app2`` is not under ``/a/app``). A Windows old root is compared as Windows compares
-paths (any case, either separator), and the separators of the path under it become the
-new root's (`Relocation`'s docstring).
+data and file-history records, and 2.1.29x's records of what was sent and where
+(``wireToolInputs``, ``wireIngestContext``, ``serverClassifierContext``) are mapped to the
+new root (the longest old root first; ``/a/app2`` is not under ``/a/app``). A Windows old
+root is compared as Windows compares paths (any case, either separator), in the forms Git
+Bash, WSL and Cygwin give it too (`posix_forms`), and the separators of the path under it
+become the new root's (`Relocation`'s docstring).
 
 The adapters: `bundle.files_export` (write) and `bundle.files_import` (read, check, place).
 
@@ -234,6 +236,43 @@ def _windows(path: str) -> bool:
     return _WINDOWS_ROOT.match(path) is not None
 
 
+_DRIVE_PATH = re.compile(r"([A-Za-z]):(?:[\\/](.*))?\Z", re.DOTALL)
+
+
+def posix_forms(root: str) -> list[str]:
+    """The names the POSIX layers of Windows give the drive path ``root``
+    (``C:\\Users\\x\\app``): Git Bash and MSYS2 ``/c/Users/x/app``, WSL
+    ``/mnt/c/Users/x/app``, Cygwin ``/cygdrive/c/Users/x/app``. Claude Code run from Git
+    Bash records the first in tool inputs and in 2.1.29x's ``wireIngestContext``, beside the
+    Windows form in ``cwd`` (PiyushPapaya/TUMHackathon26, 2.1.296). Nothing for a UNC
+    share or a POSIX path."""
+    m = _DRIVE_PATH.match(root)
+    if m is None:
+        return []
+    rest = (m[2] or "").replace("\\", "/").rstrip("/")
+    tail = f"/{rest}" if rest else ""
+    drive = m[1].lower()
+    return [f"/{drive}{tail}", f"/mnt/{drive}{tail}", f"/cygdrive/{drive}{tail}"]
+
+
+#: The fields of a record `Relocation.record` maps whole (besides the blocks of its message).
+#: The last three are Claude Code 2.1.29x's: the tool inputs as sent (beside the ones shown
+#: in ``message``; a mapped input must keep its sent copy in step), the directory each call
+#: ran in, and the git state sent to its command classifier (PiyushPapaya/TUMHackathon26).
+_PATH_FIELDS = (
+    "cwd",
+    "toolUseResult",
+    "attachment",
+    "snapshot",
+    "trackingPath",
+    "backup",
+    "data",
+    "wireToolInputs",
+    "wireIngestContext",
+    "serverClassifierContext",
+)
+
+
 class Relocation:
     """Maps paths under old roots to new roots (longest old root first).
 
@@ -255,8 +294,13 @@ class Relocation:
             if old and old != new and not (_windows(o) and old.lower() == new.lower()):
                 clean[old] = new
         self.pairs = dict(sorted(clean.items(), key=lambda kv: -len(kv[0])))
+        # A Windows drive root is also matched in the forms Git Bash, WSL and Cygwin give it
+        # (`posix_forms`), as Windows compares paths: any case, either separator.
+        roots = [(o, n, _windows(o)) for o, n in self.pairs.items()]
+        roots += [(f, n, True) for o, n, w in roots if w for f in posix_forms(o) if f not in self.pairs]
+        roots.sort(key=lambda r: -len(r[0]))
         #: (old, new, windows, the separator of paths under new) by alternative.
-        self._roots = [(o, n, _windows(o), "\\" if _windows(n) else "/") for o, n in self.pairs.items()]
+        self._roots = [(o, n, w, "\\" if _windows(n) else "/") for o, n, w in roots]
         #: What a string must hold to be looked at (a Windows root's last name, lowered).
         self._needles = [
             (re.split(r"[\\/]", o)[-1].lower() or o.lower(), True) if w else (o, False)
@@ -361,7 +405,7 @@ class Relocation:
                     out = dict(rec)
                 out[key] = value
 
-        for key in ("cwd", "toolUseResult", "attachment", "snapshot", "trackingPath", "backup", "data"):
+        for key in _PATH_FIELDS:
             if key in rec:
                 put(key, self.value(rec[key]))
         msg = rec.get("message")
