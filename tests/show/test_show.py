@@ -371,3 +371,22 @@ def test_finding_an_empty_thinking_block_says_it_was_not_recorded(tmp_path: Path
     assert "✻ (thinking not recorded in the transcript)" in r.stdout
     md = tt("show", str(path), "--markdown").stdout
     assert "*Thinking:* (not recorded in the transcript)" in md
+
+
+def test_the_tree_of_a_subagent_s_own_file_is_its_conversation() -> None:
+    # A new user's find: `tt show --tree agent-….jsonl` printed "no dead branches" and
+    # nothing else; every entry of a subagent's file is a sidechain, which the tree hid.
+    from tests.support.paths import CONFIG_332
+
+    [agent] = sorted(CONFIG_332.rglob("subagents/agent-*.jsonl"))[:1]
+    [prompt] = [
+        r["message"]["content"]
+        for r in (json.loads(x) for x in agent.read_bytes().splitlines())
+        if r.get("type") == "user" and isinstance(r["message"]["content"], str)
+    ][:1]
+    r = tt("show", str(agent), "--tree", "--no-pager")
+    assert r.returncode == 0, r.stderr
+    assert prompt[:20] in r.stdout and "● user" in r.stdout
+    doc = json.loads(tt("show", str(agent), "--tree", "--json").stdout)
+    [tree] = doc["trees"]
+    assert tree["status"] == "active" and tree["groups"][0]["text"] == prompt

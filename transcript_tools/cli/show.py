@@ -126,7 +126,7 @@ def _show(
     )
     con = console()
     if tree:
-        forest = build_forest(shown.session)
+        forest = build_forest(shown.session, sidechains=ref.path.name.startswith("agent-"))
         if as_json:
             emit_json(_tree_json(shown, forest))
             return 0

@@ -152,6 +152,8 @@ class Forest:
 
 
 def build_forest(session: Session, *, sidechains: bool = False) -> Forest:
+    """``sidechains``: keep sidechain entries (a subagent's own file, every entry of which is
+    one: without them its tree was empty, "no dead branches" and nothing else)."""
     from .core import history_segments, previous_leaf
 
     ix = session.index
@@ -192,7 +194,7 @@ def build_forest(session: Session, *, sidechains: bool = False) -> Forest:
             continue
         # A detached tree: its own latest main leaf is its trunk.
         members = _members(children, r)
-        leaves = [i for i in members if not children.get(i) and not ix.flags[i] & SIDECHAIN]
+        leaves = [i for i in members if not children.get(i) and not ix.flags[i] & hide]
         if leaves:
             leaf = max(leaves)
             chain = []
