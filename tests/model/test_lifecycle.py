@@ -24,7 +24,7 @@ from tests.resume_helpers import SESSION, Builder, text, thinking, tool_use
 from transcript_tools.model import conversation, lifecycle
 from transcript_tools.model.lifecycle import CLAUDE_CODE_2_1_197 as T197
 from transcript_tools.model.lifecycle import CLAUDE_CODE_2_1_332 as T332
-from transcript_tools.model.lifecycle import Clock, canonical, resume_model, sends_thinking
+from transcript_tools.model.lifecycle import Clock, canonical, family, resume_model, sends_thinking
 from transcript_tools.model.session import Session
 
 S45 = "claude-sonnet-4-5-20250929"
@@ -136,6 +136,16 @@ def test_a_session_without_a_model_and_unknown_models() -> None:
     # 2.1.197 does not know the models 2.1.332 writes.
     assert resume_model(T197, "claude-opus-5-5", None, at("2026-12-01T12:00:00Z")).model == "claude-opus-4-8"
     assert resume_model(T197, "claude-fable-5", None, at("2026-12-01T12:00:00Z")).model == "claude-fable-5"
+    # ... but files an id under the first family it finds inside it: a claude-sonnet-5-5
+    # session (a real 2.1.296 one's model) is Sonnet 5 to it, and kept (the probe below).
+    assert (
+        resume_model(T197, "claude-sonnet-5-5", None, at("2026-12-01T12:00:00Z")).model == "claude-sonnet-5-5"
+    )
+    assert family(T197, "claude-sonnet-5-5") == "claude-sonnet-5" and family(T332, "claude-sonnet-5-5") == (
+        "claude-sonnet-5-5"
+    )
+    assert family(T197, "claude-opus-4-20250514") == "claude-opus-4-0"
+    assert family(T197, "claude-opus-4-9") == "claude-opus-4-9"  # a 4 with a minor it lacks
 
 
 def test_a_catalogue_id_with_a_bare_major_version_is_known() -> None:
@@ -302,6 +312,7 @@ PROBES_197: list[tuple[tuple[str, ...], str | None, str, str]] = [
     ((S4, S4), None, "2026-06-16T12:00:00Z", "UTC"),
     ((O4,), "claude-opus-4-0", "2026-06-01T12:00:00Z", "UTC"),
     (("claude-3-5-sonnet-20241022",), None, "2026-12-01T12:00:00Z", "UTC"),
+    (("claude-sonnet-5-5",), None, "2026-12-01T12:00:00Z", "UTC"),
 ]
 _ZONES = {"UTC": UTC, "America/Los_Angeles": LA_WINTER}
 

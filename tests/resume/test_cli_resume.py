@@ -655,6 +655,53 @@ def test_tt_resumes_what_claude_code_just_wrote_sending_the_same_conversation(
     assert compare_histories(mine, theirs, labels=("tt", f"claude {s.cli.version}")) == ""
 
 
+GIT_BASH_296 = REAL / "v2.1.296-windows-git-bash-partial-copy.jsonl"
+
+
+@pytest.mark.claude
+@pytest.mark.parametrize("version", ["2.1.332", "2.1.197"])
+def test_a_2_1_296_call_is_resent_with_its_input_not_its_wire_copy(
+    tt: Any, tmp_path: Path, version: str
+) -> None:
+    # A new user asked whether tt should send 2.1.29x's `wireToolInputs` (the input as it
+    # went out from Git Bash: `cd /c/Users/… && git commit …`) rather than the call's
+    # `input` (`git commit …`). Both CLIs resend `input` (the 2.1.332 binary rewrites from
+    # the wire copy only one messaging tool's calls); tt sends what they send.
+    from tests.conftest import require_cli
+    from tests.support.oracle import resume_request
+
+    sid = "54b91c91-badc-481e-b5b3-de78b2fa4c93"
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    config = tmp_path / "config"
+    project = config / "projects" / project_folder_name(cwd)
+    project.mkdir(parents=True)
+    records = [json.loads(x) for x in GIT_BASH_296.read_bytes().splitlines()]
+    records[0]["parentUuid"] = None  # the copy's first line: its parent is not in the file
+    for r in records:
+        if "cwd" in r:
+            r["cwd"] = str(cwd)  # run where the session says it ran
+    (project / f"{sid}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    [call] = [b for b in records[0]["message"]["content"] if b["type"] == "tool_use"]
+    wire = records[0]["wireToolInputs"][call["id"]]
+    assert wire["command"].startswith("cd /c/Users/") and wire != call["input"]
+
+    def sent_inputs(messages: list[dict[str, Any]]) -> list[Any]:
+        return [
+            b["input"]
+            for m in messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_use"
+        ]
+
+    theirs = resume_request(require_cli(version), config, sid, cwd).messages
+    assert sent_inputs(theirs) == [call["input"]]
+    r = tt("resume", sid, "--dry-run", "--json", "-p", "x", env={"CLAUDE_CONFIG_DIR": str(config)})
+    assert r.code == 0, r.err
+    assert sent_inputs(r.json()["messages"]) == [call["input"]]
+
+
 # --- the model lifecycle (`lifecycle`): the clock is TT_NOW ----------------------------------
 
 SONNET_45_SESSION = REAL / "v2.1.14-microcompact-partial-copy.jsonl"
@@ -769,7 +816,10 @@ def test_a_dry_run_says_the_no_response_sentinel_in_words_and_json_keeps_the_cod
     out = r.out.decode()
     assert "no-response-sentinel" not in out
     note = next(ln for ln in out.splitlines() if ln.split()[:1] == ["note"])
-    assert "ends on a message of yours with no answer" in note and '"No response requested."' in note
+    assert (
+        "ends on a user message (a prompt or a tool's result) with no answer" in note
+        and '"No response requested."' in note
+    )
     request = tt("resume", str(path), "--dry-run", "--json")
     assert request.json()["messages"][-1]["content"][0]["text"] == "No response requested."
     assert "no-response-sentinel" in request.err  # the code, for scripts

@@ -15,7 +15,9 @@ under a fixed clock (libfaketime), tests/model/test_lifecycle.py keeping the evi
 1. Model. With no ``--model``, the session's last model (the last real assistant
    message's ``model``) is kept unless it is *unknown* to the CLI (not in the model
    catalogue its binary carries: 2.1.197 resumes a ``claude-opus-5-5`` session, written by
-   2.1.332, on its own default; ``claude-3-haiku-20240307`` and made-up ids likewise),
+   2.1.332, on its own default; ``claude-3-haiku-20240307`` and made-up ids likewise; but
+   2.1.197 files an id under the first family it finds inside it, so it keeps a
+   ``claude-sonnet-5-5`` session as Sonnet 5: `family`),
    *remapped* (the legacy Opus 4 / 4.1 ids: both CLIs, any date, unless
    ``CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP`` is set) or *retired* (its family has a
    first-party retirement date and that date has passed): then the CLI's default model is
@@ -112,6 +114,11 @@ class ModelTable:
     utc_unless_near: bool
     #: the model catalogue (canonical ids) the binary knows; others are not restored
     known: frozenset[str] = frozenset()
+    #: the families the binary's canonicaliser finds *inside* an id, in its order (2.1.197:
+    #: ``e.includes("claude-sonnet-5")`` makes ``claude-sonnet-5-5`` Sonnet 5, so 2.1.197
+    #: keeps a session of it); a ``-4-0`` entry is the 4 not followed by a minor. Empty:
+    #: ids are compared whole (`canonical`), as 2.1.332's parser does for these ids.
+    families: tuple[str, ...] = ()
     #: Claude Code's opt-out of the legacy remap.
     remap_opt_out: str = "CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP"
     notes: tuple[str, ...] = field(default=())
@@ -129,18 +136,33 @@ def canonical(model: str) -> str:
     return m
 
 
+def family(table: ModelTable, model: str) -> str:
+    """The key ``table``'s CLI files ``model`` under: the first of its `ModelTable.families`
+    found inside the id, else the `canonical` id."""
+    m = model.strip().lower()
+    for f in table.families:
+        if f.endswith("-4-0"):
+            # `/claude-opus-4(?!-\d(?!\d))/`: a 4 not followed by one digit of minor.
+            if re.search(re.escape(f[:-2]) + r"(?!-\d(?!\d))", m):
+                return f
+        elif f in m:
+            return f
+    return canonical(model)
+
+
 def known(table: ModelTable, model: str) -> bool:
     """Is ``model`` in the CLI's model catalogue? The catalogue names the 4.x models by
     their `canonical` key (``claude-opus-4-0``) and the later ones with a bare major as
     written (``claude-opus-5``): 2.1.332 keeps a ``claude-opus-5`` or ``claude-sonnet-5``
-    session's model on resume (tests/model/test_lifecycle.py, the real CLI)."""
-    c = canonical(model)
+    session's model on resume, and 2.1.197 a ``claude-sonnet-5-5`` one, which it files
+    under Sonnet 5 (`family`; tests/model/test_lifecycle.py, the real CLIs)."""
+    c = family(table, model)
     return c in table.known or (c.endswith("-0") and c[:-2] in table.known)
 
 
 def retirement(table: ModelTable, model: str) -> Retirement | None:
     """The model's retirement in ``table`` (dated, possibly in the future), if it has one."""
-    return table.retirements.get(canonical(model))
+    return table.retirements.get(family(table, model))
 
 
 def retired_since(table: ModelTable, model: str, clock: Clock) -> Retirement | None:
@@ -322,6 +344,28 @@ CLAUDE_CODE_2_1_197 = ModelTable(
     },
     remapped=_LEGACY_OPUS,
     utc_unless_near=False,
+    # Its canonicaliser (`c_`), in order; a retired 3.x id is filed under its family too.
+    families=(
+        "claude-fable-5",
+        "claude-mythos-5",
+        "claude-opus-4-8",
+        "claude-opus-4-7",
+        "claude-opus-4-6",
+        "claude-opus-4-5",
+        "claude-opus-4-1",
+        "claude-opus-4-0",
+        "claude-sonnet-5",
+        "claude-sonnet-4-6",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-0",
+        "claude-haiku-4-5",
+        "claude-3-7-sonnet",
+        "claude-3-5-sonnet",
+        "claude-3-5-haiku",
+        "claude-3-opus",
+        "claude-3-sonnet",
+        "claude-3-haiku",
+    ),
     known=frozenset(
         {
             "claude-3-5-haiku",

@@ -84,7 +84,7 @@ def render(con: Any, d: DryRun) -> None:
 #: the codes (on stderr, next to the request on stdout).
 NOTE_WORDS = {
     # conversation rule 7: both CLIs (2.1.197 and 2.1.332) do the same
-    "no-response-sentinel": "the session ends on a message of yours with no answer: an assistant "
+    "no-response-sentinel": "the session ends on a user message (a prompt or a tool's result) with no answer: an assistant "
     '"No response requested." is put after it, as Claude Code does, so a new message starts a turn '
     "of its own",
     "synthetic-tool-result": "a tool call with no recorded result is answered as interrupted",
