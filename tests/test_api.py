@@ -184,3 +184,52 @@ def test_finding_delete_session_refuses_a_file_that_is_no_transcript_as_the_cli_
         tt.delete_session(other)
     assert e.value.exit_code == 4 and "this is not a transcript" in str(e.value)
     assert other.exists()
+
+
+def test_every_function_naming_a_session_refuses_a_binary_file_as_the_cli_does(tmp_path: Path) -> None:
+    """New-user pass: a binary file named like a session got a different answer from each
+    function (fork a usage error, compact not found, stats and redact a report of nothing,
+    validate `ok`); the CLI exits 4 on it in every verb. Each now raises what it exits."""
+    project = tmp_path / "projects" / "-home-u-p"
+    project.mkdir(parents=True)
+    binary = project / "00000000-0000-4000-8000-00000000b1a5.jsonl"
+    binary.write_bytes(bytes(range(256)) * 8)
+    before = binary.read_bytes()
+    calls = {
+        "stats": lambda: tt.get_session_stats(binary),
+        "redact": lambda: tt.redact_session(binary),
+        "compact": lambda: tt.compact_session(binary, dry_run=True),
+        "fork": lambda: tt.fork_session(binary, dry_run=True),
+        "export": lambda: tt.export_session(binary, tmp_path / "x.zip", dry_run=True),
+        "repair": lambda: tt.repair_session(binary),
+        "rename": lambda: tt.rename_session(binary, "t"),
+        "tag": lambda: tt.tag_session(binary, "t"),
+        "resume": lambda: tt.resume_request(binary, "hi"),
+    }
+    for verb, call in calls.items():
+        extra = {"rename": ["t"], "tag": ["t"], "repair": ["--dry-run"], "resume": ["--dry-run", "-p", "hi"]}
+        r = cli.tt(verb, str(binary), *extra.get(verb, []))
+        assert r.returncode == 4, (verb, r.returncode, r.stderr)
+        with pytest.raises(tt.TTError) as e:
+            call()
+        assert e.value.exit_code == 4 and "this is not a transcript" in str(e.value), verb
+    [report] = tt.validate_session(binary)
+    assert report.not_transcript is not None and not report.ok
+    assert binary.read_bytes() == before
+
+
+def test_paths_may_be_strings_and_a_limit_that_is_not_positive_is_none(config: Path) -> None:
+    """New-user pass: `tt.validate_path("x.jsonl")` and `tt.load_session("x.jsonl")` were an
+    AttributeError; `search_sessions(limit=-1)` islice's ValueError; `list_sessions` sliced
+    with a limit of 0 or -1, where the SDK's takes it as no limit."""
+    path = str(config / "projects" / "-home-dev-demo-app" / f"{SID}.jsonl")
+    assert tt.validate_path(path).to_dict() == tt.validate_path(Path(path)).to_dict()
+    assert [e.raw for e in tt.load_session(path).session.conversation()] == [
+        e.raw for e in tt.load_session(Path(path)).session.conversation()
+    ]
+    every = tt.list_sessions()
+    assert len(every) >= 1
+    assert [r.session_id for r in tt.list_sessions(limit=0)] == [r.session_id for r in every]
+    assert [r.session_id for r in tt.list_sessions(limit=-1)] == [r.session_id for r in every]
+    hits = tt.search_sessions("the")
+    assert [h.session_id for h in tt.search_sessions("the", limit=-1)] == [h.session_id for h in hits]

@@ -96,6 +96,21 @@ def _ref(session: str | Path, directory: str | Path | None) -> SessionRef:
     return ref
 
 
+def _checked(session: str | Path, directory: str | Path | None, verb: str | None = None) -> SessionRef:
+    """`_ref`, refusing what the command line refuses before it starts: a file that is no
+    transcript (`NotATranscript`, the CLI's exit 4) and, for a ``verb`` that works on a
+    session, a subagent's transcript (`UsageError`). A new user's binary file got a
+    different answer from each function (a usage error, not found, a report of nothing)."""
+    from .validate.files_kind import require_session_file, require_transcript
+
+    ref = _ref(session, directory)
+    if verb is None:
+        require_transcript(ref.path)
+    else:
+        require_session_file(ref.path, verb)
+    return ref
+
+
 def _one_output(output: str | Path | None, in_place: bool) -> None:
     if output is not None and in_place:
         from .model.errors import UsageError
@@ -169,7 +184,7 @@ def repair_session(
     from .repair.files_session import repair_session as _repair
 
     _one_output(output, in_place)
-    ref = _ref(session, directory)
+    ref = _checked(session, directory)
     opts = RepairOptions(
         drop_orphans=drop_orphans,
         strip_thinking=strip_thinking,
@@ -215,7 +230,7 @@ def redact_session(
     from .redact.files import session_files
 
     _one_output(output, in_place)
-    ref = _ref(session, directory)
+    ref = _checked(session, directory)
     return _redact(
         session_files(str(session), ref, subagents),
         output=None if output is None else str(output),
@@ -274,7 +289,7 @@ def compact_session(
         raise UsageError(
             f"prune: unknown kind(s) {', '.join(sorted(unknown))}; choose from {', '.join(PRUNE_KINDS)}"
         )
-    ref = _ref(session, directory)
+    ref = _checked(session, directory)
     mode = "dry-run" if dry_run else "in-place" if in_place else "new"
     target = Target(mode, Path(output).expanduser() if output is not None else None, force, backup=backup)
     options = PlanOptions(
@@ -349,7 +364,7 @@ def fork_session(
         from .model.errors import UsageError
 
         raise UsageError("the title is empty")
-    ref = _ref(session, directory)
+    ref = _checked(session, directory, "fork")
     f = _fork(
         ref.path,
         now=_iso(now),
@@ -398,7 +413,7 @@ def rewind_session(
     from .rewind.core import resolve_target
     from .rewind.files import apply_plan, plan_files
 
-    ref = _ref(session, directory)
+    ref = _checked(session, directory, "rewind")
     s = load_session(ref.path, max_bytes=max_bytes).session
     sid = ref.session_id or s.session_id
     if sid is None:
@@ -460,7 +475,7 @@ def resume_request(
 
     registry = ToolRegistry(allowed_tools, disallowed_tools)
     clock = _clock(now)
-    ref = _ref(session, directory)
+    ref = _checked(session, directory, "resume")
     got = load_for_resume(ref.path, max_bytes=max_bytes)
     if not got.conversation.messages:
         raise Unreadable(
@@ -515,7 +530,7 @@ def export_session(
     folder, reports it and throws it away (``path`` is where it would have gone)."""
     from .bundle.files_export import export_to
 
-    ref = _ref(session, directory)
+    ref = _checked(session, directory, "export")
     e = export_to(ref, Path(output) if output is not None else None, redact=redact, dry_run=dry_run)
     return ExportResult(e.path, e.bytes, e.manifest, e.skipped, e.written)
 
@@ -568,7 +583,8 @@ def list_sessions(
     if tag is not None:
         rows = [r for r in rows if r.lite.tag == tag]
     rows = [r for r in rows if include_hidden or r.lite.hidden is None or r.damaged]
-    return rows[:limit]
+    # As the SDK's list_sessions: a limit that is not positive is no limit.
+    return rows[:limit] if limit is not None and limit > 0 else rows
 
 
 def search_sessions(
@@ -596,9 +612,9 @@ def search_sessions(
         matcher = make_matcher(pattern, regex=regex, case=case)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    return list(
-        islice(search_files(_dirs(directory), matcher, per_session=per_session, subagents=subagents), limit)
-    )
+    found = search_files(_dirs(directory), matcher, per_session=per_session, subagents=subagents)
+    # As `list_sessions`: a limit that is not positive is no limit (it was islice's ValueError).
+    return list(islice(found, limit if limit is not None and limit > 0 else None))
 
 
 def get_session_stats(
@@ -609,7 +625,7 @@ def get_session_stats(
     lines and subagent copies deduplicated). ``stats.to_dict()`` is ``tt stats --json``."""
     from .catalog.files_usage import session_stats
 
-    return session_stats(_ref(session, directory).path, subagents=subagents)
+    return session_stats(_checked(session, directory).path, subagents=subagents)
 
 
 # --- rename, tag, delete --------------------------------------------------------------
@@ -632,11 +648,11 @@ def _session_id(ref: SessionRef) -> str:
 
 
 def _append_record(
-    session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool
+    session: str | Path, directory: str | Path | None, make: Any, value: str, dry_run: bool, verb: str
 ) -> RecordResult:
     from .manage.files import append_record
 
-    ref = _ref(session, directory)
+    ref = _checked(session, directory, verb)
     sid = _session_id(ref)
     line: bytes = make(sid, value)
     if not dry_run:
@@ -651,7 +667,7 @@ def rename_session(
     ``custom-title`` record the ``/resume`` picker and the SDK's ``list_sessions`` read."""
     from .manage.core import rename_line
 
-    return _append_record(session, directory, rename_line, title, dry_run)
+    return _append_record(session, directory, rename_line, title, dry_run, "rename")
 
 
 def tag_session(
@@ -661,7 +677,7 @@ def tag_session(
     ``None`` or ``""`` clears the tag."""
     from .manage.core import tag_line
 
-    return _append_record(session, directory, tag_line, tag or "", dry_run)
+    return _append_record(session, directory, tag_line, tag or "", dry_run, "tag")
 
 
 def delete_session(
@@ -671,12 +687,10 @@ def delete_session(
     ``<id>/`` folder (subagents) and its file-history backups. Returns the
     `manage.DeletePlan` of what goes (a dry run deletes nothing). Does not ask."""
     from .manage.files import remove, survey
-    from .validate.files_kind import require_transcript
 
-    ref = _ref(session, directory)
     # As `tt delete`: a file that is no transcript is refused (a new user's script deleted
     # one the CLI refuses with exit 4).
-    require_transcript(ref.path)
+    ref = _checked(session, directory)
     plan = survey(ref)
     if not dry_run:
         remove(plan)

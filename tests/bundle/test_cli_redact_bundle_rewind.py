@@ -97,6 +97,11 @@ def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path
     assert (out / f"{SID}.jsonl").is_file() and (
         out / SID / "subagents" / "agent-a57f9afd470043d69.jsonl"
     ).is_file()
+    # The subagent's sidecar beside its copy, as repair -o and fork -o put it (a new user's
+    # find: redact -o left it out, where the README says -o writes alike in all three).
+    meta = "agent-a57f9afd470043d69.meta.json"
+    src_meta = config / "projects" / "-home-dev-demo-app" / SID / "subagents" / meta
+    assert (out / SID / "subagents" / meta).read_bytes() == src_meta.read_bytes()
     assert tt("redact", SID, "--in-place", "--dry-run", config=config).returncode == 2
     assert tt("redact", SID, "--no-backup", config=config).returncode == 2
     assert tt("redact", "no-such-session", config=config).returncode == 3
@@ -441,6 +446,8 @@ def test_import_max_bytes_is_the_documented_name_and_max_size_still_works(
             flag,
             small.stderr,
         )
+        # The bundle is fine: the limit is the user's (a new user was told it was unsafe).
+        assert "unsafe" not in small.stderr and "raise --max-bytes" in small.stderr
         fits = tt(
             "import", str(bundle), "--cwd", str(work), "--dry-run", flag, str(unpacked), config=tmp_path / "d"
         )

@@ -227,6 +227,66 @@ def test_delete_dry_run_then_refuses_without_yes_then_deletes(config: Path) -> N
     assert tt("delete", SID, "--yes", config=config).returncode == 3
 
 
+def test_delete_takes_tt_s_backups_and_quarantines_of_the_session(config: Path) -> None:
+    # A new user's find: after `tt repair --in-place` (or `redact --in-place`) the delete
+    # left `<id>.jsonl.bak`, a whole copy of the session (the redacted secrets included),
+    # listed nowhere. Another session's by-products stay.
+    main = project(config) / f"{SID}.jsonl"
+    other = fork_json(config)["session_id"]
+    mine = [
+        main.with_name(main.name + ".bak"),
+        main.with_name(main.name + ".20261202T060000000000.bak"),
+        main.with_name(main.name + ".quarantine.jsonl"),
+    ]
+    for p in mine:
+        p.write_bytes(main.read_bytes())
+    theirs = project(config) / f"{other}.jsonl.bak"
+    theirs.write_bytes(b"{}\n")
+    plan = json.loads(tt("delete", SID, "--dry-run", "--json", config=config).stdout)
+    backups = sorted(t["path"] for t in plan["targets"] if t["kind"] == "tt-backup")
+    assert backups == sorted(map(str, mine))
+    r = tt("delete", SID, "--dry-run", config=config)
+    assert r.returncode == 0 and all(str(p) in r.stdout for p in mine)
+    r = tt("delete", SID, "--yes", config=config)
+    assert r.returncode == 0, r.stderr
+    assert not any(p.exists() for p in mine) and not main.exists()
+    assert theirs.is_file() and (project(config) / f"{other}.jsonl").is_file()
+
+
+def test_a_delete_that_cannot_finish_deletes_nothing(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new user's find (as an unprivileged user, in a project folder they cannot write):
+    # the subagents went, then the transcript failed, and the message said only that the
+    # transcript was still there. The folders are checked first now. (The tests run as
+    # root, whom a mode does not stop: the check itself is what is tested.)
+    import os
+
+    from transcript_tools.edge import claude_dir as store
+    from transcript_tools.manage.files import remove, survey
+    from transcript_tools.model.errors import WriteFailed
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    folder = project(config)
+    before = digest(config)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != folder and real_access(p, mode))
+    plan = survey(store.resolve(SID))
+    with pytest.raises(WriteFailed, match="nothing was deleted"):
+        remove(plan)
+    assert digest(config) == before
+
+
+def test_rename_and_tag_refuse_a_subagent_s_file_as_fork_does(config: Path) -> None:
+    # A new user's find: `tt rename agent-….jsonl "t"` said "Renamed <session>" and wrote
+    # the title into the subagent's file, where no listing reads it.
+    [agent] = sorted((project(config) / SID / "subagents").glob("agent-*.jsonl"))
+    before = agent.read_bytes()
+    for verb, value in (("rename", "sub title"), ("tag", "x")):
+        r = tt(verb, str(agent), value, config=config)
+        assert r.returncode == 2 and f"tt {verb} works on a session" in r.stderr, r.stderr
+        assert f"hint: tt {verb} {SID}" in r.stderr
+    assert agent.read_bytes() == before
+
+
 def test_delete_of_a_copy_elsewhere_leaves_the_config_dir_alone(config: Path, tmp_path: Path) -> None:
     copy = tmp_path / f"{SID}.jsonl"
     shutil.copy(project(config) / f"{SID}.jsonl", copy)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.cli import tt as tt_run
 from tests.support.cli import tt_popen
-from tests.support.paths import FIXTURES, REAL
+from tests.support.paths import CONFIG_332, FIXTURES, REAL
 from transcript_tools.edge.store_sqlite import open_sqlite
 from transcript_tools.store.engine import StreamKey
 from transcript_tools.store.files import AsOf, find_session, session_bytes
@@ -525,6 +525,11 @@ def test_finding_push_all_takes_2_0_x_agent_files_with_their_session_and_store_r
     assert pushed["session_id"] == SID2028 and pushed["files"] == 2
     code, out, _ = run(cfg, "store", "ls", "--store", url, "--json")
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == [SID2028]
+    # --json before the subcommand is the subcommand's (a new user's: accepted and ignored).
+    for sub in (("ls",), ("log", SID2028[:4])):
+        before = run(cfg, "store", "--json", *sub, "--store", url)
+        after = run(cfg, "store", *sub, "--store", url, "--json")
+        assert before == after and before[0] == 0 and json.loads(before[1]), sub
     # Read from the store, the session has its subagents as the files have them.
     for args in (("stats", "--json"), ("show", "--json"), ("validate", "--json"), ("ls", "--json")):
         want = run(cfg, args[0], *((str(main),) if args[0] != "ls" else ("-a",)), *args[1:])
@@ -783,3 +788,31 @@ def test_finding_push_says_which_transcripts_are_no_session_s(tmp_path: Path) ->
     assert sorted(json.loads(out)["not_pushed"]) == sorted([str(agent), str(copy)])
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == [SID]
     assert f"tt: {agent}: not a session's file" in err and "`tt ls --hidden` lists it" in err
+
+
+def test_a_session_file_pushed_from_outside_a_config_dir_is_stored_under_its_recorded_project(
+    tmp_path: Path,
+) -> None:
+    # A new user's find: `tt store push ~/downloads/<id>.jsonl` stored the session under a
+    # project named after the downloads folder, and `tt store pull` then wrote it into a
+    # project folder of that name; a copy not named by a session id was stored as session
+    # "loose". The project is now the one of the cwd the records carry (as Claude Code names
+    # its folder); a file not named by a session id is refused, as --all passes it over.
+    src = CONFIG_332 / "projects" / "-home-dev-demo-app" / "4cd0c8e6-36cd-4af9-9a2d-9191b504fada.jsonl"
+    loose = tmp_path / "downloads"
+    loose.mkdir()
+    copy = loose / src.name
+    copy.write_bytes(src.read_bytes())
+    cfg = tmp_path / "cfg"
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    code, out, err = run(cfg, "store", "push", str(copy), "--store", url, "--json")
+    assert code == 0, err
+    [pushed] = json.loads(out)["sessions"]
+    assert pushed["project"] == "-home-dev-demo-app"  # /home/dev/demo-app, as the records say
+    code, _out, err = run(cfg, "store", "pull", "4cd0", "--store", url)
+    assert code == 0, err
+    assert (cfg / "projects" / "-home-dev-demo-app" / src.name).read_bytes() == src.read_bytes()
+    other = loose / "loose.jsonl"
+    other.write_bytes(src.read_bytes())
+    code, out, err = run(cfg, "store", "push", str(other), "--store", url)
+    assert code == 2 and out == "" and "not a session's file (its name is no session id)" in err, err

@@ -54,10 +54,15 @@ class Imported:
     relocated_lines: int
 
 
-def _refuse(archive: Path, what: str) -> Unreadable:
-    return Unreadable(
-        f"refusing {archive}: {what}", hint="the archive is unsafe or damaged; nothing was extracted from it"
+def _refuse(archive: Path, what: str, *, limit: bool = False) -> Unreadable:
+    """``limit``: refused for a size or count past a limit, which may be the caller's own
+    (`--max-bytes`): the bundle may be fine (a new user's was told it was unsafe)."""
+    hint = (
+        "nothing was extracted; raise --max-bytes if the bundle is yours"
+        if limit
+        else "the archive is unsafe or damaged; nothing was extracted from it"
     )
+    return Unreadable(f"refusing {archive}: {what}", hint=hint)
 
 
 def _check_directory(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> dict[str, zipfile.ZipInfo]:
@@ -82,12 +87,16 @@ def _check_directory(archive: Path, zf: zipfile.ZipFile, limits: Limits) -> dict
             raise _refuse(archive, f"member {name!r} is encrypted")
         if info.file_size > limits.member_bytes:
             raise _refuse(
-                archive, f"member {name!r} is {info.file_size} bytes, past the limit of {limits.member_bytes}"
+                archive,
+                f"member {name!r} is {info.file_size} bytes, past the limit of {limits.member_bytes}",
+                limit=True,
             )
         total += info.file_size
         by_name[name] = info
     if total > limits.total_bytes:
-        raise _refuse(archive, f"{total} bytes uncompressed, past the limit of {limits.total_bytes}")
+        raise _refuse(
+            archive, f"{total} bytes uncompressed, past the limit of {limits.total_bytes}", limit=True
+        )
     # Names are checked (for escapes) before the manifest is even read.
     for name in by_name:
         if name.startswith("/") or ".." in name.split("/") or "\\" in name:

@@ -231,18 +231,13 @@ def require_transcript(path: Any, *, session_verb: str | None = None) -> None:
     ``session_verb``: the command works on a session, not on a subagent's transcript
     (fork, rewind, export, resume, chat): an ``agent-*.jsonl`` is a usage error naming
     its session, where each said something else ("no messages to fork", "no session id")."""
+    from ..validate.files_kind import require_session_file
     from ..validate.files_kind import require_transcript as require
 
-    require(path)
-    if session_verb is not None and Path(path).name.startswith("agent-"):
-        from ..edge.claude_dir import session_of_subagent
-
-        sid = session_of_subagent(Path(path))
-        of = f" of session {sid}" if sid else ""
-        raise UsageError(
-            f"{path}: a subagent's transcript{of}; tt {session_verb} works on a session",
-            hint=f"tt {session_verb} {sid}" if sid else "name the session's own <id>.jsonl",
-        )
+    if session_verb is None:
+        require(path)
+    else:
+        require_session_file(path, session_verb)
 
 
 def page_or_print(con: Any, draw: Callable[[Any], None], *, pager: bool | None) -> None:

@@ -30,7 +30,9 @@ def _record_command(
     action: str, spec: str, line_of: Callable[[str, str], bytes], value: str, dry_run: bool, as_json: bool
 ) -> int:
     ref = store.resolve(spec)
-    require_transcript(ref.path)  # random bytes, other JSON: exit 4, as every command
+    # Random bytes, other JSON: exit 4, as every command; a subagent's file: a usage error
+    # naming its session (the title went into the subagent's file, and none lists it there).
+    require_transcript(ref.path, session_verb=action)
     sid = _session_id(ref)
     line = line_of(sid, value)
     if not dry_run:

@@ -24,6 +24,7 @@ import click
 
 from ..edge import claude_dir as cfg
 from ..model.errors import NotFound, UsageError
+from ..model.ids import is_session_id
 from .common import console, emit_json, json_option
 
 
@@ -45,11 +46,20 @@ def _open(url: str | None, *, create: bool = True) -> Any:
 
 @click.group("store", invoke_without_command=False)
 @json_option
-def store_command(as_json: bool) -> None:
+@click.pass_context
+def store_command(ctx: click.Context, as_json: bool) -> None:
     """Keep sessions in a database: push, pull, log, ls, search.
 
-    Each subcommand takes --store URL and --json.
+    Each subcommand takes --store URL and --json (`tt store --json ls` works too).
     """
+    # Given before the subcommand, --json is the subcommand's (it was accepted and ignored).
+    ctx.obj = {"json": as_json}
+
+
+def _json(as_json: bool) -> bool:
+    """The subcommand's --json, or the group's (`tt store --json ls`)."""
+    ctx = click.get_current_context()
+    return as_json or bool(ctx.parent is not None and (ctx.parent.obj or {}).get("json"))
 
 
 @store_command.command("push")
@@ -75,6 +85,7 @@ def push(
     folder's other files and its file history. A file in which no line is a JSON object
     is not a transcript: named, exit 4; in --all or --project, noted and skipped.
     """
+    as_json = _json(as_json)
     from ..store.files import push_many, transcripts
 
     if sum(x is not None for x in (session, project, all_ or None)) != 1:
@@ -101,6 +112,13 @@ def push(
     paths, skipped = transcripts(paths)
     if session is not None and skipped:
         raise skipped[0]  # named on its own: the error tt validate gives it (exit 4)
+    if session is not None and not is_session_id(paths[0].name.removesuffix(".jsonl")):
+        # The store keys a session by its id, as --all passes such a file over (above);
+        # named alone it was stored as session "loose" (a new user's copy).
+        raise UsageError(
+            f"{paths[0]}: not a session's file (its name is no session id): not pushed",
+            hint="rename it to the session id its records carry (tt doctor FILE prints the mv)",
+        )
     for e in skipped:
         # In a batch a stray file is noted and passed over, as `tt repair -a` does.
         click.echo(f"tt: {e.message}: skipped", err=True)
@@ -207,6 +225,7 @@ def pull(
     under it) are rewritten for DIR, as `tt import --cwd` does; the store is not changed.
     --dry-run writes nothing and refuses what the pull would refuse (exit 6).
     """
+    as_json = _json(as_json)
     from ..store.files import find_session, plan_pull, session_arg, write_pull
 
     st = _open(store_url, create=False)
@@ -280,6 +299,7 @@ def _unchanged_note(plan: Any) -> str:
 @json_option
 def log(session: str, store_url: str | None, as_json: bool) -> None:
     """List a stored session's versions, with the diagnostics stored with each."""
+    as_json = _json(as_json)
     from ..store.files import find_session, session_arg
 
     st = _open(store_url, create=False)
@@ -327,6 +347,7 @@ def log(session: str, store_url: str | None, as_json: bool) -> None:
 @json_option
 def ls(store_url: str | None, as_json: bool) -> None:
     """List the stored sessions, newest first."""
+    as_json = _json(as_json)
     st = _open(store_url, create=False)
     with st.read() as cur:
         rows = st.overview(cur)
@@ -383,6 +404,7 @@ def search(
     index's), but a pattern the index cannot see (symbols only, a CJK or Thai word in
     running text) is matched on the stored lines, the newest pushed 64 MiB. Exit 0 when something matched, 1 when nothing did.
     """
+    as_json = _json(as_json)
     # One search, not two: `tt search --store` does the work (`store.find.search_store`),
     # so both print the same hits the same way and agree on the exit code.
     from ..edge.store_url import resolve_url

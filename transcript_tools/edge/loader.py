@@ -29,7 +29,7 @@ class Loaded:
 
 
 def load_session(
-    path: Path,
+    path: Path | str,
     *,
     max_bytes: int = MAX_TRANSCRIPT_READ_BYTES,
     from_last_boundary: bool = False,
@@ -39,6 +39,7 @@ def load_session(
     from ..repair.core import RepairOptions, repaired_entries
     from .writer import iso_now
 
+    path = Path(path)
     t = load(path, max_bytes=max_bytes, from_last_boundary=from_last_boundary)
     if repair:
         from .siblings import found_elsewhere

@@ -136,13 +136,15 @@ class Transcript:
 
 
 def load(
-    path: Path, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, from_last_boundary: bool = False
+    path: Path | str, *, max_bytes: int = MAX_TRANSCRIPT_READ_BYTES, from_last_boundary: bool = False
 ) -> Transcript:
-    """Read a whole transcript into memory, refusing files past ``max_bytes``.
+    """Read a whole transcript into memory, refusing files past ``max_bytes`` (``path``: a
+    `Path` or a string).
 
     With ``from_last_boundary``, a file past the cap is loaded from its last compact
     boundary on when that part fits (what a resume needs); otherwise it is refused.
     """
+    path = Path(path)
     size = file_size(path)
     start: int | None  # None: no boundary to read from (then refused)
     start = 0

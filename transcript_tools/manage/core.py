@@ -12,7 +12,8 @@ changes; an empty tag clears.
 `plan_delete` decides what ``tt delete`` removes, from a survey of what exists: the
 main file, its ``<session>/`` folder (subagents, tool results; what the SDK's
 ``delete_session`` removes too) and ``file-history/<session>/`` (the checkpoint backups),
-plus 2.0.x ``agent-*.jsonl`` files beside it that name the session. A subagent transcript
+plus 2.0.x ``agent-*.jsonl`` files beside it that name the session, and the backups and
+quarantines tt wrote beside these files (``tt-backup``). A subagent transcript
 named alone (``subagent_of``: `claude_dir.session_of_subagent`) is that file only, planned
 as the subagent it is (``legacy-subagent`` or ``subagent``), its session left whole; a file
 otherwise not named by a session id is that file only.
@@ -116,7 +117,7 @@ class Found:
 @dataclass(frozen=True, slots=True)
 class Target:
     path: Path
-    kind: str  # transcript | session-folder | file-history | legacy-subagent | subagent
+    kind: str  # transcript | session-folder | file-history | legacy-subagent | subagent | tt-backup
     is_dir: bool
     files: int
     bytes: int
@@ -162,22 +163,27 @@ def plan_delete(
     file_history: Found | None = None,
     legacy_subagents: Iterable[Found] = (),
     subagent_of: str | None = None,
+    by_products: Iterable[Found] = (),
 ) -> DeletePlan:
     """What ``tt delete`` removes for the transcript ``main`` (see module docstring).
 
-    The caller surveys ``<project>/<stem>/``, ``<config>/file-history/<stem>/`` and the
-    2.0.x agent files whose records name the session; folders are kept in the plan only
-    when ``stem`` is a session id.
+    The caller surveys ``<project>/<stem>/``, ``<config>/file-history/<stem>/``, the
+    2.0.x agent files whose records name the session, and ``by_products``: the backups
+    and quarantines tt wrote beside these files (``<id>.jsonl.bak``, its timestamped
+    siblings, ``….quarantine.jsonl``: whole copies of the session, the secrets a redaction
+    took out included, which a delete that kept them would leave behind unlisted); folders
+    are kept in the plan only when ``stem`` is a session id.
     """
     if main.is_dir:
         raise UsageError(f"{main.path}: is a directory, not a session transcript")
     stem = main.path.name[:-6] if main.path.name.endswith(".jsonl") else main.path.stem
     sid = stem if is_session_id(stem) else None
+    kept = [Target(f.path, "tt-backup", False, 1, f.bytes) for f in by_products if not f.is_dir]
     if sid is None and subagent_of is not None:
         # A live subagent's file (found by a new user: it was "session (no session id)").
         kind = "subagent" if "subagents" in main.path.parts else "legacy-subagent"
-        return DeletePlan(None, (Target(main.path, kind, False, 1, main.bytes),), subagent_of)
-    targets = [Target(main.path, "transcript", False, 1, main.bytes)]
+        return DeletePlan(None, (Target(main.path, kind, False, 1, main.bytes), *kept), subagent_of)
+    targets = [Target(main.path, "transcript", False, 1, main.bytes), *kept]
     if sid is not None:
         if session_folder is not None and session_folder.path.name == sid:
             targets.append(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..edge import claude_dir as store
 from ..edge.reader import file_size
-from ..edge.writer import append_records
+from ..edge.writer import append_records, is_by_product
 from ..model.errors import NotFound, Unreadable, WriteFailed
 from ..model.ids import is_session_id
 from .core import DeletePlan, Found, plan_delete
@@ -72,6 +72,23 @@ def _legacy_agents(project: Path, sid: str) -> list[Found]:
     return [f for f in found if f is not None]
 
 
+def _by_products(files: list[Path]) -> list[Found]:
+    """tt's backups and quarantines of ``files`` beside them (`writer.by_product`'s names:
+    ``<name>[.<stamp>].bak``, ``….quarantine.jsonl``, dot-led for an agent file)."""
+    out: list[Found] = []
+    for f in files:
+        try:
+            names = os.listdir(f.parent)
+        except OSError:
+            continue
+        for n in sorted(names):
+            if is_by_product(n) and n.lstrip(".").startswith(f.name + "."):
+                found = _found(f.parent / n)
+                if found is not None:
+                    out.append(found)
+    return out
+
+
 def survey(ref: store.SessionRef) -> DeletePlan:
     """What ``tt delete`` would remove for ``ref`` (`manage.core.plan_delete`). Reads only."""
     main = _found(ref.path)
@@ -79,20 +96,42 @@ def survey(ref: store.SessionRef) -> DeletePlan:
         raise NotFound(f"{ref.path}: no such file")
     stem = ref.path.name.removesuffix(".jsonl")
     if not is_session_id(stem):
-        return plan_delete(main, subagent_of=store.session_of_subagent(ref.path))
+        return plan_delete(
+            main, subagent_of=store.session_of_subagent(ref.path), by_products=_by_products([ref.path])
+        )
     # file-history/<id>/ belongs to the config dir's session of that id: only when the
     # transcript named is that session's (not a copy elsewhere) is it part of the plan.
     ours = _inside(ref.path, store.projects_dir())
+    legacy = _legacy_agents(ref.path.parent, stem) if ours else []
     return plan_delete(
         main,
         session_folder=_found(ref.path.parent / stem),
         file_history=_found(store.file_history_dir(stem)) if ours else None,
-        legacy_subagents=_legacy_agents(ref.path.parent, stem) if ours else (),
+        legacy_subagents=legacy,
+        by_products=_by_products([ref.path, *(f.path for f in legacy)]),
     )
 
 
+def _blocked(plan: DeletePlan) -> str | None:
+    """The first target whose folder does not let this process remove it, or None: checked
+    before anything goes, so a delete that cannot finish removes nothing (a new user's
+    read-only project folder: the subagents went, then the transcript failed)."""
+    for t in plan.targets:
+        if not os.access(t.path.parent, os.W_OK | os.X_OK):
+            return (
+                f"{t.path}: cannot delete (its folder {t.path.parent} is not writable); nothing was deleted"
+            )
+    return None
+
+
 def remove(plan: DeletePlan) -> None:
-    """Remove what ``plan`` names: folders and agent files first, the transcript last."""
+    """Remove what ``plan`` names: folders and agent files first, the transcript last; a
+    folder that would refuse a removal stops it before anything goes (`_blocked`), and a
+    failure half-way says what went before it."""
+    blocked = _blocked(plan)
+    if blocked is not None:
+        raise WriteFailed(blocked)
+    done: list[Path] = []
     for t in sorted(plan.targets, key=lambda t: t.kind == "transcript"):
         try:
             if t.is_dir:
@@ -102,8 +141,7 @@ def remove(plan: DeletePlan) -> None:
         except FileNotFoundError:
             continue
         except OSError as e:
-            raise WriteFailed(
-                f"{t.path}: could not delete ({e.strerror}); the transcript is still there"
-                if t.kind != "transcript"
-                else f"{t.path}: could not delete ({e.strerror})"
-            ) from e
+            gone = f"; already deleted: {', '.join(map(str, done))}" if done else "; nothing was deleted"
+            still = "; the transcript is still there" if t.kind != "transcript" else ""
+            raise WriteFailed(f"{t.path}: could not delete ({e.strerror}){still}{gone}") from e
+        done.append(t.path)

@@ -124,11 +124,17 @@ def redact_session(
     """Redact ``files`` (a session's: `session_files`) to ``output``, or ``in_place``, or
     only report (neither)."""
     if output is not None:
+        from ..fork.files import copy_sidecar
+
         outs = _outputs(files, output, hint)
         results = []
-        for src, dst in zip(files, outs, strict=True):
+        for k, (src, dst) in enumerate(zip(files, outs, strict=True)):
             _make_parent(dst)
             results.append(redact_to(src, dst))
+            if k:
+                # A subagent's `.meta.json` beside its copy, as repair -o and fork -o do
+                # (README, "What tt writes"; it holds no transcript text to redact).
+                copy_sidecar(src, dst)
         return results
     if in_place:
         return [redact_in_place(f, backup=backup, force=force) for f in files]

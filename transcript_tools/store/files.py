@@ -375,6 +375,22 @@ class SessionJob:
         return not self.files and all(j.unchanged is not None for j in self.streams)
 
 
+def project_key_of(session_path: Path) -> str:
+    """The project a session is stored under: its folder's name under ``projects/``; for a
+    file elsewhere (a copy in a downloads folder), the folder Claude Code gives the cwd it
+    recorded (a new user's copy was stored under "newuser2", and a pull then wrote it into
+    a project folder of that name), else its folder's name."""
+    folder = session_path.parent
+    if folder.parent.name == "projects":
+        return folder.name
+    from ..edge.reader import read_head_tail
+    from ..model.titles import first_record_field
+
+    head, _tail, _st = read_head_tail(session_path)
+    cwd = first_record_field(head, "cwd")
+    return cfg.project_dir_name(cwd) if cwd else folder.name
+
+
 def prepare_session(
     store: Store,
     session_path: Path,
@@ -383,7 +399,7 @@ def prepare_session(
     diagnose: Diagnose | None = validate_diagnostics,
     pending: set[str] | None = None,
 ) -> SessionJob:
-    pk = session_path.parent.name
+    pk = project_key_of(session_path)
     sid = session_path.name[: -len(".jsonl")]
     jobs = [prepare_stream(store, StreamKey(pk, sid), session_path, diagnose, pending)]
     base = session_path.with_suffix("")

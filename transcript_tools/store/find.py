@@ -154,7 +154,8 @@ class StoreSearch:
             )
         if self.blind is None and not found_any:
             return (
-                "the store's index finds whole words: a part of a word (ADM in README) is not found; " + run
+                'the store\'s index finds whole words: a part of a word ("pact" in "compact") is not found; '
+                + run
             )
         return None
 

@@ -103,7 +103,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return self.errors == 0
+        """No error, and a transcript at all (a file of other bytes has no diagnostics, but
+        is not a good transcript: the CLI exits 4 on it)."""
+        return self.errors == 0 and self.not_transcript is None
 
     def to_dict(self) -> dict[str, Any]:
         return {

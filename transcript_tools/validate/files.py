@@ -107,7 +107,7 @@ def conclude(v: Validator, path: Path, rest: Callable[[int], RawLines]) -> Repor
 
 
 def validate_path(
-    path: Path,
+    path: Path | str,
     *,
     cap: int = MAX_TRANSCRIPT_READ_BYTES,
     schema: bool = True,
@@ -116,7 +116,9 @@ def validate_path(
     """``keep``: given the validator's working state (its chain index and facts, ~10^5
     small objects on a 50 MB file) once the report is made, instead of letting it be
     freed on return; the CLI passes `cli.common.leave_to_exit` for a single file, whose
-    process then ends without freeing them one by one."""
+    process then ends without freeing them one by one. ``path``: a `Path` or a string, as
+    every public function takes it (a string was an AttributeError: a new user's script)."""
+    path = Path(path)
     bytes_at = _BytesAt(path)
     v = new_validator(path, file_size(path), cap=cap, schema=schema, line_at=bytes_at)
     # The pass allocates a dict per line and keeps small acyclic objects per node.

@@ -112,6 +112,25 @@ def require_transcript(path: Path) -> None:
         raise NotATranscript(f"{path}: {what}; this is not a transcript")
 
 
+def require_session_file(path: Path, verb: str) -> None:
+    """`require_transcript`, and a subagent's transcript (``agent-*.jsonl``) refused for a
+    command that works on a session (fork, rewind, export, resume, chat, rename, tag): a
+    `UsageError` naming its session, the same from the CLI and the Python API. (Each verb
+    said something else, and rename appended the title to the subagent's file, where no
+    listing reads it.)"""
+    require_transcript(path)
+    if Path(path).name.startswith("agent-"):
+        from ..edge.claude_dir import session_of_subagent
+        from ..model.errors import UsageError
+
+        sid = session_of_subagent(Path(path))
+        of = f" of session {sid}" if sid else ""
+        raise UsageError(
+            f"{path}: a subagent's transcript{of}; tt {verb} works on a session",
+            hint=f"tt {verb} {sid}" if sid else "name the session's own <id>.jsonl",
+        )
+
+
 def settle_not_transcript(report: Report, path: Path) -> Report:
     """The one rule for "not a transcript" (tt validate FILE, DIR, --all and tt ls --check
     alike): no line is a whole JSON object, or (a file with no conversation) the objects are
