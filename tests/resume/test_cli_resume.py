@@ -823,3 +823,13 @@ def test_a_dry_run_says_the_no_response_sentinel_in_words_and_json_keeps_the_cod
     request = tt("resume", str(path), "--dry-run", "--json")
     assert request.json()["messages"][-1]["content"][0]["text"] == "No response requested."
     assert "no-response-sentinel" in request.err  # the code, for scripts
+    # ... labelled as a note, after the repairs named by their fixes (a new user read
+    # "1 repair(s) applied in memory ...; orphan-thinking" as the repair's name).
+    assert "notes: " in request.err and request.err.index("notes: ") < request.err.index(
+        "no-response-sentinel"
+    )
+    damaged = REAL / "v2.1.296-windows-git-bash-partial-copy.jsonl"  # its first parent is elsewhere
+    r = tt("resume", str(damaged), "--dry-run", "--json")
+    assert r.code == 0 and "repair(s) applied in memory: relink-parent (the file is unchanged)" in r.err, (
+        r.err
+    )

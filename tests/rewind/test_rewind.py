@@ -414,3 +414,26 @@ def test_finding_a_project_folder_that_is_not_here_is_not_found() -> None:
 
     r = tt("rewind", "4cd0", "--at", "f4c86b1a", "--dry-run", config=CONFIG_332)  # /home/dev/demo-app
     assert r.returncode == 3 and "the session's project folder is not here" in r.stderr
+
+
+def test_a_fork_without_checkpoints_names_the_session_that_has_them(tmp_path: Path) -> None:
+    # A new user rewound a `tt fork` of a session with checkpoints and was told that Claude
+    # Code writes them in interactive sessions; a fork copies the messages, not the file
+    # checkpoints (as the SDK's fork_session): the original is where they are.
+    from tests.support.cli import tt
+    from tests.support.paths import CONFIG_332
+    from tests.support.trees import stage
+
+    config = stage(CONFIG_332, tmp_path / "config")
+    sid = "4cd0c8e6-36cd-4af9-9a2d-9191b504fada"
+    assert "no file checkpoints" not in tt("rewind", sid, "--list", config=config).stdout
+    fork = tt("fork", sid, "--json", config=config)
+    assert fork.returncode == 0, fork.stderr
+    import json
+
+    new = json.loads(fork.stdout)["session_id"]
+    r = tt("rewind", new, "--list", config=config)
+    assert r.returncode == 0 and "no file checkpoints" in r.stdout
+    assert f"a fork of session {sid}" in r.stdout and f"rewind {sid} instead" in r.stdout
+    r = tt("rewind", new, "--at", "1", "--dry-run", config=config)
+    assert r.returncode == 2 and f"rewind {sid} instead" in r.stderr, r.stderr

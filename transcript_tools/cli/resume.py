@@ -321,12 +321,14 @@ def _summary(got: ForResume, conv: Conversation, path: Path) -> None:
         + (f" (read from byte {got.start}, the last compact boundary)" if got.start else "")
     ]
     if got.actions:
-        parts.append(f"{len(got.actions)} repair(s) applied in memory (the file is unchanged)")
+        fixes = ", ".join(sorted({a.fix for a in got.actions}))
+        parts.append(f"{len(got.actions)} repair(s) applied in memory: {fixes} (the file is unchanged)")
     parts.extend(got.mended)
     if conv.mended:
         parts.append(f"{len(conv.mended)} unanswered call(s) or orphan result(s) handled as Claude Code does")
     if conv.notes:
-        parts.append(", ".join(sorted({n.code for n in conv.notes})))
+        # Labelled: a new user read the codes after the repairs as the repairs' names.
+        parts.append("notes: " + ", ".join(sorted({n.code for n in conv.notes})))
     click.echo("tt: " + "; ".join(parts), err=True)
 
 

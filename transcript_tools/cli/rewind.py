@@ -150,9 +150,10 @@ def rewind_command(
         if as_json:
             emit_json({"session_id": sid, "checkpoints": [asdict(c) for c in found]})
         else:
+            from ..rewind.core import no_checkpoints_hint
             from ..views.rewind import render_checkpoints
 
-            render_checkpoints(console(), sid, found)
+            render_checkpoints(console(), sid, found, no_checkpoints_hint(s))
         return 0
     assert to is not None  # one of the two, checked above
     target = resolve_target(s, to)

@@ -235,8 +235,7 @@ def choose_snapshot(session: Session, target: int) -> tuple[int, list[Snapshot],
     if not snaps:
         raise UsageError(
             "this session has no file checkpoints (no file-history-snapshot records on its conversation)",
-            hint="Claude Code writes them in interactive sessions, and in -p mode only with "
-            "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true; --conversation alone still forks",
+            hint=f"{no_checkpoints_hint(session)}; --conversation alone still forks",
         )
     by_id = {s.message_id: k for k, s in enumerate(snaps)}
     uuid = session.nodes[target].record["uuid"]
@@ -273,6 +272,32 @@ class Checkpoint:
     timestamp: str | None
     files: int  # files the checkpoint tracks
     prompt: str  # the prompt's text, as typed (first line)
+
+
+def forked_from(session: Session) -> str | None:
+    """The session this one was forked from (``forkedFrom.sessionId`` of its records: `tt
+    fork` and the SDK's ``fork_session`` copy the messages, not the file checkpoints), or
+    None. Where the checkpoints are, when this session has none."""
+    for node in session.nodes:
+        origin = node.record.get("forkedFrom")
+        if isinstance(origin, dict) and isinstance(origin.get("sessionId"), str):
+            return str(origin["sessionId"])
+    return None
+
+
+def no_checkpoints_hint(session: Session) -> str:
+    """Why a session has no file checkpoints, and where to look (a new user rewound a fork
+    and was told only that Claude Code writes them in interactive sessions)."""
+    origin = forked_from(session)
+    if origin is not None:
+        return (
+            f"it is a fork of session {origin}: a fork copies the messages, not the file checkpoints; "
+            f"rewind {origin} instead"
+        )
+    return (
+        "Claude Code writes them in interactive sessions, and in -p mode only with "
+        "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true"
+    )
 
 
 def checkpoints(session: Session) -> list[Checkpoint]:

@@ -78,13 +78,13 @@ def render_rewind(con: Any, info: dict[str, Any]) -> None:
                 out(f"  {escape(c)}")
 
 
-def render_checkpoints(con: Any, session_id: str, found: list[Any]) -> None:
-    """`tt rewind --list`: the checkpoints, oldest first, each with the uuid --at takes."""
+def render_checkpoints(con: Any, session_id: str, found: list[Any], why_none: str = "") -> None:
+    """`tt rewind --list`: the checkpoints, oldest first, each with the uuid --at takes;
+    ``why_none``: why there are none (`rewind.core.no_checkpoints_hint`)."""
     if not found:
         con.print(
             f"session {escape(session_id)} has no file checkpoints (no file-history-snapshot records on its "
-            "conversation): Claude Code writes them in interactive sessions, and in -p mode only with "
-            "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true",
+            f"conversation): {escape(why_none)}",
             soft_wrap=True,
         )
         return
