@@ -90,7 +90,20 @@ def test_redact_output_and_in_place(config: Path, tmp_path: Path) -> None:
 
 
 def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path, tmp_path: Path) -> None:
+    from tests.redact.test_redact import PLANTED
+
     planted(config, tmp_path)
+    # A secret in the subagent's sidecar too: its description is the model's text of the
+    # call that started it (a review's find: -o copied the sidecar as it was).
+    meta = "agent-a57f9afd470043d69.meta.json"
+    src_meta = config / "projects" / "-home-dev-demo-app" / SID / "subagents" / meta
+    token = PLANTED["github-token"]
+    doc = json.loads(src_meta.read_bytes())
+    doc["description"] = f"{doc.get('description', '')} with {token}"
+    src_meta.write_text(json.dumps(doc))
+    report = json.loads(tt("redact", SID, "--json", config=config).stdout)
+    sub = report["files"][1]["findings"]
+    assert any(f["where"] == f"({meta})" and f["kind"] == "github-token" for f in sub)
     out = tmp_path / "red"
     r = tt("redact", SID, "-o", f"{out}/", "--json", config=config)
     assert r.returncode == 0, r.stderr
@@ -98,10 +111,15 @@ def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path
         out / SID / "subagents" / "agent-a57f9afd470043d69.jsonl"
     ).is_file()
     # The subagent's sidecar beside its copy, as repair -o and fork -o put it (a new user's
-    # find: redact -o left it out, where the README says -o writes alike in all three).
-    meta = "agent-a57f9afd470043d69.meta.json"
-    src_meta = config / "projects" / "-home-dev-demo-app" / SID / "subagents" / meta
-    assert (out / SID / "subagents" / meta).read_bytes() == src_meta.read_bytes()
+    # find: redact -o left it out, where the README says -o writes alike in all three),
+    # redacted as tt export redacts it; the original is untouched.
+    copied = (out / SID / "subagents" / meta).read_text()
+    assert token not in copied and "[REDACTED:github-token]" in copied
+    assert token in src_meta.read_text()
+    assert json.loads(copied)["agentType"] == doc["agentType"]  # the rest as it was
+    # In place too, with its backup beside it (dot-led, as a subagent's by-products are).
+    assert tt("redact", SID, "--in-place", config=config).returncode == 0
+    assert token not in src_meta.read_text() and token in (src_meta.parent / f".{meta}.bak").read_text()
     assert tt("redact", SID, "--in-place", "--dry-run", config=config).returncode == 2
     assert tt("redact", SID, "--no-backup", config=config).returncode == 2
     assert tt("redact", "no-such-session", config=config).returncode == 3

@@ -485,6 +485,16 @@ def test_first_record_field_takes_the_record_s_own_key_not_a_nested_one() -> Non
     # The head's torn end: the byte match of that line, as the SDK's scan gives it.
     torn = b'{"type":"x"}\n{"type":"user","cwd":"/home/u/app","message":{"content":"tr'
     assert first_record_field(torn, "cwd") == "/home/u/app"
+    # A whole line orjson refuses but tt reads (a lone surrogate of a tool input cut
+    # mid-emoji, a BOM): decoded as every reader decodes it, not scanned (a review's find).
+    lone = b'{"t":"x\\ud83d","w":{"cwd":"/c/u/app"},"cwd":"C:\\\\u\\\\app"}\n'
+    assert first_record_field(lone, "cwd") == "C:\\u\\app"
+    assert first_record_field(b"\xef\xbb\xbf" + lone.replace(b'"x\\ud83d"', b'"x"'), "cwd") == "C:\\u\\app"
+    # A first line past the head, cut after the nested key: its own key at the top level,
+    # outside strings (one that only mentions it, escaped, is text), or none.
+    cut = b'{"w":{"cwd":"/c/u/app"},"text":"a \\"cwd\\":\\"no\\"","cwd" : "C:\\\\u","message":{"con'
+    assert first_record_field(cut, "cwd") == "C:\\u"
+    assert first_record_field(b'{"w":{"cwd":"/c/u/app"},"message":{"content":"tr', "cwd") is None
     # Not a string, or not there at all.
     assert first_record_field(b'{"cwd":null}\n', "cwd") is None
     assert first_record_field(b'{"type":"user"}\n', "cwd") is None

@@ -400,6 +400,15 @@ def test_a_subagent_file_named_alone_is_its_own_main_thread() -> None:
     text = con.export_text()
     assert "progress records" not in text and "subagents none" in text
     assert session_stats(AGENT_FILE).to_dict() == _slow_session_stats(AGENT_FILE)
+    # A whole one (2.1.332's, written here): its first line, the prompt it was given, is a
+    # turn (a review's find: is_prompt left every sidechain record out, so no turn at all).
+    whole = next(REAL.glob("claude-config-2.1.332/projects/*/*/subagents/agent-*.jsonl"))
+    first = orjson.loads(whole.read_bytes().splitlines()[0])
+    assert first["isSidechain"] is True and isinstance(first["message"]["content"], str)
+    st = session_stats(whole)
+    assert st.turns == 1 and st.subagent_tokens().total == 0
+    assert st.tokens_per_turn() == [st.tokens.total]  # all of it in turn 1
+    assert st.to_dict() == _slow_session_stats(whole)
 
 
 def test_the_chart_labels_what_came_before_the_first_prompt_0() -> None:

@@ -242,6 +242,13 @@ def test_delete_takes_tt_s_backups_and_quarantines_of_the_session(config: Path) 
         p.write_bytes(main.read_bytes())
     theirs = project(config) / f"{other}.jsonl.bak"
     theirs.write_bytes(b"{}\n")
+    # A user's own copies under names tt never writes stay (a review's find).
+    users = [
+        main.with_name(main.name + ".before-upgrade.bak"),
+        main.with_name(main.name + ".notes.quarantine.jsonl"),
+    ]
+    for p in users:
+        p.write_bytes(b"mine\n")
     plan = json.loads(tt("delete", SID, "--dry-run", "--json", config=config).stdout)
     backups = sorted(t["path"] for t in plan["targets"] if t["kind"] == "tt-backup")
     assert backups == sorted(map(str, mine))
@@ -251,6 +258,7 @@ def test_delete_takes_tt_s_backups_and_quarantines_of_the_session(config: Path) 
     assert r.returncode == 0, r.stderr
     assert not any(p.exists() for p in mine) and not main.exists()
     assert theirs.is_file() and (project(config) / f"{other}.jsonl").is_file()
+    assert all(p.read_bytes() == b"mine\n" for p in users)
 
 
 def test_a_delete_that_cannot_finish_deletes_nothing(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,14 +273,19 @@ def test_a_delete_that_cannot_finish_deletes_nothing(config: Path, monkeypatch: 
     from transcript_tools.model.errors import WriteFailed
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    folder = project(config)
-    before = digest(config)
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != folder and real_access(p, mode))
-    plan = survey(store.resolve(SID))
-    with pytest.raises(WriteFailed, match="nothing was deleted"):
-        remove(plan)
-    assert digest(config) == before
+    # The project folder, then a folder inside the session's folder (a review's find: only
+    # each target's own folder was checked, and rmtree failed half-way inside).
+    inner = project(config) / SID / "tool-results"
+    inner.mkdir()
+    (inner / "r1.txt").write_bytes(b"x")
+    before = digest(config)
+    for blocked in (project(config), inner):
+        monkeypatch.setattr(os, "access", lambda p, mode, b=blocked: Path(p) != b and real_access(p, mode))
+        plan = survey(store.resolve(SID))
+        with pytest.raises(WriteFailed, match=f"{blocked} is not writable\\); nothing was deleted"):
+            remove(plan)
+        assert digest(config) == before
 
 
 def test_rename_and_tag_refuse_a_subagent_s_file_as_fork_does(config: Path) -> None:

@@ -135,6 +135,24 @@ def test_a_budget_on_an_unpriced_model_and_no_session_are_usage_errors(
     assert standin.message_requests == []
 
 
+def test_query_refuses_a_subagent_s_file_and_a_file_that_is_no_transcript_as_tt_resume_does(
+    config: Path, standin: StandIn, tmp_path: Path
+) -> None:
+    # A review's find: query(resume=<agent file>) said "no conversation to resume" (exit 4)
+    # where tt resume names the session (exit 2), and a binary file was not said to be one.
+    from transcript_tools.model.errors import NotATranscript
+
+    [agent] = sorted(config.rglob("subagents/agent-*.jsonl"))[:1]
+    with pytest.raises(UsageError, match="tt resume works on a session") as e:
+        collect("go", opts(config, standin, resume=str(agent)))
+    assert e.value.exit_code == 2 and e.value.hint == f"tt resume {SID332}"
+    binary = tmp_path / "00000000-0000-4000-8000-00000000b1a5.jsonl"
+    binary.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(NotATranscript, match="this is not a transcript"):
+        collect("go", opts(config, standin, resume=str(binary)))
+    assert standin.message_requests == []
+
+
 def test_streaming_input_runs_each_message_as_a_turn_in_order(config: Path, standin: StandIn) -> None:
     standin.script(Text("one"), Text("two"), Text("three"))
     answered = [asyncio.Event() for _ in range(3)]

@@ -256,13 +256,15 @@ def posix_forms(root: str) -> list[str]:
 
 
 #: The fields of a record `Relocation.record` maps whole (besides the blocks of its message).
-#: The last three are Claude Code 2.1.29x's: the tool inputs as sent (beside the ones shown
+#: ``rendered`` is an attachment's text as sent (2.1.2xx; kept in step with ``attachment``);
+#: the last three are Claude Code 2.1.29x's: the tool inputs as sent (beside the ones shown
 #: in ``message``; a mapped input must keep its sent copy in step), the directory each call
 #: ran in, and the git state sent to its command classifier (PiyushPapaya/TUMHackathon26).
 _PATH_FIELDS = (
     "cwd",
     "toolUseResult",
     "attachment",
+    "rendered",
     "snapshot",
     "trackingPath",
     "backup",
@@ -294,13 +296,21 @@ class Relocation:
             if old and old != new and not (_windows(o) and old.lower() == new.lower()):
                 clean[old] = new
         self.pairs = dict(sorted(clean.items(), key=lambda kv: -len(kv[0])))
-        # A Windows drive root is also matched in the forms Git Bash, WSL and Cygwin give it
-        # (`posix_forms`), as Windows compares paths: any case, either separator.
-        roots = [(o, n, _windows(o)) for o, n in self.pairs.items()]
-        roots += [(f, n, True) for o, n, w in roots if w for f in posix_forms(o) if f not in self.pairs]
-        roots.sort(key=lambda r: -len(r[0]))
         #: (old, new, windows, the separator of paths under new) by alternative.
-        self._roots = [(o, n, w, "\\" if _windows(n) else "/") for o, n, w in roots]
+        roots = [(o, n, _windows(o), "\\" if _windows(n) else "/") for o, n in self.pairs.items()]
+        # A Windows drive root is also matched in the forms Git Bash, WSL and Cygwin give it
+        # (`posix_forms`), as Windows compares paths (any case, either separator), and becomes
+        # the new root in the same form when that is a drive too (a Git Bash command keeps
+        # `/d/work/app`, where `D:\work\app` would lose its backslashes to the shell).
+        for o, n, w, sep in list(roots):
+            if not w:
+                continue
+            same = posix_forms(n)
+            for k, f in enumerate(posix_forms(o)):
+                if f not in self.pairs:
+                    roots.append((f, same[k], True, "/") if same else (f, n, True, sep))
+        roots.sort(key=lambda r: -len(r[0]))
+        self._roots = roots
         #: What a string must hold to be looked at (a Windows root's last name, lowered).
         self._needles = [
             (re.split(r"[\\/]", o)[-1].lower() or o.lower(), True) if w else (o, False)

@@ -567,12 +567,18 @@ class Collector:
                                 self.out.tool_errors[name] += 1
         if not side and rec.get("isCompactSummary") is True and rec.get("parentUuid") is None:
             self.out.compactions += 1  # 1.0.x: a summary root, no boundary record
-        if not side and not result and is_prompt(rec):
+        if not side and not result and is_prompt(rec if self._sidechain_is_side else _main_thread(rec)):
             self.out.turns += 1
             self._turn = self.out.turns
 
     def stats(self) -> Stats:
         return self.out
+
+
+def _main_thread(rec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A subagent file's own record read as a main thread's (`Collector` ``agent_file``): its
+    prompt is a turn (`is_prompt` leaves sidechain records out)."""
+    return {**rec, "isSidechain": False} if rec.get("isSidechain") is True else rec
 
 
 _new = tuple.__new__

@@ -41,7 +41,15 @@ def doctor_command(
         # A folder of copied transcripts (not a project folder, none named by a session id)
         # is read as a working directory, whose own .jsonl files are data (a new user's
         # folder of downloaded sessions got "no sessions found" and nothing else).
-        loose = [t for t in targets if os.path.isdir(t) and any(Path(t).glob("*.jsonl"))]
+        from ..edge.writer import is_by_product
+
+        loose = [
+            t
+            for t in targets
+            if os.path.isdir(t)
+            and Path(t).resolve().parent.name != "projects"
+            and any(not is_by_product(p.name) for p in Path(t).glob("*.jsonl"))
+        ]
         hint = (
             f"{loose[0]} holds .jsonl files but is no project folder and names no session: "
             "name a file to diagnose it (tt doctor FILE), or check them all with tt validate DIR"

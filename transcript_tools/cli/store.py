@@ -114,10 +114,14 @@ def push(
         raise skipped[0]  # named on its own: the error tt validate gives it (exit 4)
     if session is not None and not is_session_id(paths[0].name.removesuffix(".jsonl")):
         # The store keys a session by its id, as --all passes such a file over (above);
-        # named alone it was stored as session "loose" (a new user's copy).
+        # named alone it was stored as session "loose" (a new user's copy). A subagent's
+        # file goes with its session.
+        owner = cfg.session_of_subagent(paths[0]) if paths[0].name.startswith("agent-") else None
         raise UsageError(
             f"{paths[0]}: not a session's file (its name is no session id): not pushed",
-            hint="rename it to the session id its records carry (tt doctor FILE prints the mv)",
+            hint=f"a subagent's transcript goes with its session: tt store push {owner}"
+            if owner
+            else "rename it to the session id its records carry (tt doctor FILE prints the mv)",
         )
     for e in skipped:
         # In a batch a stray file is noted and passed over, as `tt repair -a` does.

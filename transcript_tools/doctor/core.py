@@ -137,6 +137,8 @@ class Scan:
     main_with_uuid: int = 0  # of the main messages, those with a uuid (a chain can hold them)
     #: the session ids ``ended-by-model`` records name (`conversation.ended_by_model`)
     ended: frozenset[str] = frozenset()
+    #: the first ``cwd`` a record carries at its top level (the directory it recorded)
+    cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +220,12 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
     n = main = side = with_uuid = 0
     other: set[str] = set()
     ended: set[str] = set()
+    cwd: str | None = None
     for rec in records:
         n += 1
+        if cwd is None:
+            c = rec.get("cwd")
+            cwd = c if isinstance(c, str) and c else None
         t = rec.get("type")
         if t in ("user", "assistant"):
             if rec.get("isSidechain") is True:
@@ -232,7 +238,7 @@ def scan_records(records: Iterable[dict[str, Any]], *, nul_only: bool = False) -
             other.add(t if isinstance(t, str) else "?")
             if ended_by_model(rec, None):
                 ended.add(rec["sessionId"])
-    return Scan(n, main, side, frozenset(other), nul_only, with_uuid, frozenset(ended))
+    return Scan(n, main, side, frozenset(other), nul_only, with_uuid, frozenset(ended), cwd)
 
 
 def diagnose(

@@ -54,7 +54,8 @@ def doctor_file(path: Path) -> Diagnosis:
     # Where Claude Code looks: <config>/projects/<folder>/<id>.jsonl, in whichever config dir
     # the file is (a copy of one, a fixture's); anywhere else nothing finds it.
     in_project = path.parent.parent.name == "projects"
-    cwd = first_record_field(head, "cwd")
+    # The full scan's first record that carries one (the head's bytes only when none does).
+    cwd = scan.cwd or first_record_field(head, "cwd")
     place = Place(
         subagent_of=store.session_of_subagent(path) or _folder_owner(path),
         id_file_exists=is_session_id(inner) and (path.parent / f"{inner}.jsonl").is_file(),

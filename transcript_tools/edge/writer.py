@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +54,25 @@ def by_product(path: Path, suffix: str, stamp: str | None = None) -> Path:
 def is_by_product(name: str) -> bool:
     """A backup or quarantine tt wrote (any era's name: with or without the dot)."""
     return name.endswith((BACKUP_SUFFIX, QUARANTINE_SUFFIX))
+
+
+def is_by_product_of(name: str, transcript: str) -> bool:
+    """Is ``name`` a backup or quarantine tt wrote of the file named ``transcript`` (`by_product`'s
+    names exactly: ``[.]<transcript>[.<stamp>].bak`` or ``….quarantine.jsonl``)? A user's
+    ``<id>.jsonl.before-upgrade.bak`` is not (a review's find: `tt delete` took it)."""
+    if not name.lstrip(".").startswith(transcript + "."):
+        return False
+    rest = name.lstrip(".")[len(transcript) :]
+    for suffix in (BACKUP_SUFFIX, QUARANTINE_SUFFIX):
+        if rest.endswith(suffix):
+            stamp = rest[: -len(suffix)]
+            if not stamp or _STAMPED.fullmatch(stamp):
+                return True
+    return False
+
+
+#: The stamp `backup_path` and the quarantine's name put before the suffix when the plain name exists.
+_STAMPED = re.compile(r"\.\d{8}T\d{12}")
 
 
 def backup_path(path: Path) -> Path:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..edge import claude_dir as store
 from ..edge.reader import file_size
-from ..edge.writer import append_records, is_by_product
+from ..edge.writer import append_records, is_by_product_of
 from ..model.errors import NotFound, Unreadable, WriteFailed
 from ..model.ids import is_session_id
 from .core import DeletePlan, Found, plan_delete
@@ -82,7 +82,7 @@ def _by_products(files: list[Path]) -> list[Found]:
         except OSError:
             continue
         for n in sorted(names):
-            if is_by_product(n) and n.lstrip(".").startswith(f.name + "."):
+            if is_by_product_of(n, f.name):
                 found = _found(f.parent / n)
                 if found is not None:
                     out.append(found)
@@ -113,14 +113,18 @@ def survey(ref: store.SessionRef) -> DeletePlan:
 
 
 def _blocked(plan: DeletePlan) -> str | None:
-    """The first target whose folder does not let this process remove it, or None: checked
-    before anything goes, so a delete that cannot finish removes nothing (a new user's
-    read-only project folder: the subagents went, then the transcript failed)."""
+    """The first folder that does not let this process remove what the plan takes from it
+    (each target's folder, and every folder inside a folder target), or None: checked before
+    anything goes, so a delete that cannot finish removes nothing (a new user's read-only
+    project folder: the subagents went, then the transcript failed). A read-only file
+    system answers only when written to: `remove` says what went before it."""
     for t in plan.targets:
-        if not os.access(t.path.parent, os.W_OK | os.X_OK):
-            return (
-                f"{t.path}: cannot delete (its folder {t.path.parent} is not writable); nothing was deleted"
-            )
+        folders = [t.path.parent]
+        if t.is_dir and not t.path.is_symlink():
+            folders += [Path(root) for root, _dirs, _files in os.walk(t.path)]
+        for d in folders:
+            if not os.access(d, os.W_OK | os.X_OK):
+                return f"{t.path}: cannot delete ({d} is not writable); nothing was deleted"
     return None
 
 
@@ -141,7 +145,9 @@ def remove(plan: DeletePlan) -> None:
         except FileNotFoundError:
             continue
         except OSError as e:
-            gone = f"; already deleted: {', '.join(map(str, done))}" if done else "; nothing was deleted"
+            # rmtree stops at the first failure: what it took before it is gone.
+            part = " (partly deleted)" if t.is_dir else ""
+            gone = f"; already deleted: {', '.join(map(str, done))}" if done else ""
             still = "; the transcript is still there" if t.kind != "transcript" else ""
-            raise WriteFailed(f"{t.path}: could not delete ({e.strerror}){still}{gone}") from e
+            raise WriteFailed(f"{t.path}: could not delete{part} ({e.strerror}){still}{gone}") from e
         done.append(t.path)

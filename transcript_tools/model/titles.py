@@ -23,8 +23,6 @@ import json
 import re
 from collections.abc import Iterator
 
-import orjson
-
 _SKIP_FIRST_PROMPT = re.compile(
     r"^(?:<local-command-stdout>|<session-start-hook>|<tick>|<goal>|"
     r"\[Request interrupted by user[^\]]*\]|"
@@ -100,11 +98,14 @@ def first_record_field(data: bytes, key: str) -> str | None:
     Claude Code 2.1.29x writes an assistant line's ``message`` and ``wireIngestContext``
     (``{"toolu_…":{"cwd":"/c/Users/…"}}``, the Git Bash form) before its own ``cwd``
     (``C:\\Users\\…``): a head that begins with such a line (a copy of a session's tail)
-    gave the nested one, and `tt doctor` called the session moved. The line of the first
-    byte match is parsed; a record without the key at its top level sends the search on to
-    the next line, and a line that does not parse (the head's torn end) keeps the byte match."""
+    gave the nested one, and `tt doctor` called the session moved. Each line that names the
+    key is decoded as every reader of tt decodes it (`lines.decode_line`: a lone surrogate
+    or a BOM too); a line it cannot decode, the head's torn end above all (a first line past
+    64 KiB), is scanned for the key at its top level, outside strings (`_top_level_string`)."""
+    from .lines import decode_line
+
     k = key.encode()
-    pattern = b'"%s":' % k
+    pattern = b'"%s"' % k
     at = 0
     while True:
         idx = data.find(pattern, at)
@@ -112,16 +113,65 @@ def first_record_field(data: bytes, key: str) -> str | None:
             return None
         start = data.rfind(b"\n", 0, idx) + 1
         end = data.find(b"\n", idx)
-        end = len(data) if end < 0 else end
-        try:
-            rec = orjson.loads(data[start:end])
-        except orjson.JSONDecodeError:
-            return first_string_field(data[idx:end], key)
-        if isinstance(rec, dict):
-            value = rec.get(key)
-            if isinstance(value, str):
-                return value
+        whole = end >= 0
+        end = end if whole else len(data)
+        line = data[start:end]
+        if whole:
+            decoded = decode_line(0, start, line.removesuffix(b"\r"), b"\n", is_last=False)
+            if decoded.entries:
+                for e in decoded.entries:
+                    value = e.record.get(key)
+                    if isinstance(value, str):
+                        return value
+                at = end
+                continue
+        value = _top_level_string(line, k)
+        if value is not None or not whole:
+            return value
         at = end
+
+
+#: The bytes that change a JSON scan's state: quotes, backslashes, brackets.
+_STRUCTURE = re.compile(rb'[\\"{}\[\]]')
+
+
+def _top_level_string(line: bytes, key: bytes) -> str | None:
+    """The string value of ``key`` where it is a key of the line's outermost object: a scan
+    of the structure (depth, strings and their escapes) that works on a record cut short."""
+    depth = 0
+    in_string = False
+    opened = -1  # where the string being read began
+    skip = -1
+    n = len(line)
+    for m in _STRUCTURE.finditer(line):
+        i = m.start()
+        if i < skip:
+            continue
+        c = line[i]
+        if in_string:
+            if c == 0x5C:  # a backslash: the next byte is escaped
+                skip = i + 2
+            elif c == 0x22:
+                in_string = False
+                if depth == 1 and line[opened + 1 : i] == key:
+                    j = i + 1
+                    while j < n and line[j] in b" \t":
+                        j += 1
+                    if j < n and line[j] == 0x3A:  # a key: its value follows
+                        j += 1
+                        while j < n and line[j] in b" \t":
+                            j += 1
+                        if j < n and line[j] == 0x22:
+                            close = _value_end(line, j + 1)
+                            return _unescape(line[j + 1 : close]) if close >= 0 else None
+            continue
+        if c == 0x22:
+            in_string, opened = True, i
+        elif c == 0x7B or c == 0x5B:
+            depth += 1
+        elif c == 0x7D or c == 0x5D:
+            depth -= 1
+    return None
 
 
 def last_string_field(data: bytes, key: str, spaced: bool = True) -> str | None:

@@ -124,21 +124,56 @@ def redact_session(
     """Redact ``files`` (a session's: `session_files`) to ``output``, or ``in_place``, or
     only report (neither)."""
     if output is not None:
-        from ..fork.files import copy_sidecar
-
         outs = _outputs(files, output, hint)
         results = []
         for k, (src, dst) in enumerate(zip(files, outs, strict=True)):
             _make_parent(dst)
             results.append(redact_to(src, dst))
             if k:
-                # A subagent's `.meta.json` beside its copy, as repair -o and fork -o do
-                # (README, "What tt writes"; it holds no transcript text to redact).
-                copy_sidecar(src, dst)
+                # A subagent's `.meta.json` beside its copy, as repair -o and fork -o put it
+                # (README, "What tt writes"), redacted as `tt export` redacts it: its
+                # description is the model's text of the call that started the subagent.
+                _sidecar(src, results[-1], write_to=dst)
         return results
     if in_place:
-        return [redact_in_place(f, backup=backup, force=force) for f in files]
-    return [scan_file(f) for f in files]
+        results = [redact_in_place(f, backup=backup, force=force) for f in files]
+        for f, r in zip(files[1:], results[1:], strict=True):
+            _sidecar(f, r, in_place=True, backup=backup)
+        return results
+    results = [scan_file(f) for f in files]
+    for f, r in zip(files[1:], results[1:], strict=True):
+        _sidecar(f, r)
+    return results
+
+
+def _sidecar(
+    transcript: Path,
+    result: FileResult,
+    *,
+    write_to: Path | None = None,
+    in_place: bool = False,
+    backup: bool = True,
+) -> None:
+    """A subagent's ``agent-<id>.meta.json`` (`fork.files.sidecar`), scanned as `tt export`
+    redacts it (`redact.core.redact_bytes`): its findings join the subagent's ``result``
+    (``where`` names the sidecar); written redacted beside ``write_to``, or replaced
+    atomically ``in_place`` when it held any. A review found `-o` copying it as it was."""
+    from ..fork.files import sidecar
+    from .core import redact_bytes
+
+    meta = sidecar(transcript)
+    if not meta.is_file():
+        return
+    try:
+        data = meta.read_bytes()
+    except OSError as e:
+        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+    new, kinds = redact_bytes(data)
+    result.findings.extend(Finding(1, kind, f"({meta.name})") for kind in kinds)
+    if write_to is not None:
+        write_new(sidecar(write_to), [new], exclusive=True)
+    elif in_place and kinds:
+        replace_atomically(meta, [new], backup=backup)
 
 
 def _outputs(files: list[Path], out: str, hint: str) -> list[Path]:

@@ -334,6 +334,11 @@ class Query:
             cwd=cwd,
             root=root,
         )
+        from ..validate.files_kind import require_session_file
+
+        # As `tt resume` and the API's resume_request: a file that is no transcript is the
+        # exit-4 error, a subagent's file a usage error naming its session.
+        require_session_file(ref.path, "resume")
         prep = prepare(
             ref,
             clock=clock,
