@@ -233,3 +233,5 @@ def test_paths_may_be_strings_and_a_limit_that_is_not_positive_is_none(config: P
     assert [r.session_id for r in tt.list_sessions(limit=-1)] == [r.session_id for r in every]
     hits = tt.search_sessions("the")
     assert [h.session_id for h in tt.search_sessions("the", limit=-1)] == [h.session_id for h in hits]
+    with pytest.raises(tt.UsageError, match="per_session must be at least 1"):
+        tt.search_sessions("the", per_session=0)

@@ -608,6 +608,9 @@ def search_sessions(
     from .catalog.search import make_matcher
     from .model.errors import UsageError
 
+    if per_session < 1:
+        # As `tt search --per-session` (an int of at least 1): 0 gave no hits, said nothing.
+        raise UsageError(f"per_session must be at least 1, not {per_session}")
     try:
         matcher = make_matcher(pattern, regex=regex, case=case)
     except ValueError as e:

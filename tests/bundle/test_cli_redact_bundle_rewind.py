@@ -104,6 +104,10 @@ def test_redact_session_with_subagents_to_a_folder_and_usage_errors(config: Path
     report = json.loads(tt("redact", SID, "--json", config=config).stdout)
     sub = report["files"][1]["findings"]
     assert any(f["where"] == f"({meta})" and f["kind"] == "github-token" for f in sub)
+    # The subagent's file named alone too (a new user's find: "No secrets found").
+    agent = src_meta.with_name(meta.replace(".meta.json", ".jsonl"))
+    alone = json.loads(tt("redact", str(agent), "--json", config=config).stdout)
+    assert any(f["where"] == f"({meta})" for f in alone["files"][0]["findings"])
     out = tmp_path / "red"
     r = tt("redact", SID, "-o", f"{out}/", "--json", config=config)
     assert r.returncode == 0, r.stderr

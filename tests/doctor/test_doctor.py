@@ -244,7 +244,8 @@ def test_a_2_1_332_subagent_file_is_its_sessions(tmp_path: Path) -> None:
     [d] = json.loads(tt("doctor", "--json", str(agent), config=config).stdout)["files"]
     assert (d["subagent_of"], d["findings"]) == (SID, [])
     plan = json.loads(tt("delete", str(agent), "--dry-run", "--json", config=config).stdout)
-    assert (plan["subagent_of"], [t["kind"] for t in plan["targets"]]) == (SID, ["subagent"])
+    # The subagent file and its sidecar, the session left whole.
+    assert (plan["subagent_of"], [t["kind"] for t in plan["targets"]]) == (SID, ["subagent", "subagent-meta"])
 
 
 def _odd_copy(project: Path, inner_id: str) -> Path:
@@ -444,3 +445,16 @@ def test_the_recorded_directory_is_the_record_s_own_cwd_not_a_nested_one(tmp_pat
     r = tt("doctor", str(project / f"{sid}.jsonl"))
     assert "lists it when run in the directory whose project folder is" not in r.stdout, r.stdout
     assert "/c/Users" not in r.stdout
+
+
+def test_a_recorded_directory_not_on_this_machine_points_to_p(tmp_path: Path) -> None:
+    # A new user named the cwd a session recorded (`tt doctor /home/dev/demo-app`), which
+    # is not on this machine: "no such file", where -p DIR finds its sessions.
+    config = stage(CONFIG_332, tmp_path / "config")
+    assert not Path("/home/dev/demo-app").exists()
+    r = tt("doctor", "/home/dev/demo-app", config=config)
+    assert r.returncode == 3 and "no such file" in r.stderr
+    assert "`tt ls -p /home/dev/demo-app` lists them" in r.stderr
+    assert tt("doctor", "-p", "/home/dev/demo-app", config=config).returncode in (0, 1)
+    r = tt("doctor", "/home/dev/elsewhere", config=config)
+    assert r.returncode == 3 and "hint" not in r.stderr

@@ -213,7 +213,7 @@ def test_delete_dry_run_then_refuses_without_yes_then_deletes(config: Path) -> N
     assert r.returncode == 0
     plan = json.loads(r.stdout)
     assert {t["kind"] for t in plan["targets"]} == {"transcript", "session-folder", "file-history"}
-    assert plan["deleted"] is False and plan["files"] == 1 + 2 + 3
+    assert plan["deleted"] is False and plan["files"] == 1 + 2 + 3 and plan["would_fail"] is None
     assert history.is_dir()
     r = tt("delete", SID, config=config, input="")
     assert r.returncode == 2 and "--yes" in r.stderr
@@ -283,6 +283,13 @@ def test_a_delete_that_cannot_finish_deletes_nothing(config: Path, monkeypatch: 
     for blocked in (project(config), inner):
         monkeypatch.setattr(os, "access", lambda p, mode, b=blocked: Path(p) != b and real_access(p, mode))
         plan = survey(store.resolve(SID))
+        # The dry run says so already (in-process: the patched check is the one it asks).
+        from transcript_tools.manage.files import blocked as would_fail
+
+        assert (
+            would_fail(plan)
+            == f"{project(config) / (SID + '.jsonl') if blocked == project(config) else project(config) / SID}: cannot delete ({blocked} is not writable); nothing was deleted"
+        )
         with pytest.raises(WriteFailed, match=f"{blocked} is not writable\\); nothing was deleted"):
             remove(plan)
         assert digest(config) == before
@@ -298,6 +305,16 @@ def test_rename_and_tag_refuse_a_subagent_s_file_as_fork_does(config: Path) -> N
         assert r.returncode == 2 and f"tt {verb} works on a session" in r.stderr, r.stderr
         assert f"hint: tt {verb} {SID}" in r.stderr
     assert agent.read_bytes() == before
+    # A copy outside the config dir: the session its records carry is named all the same.
+    loose = config.parent / "loose" / agent.name
+    loose.parent.mkdir()
+    loose.write_bytes(before)
+    r = tt("rename", str(loose), "t", config=config)
+    assert (
+        r.returncode == 2 and f"of session {SID}" in r.stderr and f"hint: tt rename {SID} TITLE" in r.stderr
+    )
+    r = tt("store", "push", str(loose), "--store", f"sqlite:///{config.parent / 's.db'}", config=config)
+    assert r.returncode == 2 and f"tt store push {SID}" in r.stderr, r.stderr
 
 
 def test_delete_of_a_copy_elsewhere_leaves_the_config_dir_alone(config: Path, tmp_path: Path) -> None:
@@ -426,3 +443,38 @@ def test_delete_removes_a_symlinked_session_folder_as_a_link_only(config: Path, 
     assert r.returncode == 0, r.stderr
     assert not folder.exists() and not folder.is_symlink()
     assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_delete_of_a_subagent_s_file_takes_its_sidecar_and_their_backups(config: Path) -> None:
+    # A new user's find: the subagent's `.meta.json` and the `.meta.json.bak` a redaction
+    # left (with the secret in it) stayed behind.
+    [agent] = sorted((project(config) / SID / "subagents").glob("agent-*.jsonl"))
+    meta = agent.with_name(agent.name[: -len(".jsonl")] + ".meta.json")
+    backups = [agent.with_name(f".{agent.name}.bak"), meta.with_name(f".{meta.name}.bak")]
+    for b in backups:
+        b.write_bytes(b"old\n")
+    plan = json.loads(tt("delete", str(agent), "--dry-run", "--json", config=config).stdout)
+    kinds = {t["path"]: t["kind"] for t in plan["targets"]}
+    assert kinds == {
+        str(agent): "subagent",
+        str(meta): "subagent-meta",
+        str(backups[0]): "tt-backup",
+        str(backups[1]): "tt-backup",
+    }
+    assert tt("delete", str(agent), "--yes", config=config).returncode == 0
+    assert not any(p.exists() for p in (agent, meta, *backups))
+    assert (project(config) / f"{SID}.jsonl").is_file()  # the session stays
+
+
+@pytest.mark.parametrize("verb", ["repair", "redact"])
+def test_an_output_that_would_clash_writes_nothing(config: Path, tmp_path: Path, verb: str) -> None:
+    # A new user's find: -o into a folder holding a subagent's sidecar already wrote the
+    # main file and the subagent's copy, then failed, and said neither.
+    [agent] = sorted((project(config) / SID / "subagents").glob("agent-*.jsonl"))
+    out = tmp_path / "out"
+    clash = out / SID / "subagents" / agent.with_suffix("").with_suffix(".meta.json").name
+    clash.parent.mkdir(parents=True)
+    clash.write_bytes(b"{}")
+    r = tt(verb, SID, "-o", f"{out}/", config=config)
+    assert r.returncode == 6 and f"{clash}: already exists" in r.stderr and "nothing was written" in r.stderr
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == [clash.relative_to(out)]

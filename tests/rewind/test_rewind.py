@@ -437,3 +437,12 @@ def test_a_fork_without_checkpoints_names_the_session_that_has_them(tmp_path: Pa
     assert f"a fork of session {sid}" in r.stdout and f"rewind {sid} instead" in r.stdout
     r = tt("rewind", new, "--at", "1", "--dry-run", config=config)
     assert r.returncode == 2 and f"rewind {sid} instead" in r.stderr, r.stderr
+    # A fork of the fork: the session up the chain that has them, not its own parent (which
+    # has none either: a new user's find), in the JSON too.
+    again = tt("fork", new, "--json", config=config)
+    newer = json.loads(again.stdout)["session_id"]
+    r = tt("rewind", newer, "--list", config=config)
+    assert f"rewind {sid} instead" in r.stdout and new not in r.stdout, r.stdout
+    doc = json.loads(tt("rewind", newer, "--list", "--json", config=config).stdout)
+    assert doc["checkpoints"] == [] and doc["checkpoints_in"] == sid
+    assert json.loads(tt("rewind", sid, "--list", "--json", config=config).stdout)["checkpoints_in"] is None

@@ -98,10 +98,18 @@ def delete_command(session: str, yes: bool, dry_run: bool, as_json: bool) -> int
     require_transcript(ref.path)
     plan = survey(ref)
     if dry_run:
+        from ..manage.files import blocked
+
+        # What the real run would refuse, said now (a new user's dry run said nothing).
+        refused = blocked(plan)
         if as_json:
-            emit_json({**plan.to_dict(), "deleted": False})
+            emit_json({**plan.to_dict(), "deleted": False, "would_fail": refused})
         else:
             render_plan(console(), plan, deleted=False)
+            if refused is not None:
+                click.echo(
+                    f"tt: the delete would fail: {refused.removesuffix('; nothing was deleted')}", err=True
+                )
         return 0
     if not yes:
         if not sys.stdin.isatty():

@@ -146,14 +146,20 @@ def rewind_command(
     if sid is None:
         raise UsageError(f"{ref.path}: no session id; cannot find its file-history backups")
     if list_:
+        from ..rewind.files import checkpoint_origin
+
         found = checkpoints(s)
+        origin = checkpoint_origin(s) if not found else None
         if as_json:
-            emit_json({"session_id": sid, "checkpoints": [asdict(c) for c in found]})
+            # Where the checkpoints are when this session (a fork) has none.
+            emit_json(
+                {"session_id": sid, "checkpoints": [asdict(c) for c in found], "checkpoints_in": origin}
+            )
         else:
             from ..rewind.core import no_checkpoints_hint
             from ..views.rewind import render_checkpoints
 
-            render_checkpoints(console(), sid, found, no_checkpoints_hint(s))
+            render_checkpoints(console(), sid, found, no_checkpoints_hint(s, origin))
         return 0
     assert to is not None  # one of the two, checked above
     target = resolve_target(s, to)

@@ -116,7 +116,9 @@ def push(
         # The store keys a session by its id, as --all passes such a file over (above);
         # named alone it was stored as session "loose" (a new user's copy). A subagent's
         # file goes with its session.
-        owner = cfg.session_of_subagent(paths[0]) if paths[0].name.startswith("agent-") else None
+        from ..validate.files_kind import subagent_session
+
+        owner = subagent_session(paths[0]) if paths[0].name.startswith("agent-") else None
         raise UsageError(
             f"{paths[0]}: not a session's file (its name is no session id): not pushed",
             hint=f"a subagent's transcript goes with its session: tt store push {owner}"

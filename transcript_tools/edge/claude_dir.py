@@ -394,7 +394,16 @@ def resolve(
             raise UsageError(f"{spec}: is a directory; name a transcript file or a session id")
         raise Unreadable(f"{spec}: not a regular file (a device, a pipe or a socket)")
     if "/" in spec or spec.endswith(".jsonl") or os.sep in spec:
-        raise NotFound(f"{spec}: no such file")
+        # A working directory recorded on another machine (a new user named the cwd a
+        # session recorded, as -p takes it): its sessions are in its project folder here.
+        proj = find_project_dir(str(p), root) if p.is_absolute() else None
+        hint = (
+            f"no such path here, but sessions were recorded in it: `tt ls -p {spec}` lists them, "
+            f"and -p {spec} names them in validate, doctor, repair, stats and search"
+            if proj is not None and session_files(proj)
+            else None
+        )
+        raise NotFound(f"{spec}: no such file", hint=hint)
     _check_id(spec)
     want = spec.lower()
     exact: list[Path] = []

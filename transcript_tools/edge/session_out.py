@@ -52,3 +52,20 @@ def session_outputs(files: list[Path], spec: str | os.PathLike[str]) -> list[Pat
     main = main_output(spec, files[0].name)
     src, dst = session_dir(files[0]), session_dir(main)
     return [main] + [dst / f.relative_to(src) for f in files[1:]]
+
+
+def first_taken(files: list[Path], outs: list[Path]) -> Path | None:
+    """The first output that exists already: a file's copy, or the ``.meta.json`` sidecar a
+    subagent's copy gets beside it when the original has one. Checked before anything is
+    written, so an ``-o`` that would clash leaves nothing half-written (a new user's clash
+    on a subagent's sidecar came after the main file and the subagent were written, and the
+    message said neither)."""
+    for f, o in zip(files, outs, strict=True):
+        if o.exists():
+            return o
+        if f.name.startswith("agent-") and f.name.endswith(".jsonl"):
+            meta = f.with_name(f.name[: -len(".jsonl")] + ".meta.json")
+            out_meta = o.with_name(o.name[: -len(".jsonl")] + ".meta.json")
+            if meta.is_file() and out_meta.exists():
+                return out_meta
+    return None

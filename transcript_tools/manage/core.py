@@ -117,7 +117,7 @@ class Found:
 @dataclass(frozen=True, slots=True)
 class Target:
     path: Path
-    kind: str  # transcript | session-folder | file-history | legacy-subagent | subagent | tt-backup
+    kind: str  # transcript | session-folder | file-history | legacy-subagent | subagent | subagent-meta | tt-backup
     is_dir: bool
     files: int
     bytes: int
@@ -164,6 +164,7 @@ def plan_delete(
     legacy_subagents: Iterable[Found] = (),
     subagent_of: str | None = None,
     by_products: Iterable[Found] = (),
+    sidecars: Iterable[Found] = (),
 ) -> DeletePlan:
     """What ``tt delete`` removes for the transcript ``main`` (see module docstring).
 
@@ -182,7 +183,9 @@ def plan_delete(
     if sid is None and subagent_of is not None:
         # A live subagent's file (found by a new user: it was "session (no session id)").
         kind = "subagent" if "subagents" in main.path.parts else "legacy-subagent"
-        return DeletePlan(None, (Target(main.path, kind, False, 1, main.bytes), *kept), subagent_of)
+        # Its `.meta.json` goes with it (a new user's delete left it, and its backup).
+        metas = [Target(f.path, "subagent-meta", False, 1, f.bytes) for f in sidecars if not f.is_dir]
+        return DeletePlan(None, (Target(main.path, kind, False, 1, main.bytes), *metas, *kept), subagent_of)
     targets = [Target(main.path, "transcript", False, 1, main.bytes), *kept]
     if sid is not None:
         if session_folder is not None and session_folder.path.name == sid:

@@ -96,8 +96,18 @@ def survey(ref: store.SessionRef) -> DeletePlan:
         raise NotFound(f"{ref.path}: no such file")
     stem = ref.path.name.removesuffix(".jsonl")
     if not is_session_id(stem):
+        files, metas = [ref.path], []
+        if ref.path.name.startswith("agent-"):
+            meta = ref.path.with_name(stem + ".meta.json")
+            found = _found(meta)
+            if found is not None:
+                files.append(meta)
+                metas.append(found)
         return plan_delete(
-            main, subagent_of=store.session_of_subagent(ref.path), by_products=_by_products([ref.path])
+            main,
+            subagent_of=store.session_of_subagent(ref.path),
+            by_products=_by_products(files),
+            sidecars=metas,
         )
     # file-history/<id>/ belongs to the config dir's session of that id: only when the
     # transcript named is that session's (not a copy elsewhere) is it part of the plan.
@@ -112,7 +122,7 @@ def survey(ref: store.SessionRef) -> DeletePlan:
     )
 
 
-def _blocked(plan: DeletePlan) -> str | None:
+def blocked(plan: DeletePlan) -> str | None:
     """The first folder that does not let this process remove what the plan takes from it
     (each target's folder, and every folder inside a folder target), or None: checked before
     anything goes, so a delete that cannot finish removes nothing (a new user's read-only
@@ -130,11 +140,11 @@ def _blocked(plan: DeletePlan) -> str | None:
 
 def remove(plan: DeletePlan) -> None:
     """Remove what ``plan`` names: folders and agent files first, the transcript last; a
-    folder that would refuse a removal stops it before anything goes (`_blocked`), and a
+    folder that would refuse a removal stops it before anything goes (`blocked`), and a
     failure half-way says what went before it."""
-    blocked = _blocked(plan)
-    if blocked is not None:
-        raise WriteFailed(blocked)
+    refused = blocked(plan)
+    if refused is not None:
+        raise WriteFailed(refused)
     done: list[Path] = []
     for t in sorted(plan.targets, key=lambda t: t.kind == "transcript"):
         try:

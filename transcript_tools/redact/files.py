@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..edge import claude_dir as store
 from ..edge.reader import iter_lines
-from ..edge.session_out import session_outputs
+from ..edge.session_out import first_taken, session_outputs
 from ..edge.writer import replace_atomically, snapshot, write_new
 from ..model.errors import UsageError, WriteFailed
 from .core import Finding, collect, redact_lines
@@ -126,22 +126,21 @@ def redact_session(
     if output is not None:
         outs = _outputs(files, output, hint)
         results = []
-        for k, (src, dst) in enumerate(zip(files, outs, strict=True)):
+        for src, dst in zip(files, outs, strict=True):
             _make_parent(dst)
             results.append(redact_to(src, dst))
-            if k:
-                # A subagent's `.meta.json` beside its copy, as repair -o and fork -o put it
-                # (README, "What tt writes"), redacted as `tt export` redacts it: its
-                # description is the model's text of the call that started the subagent.
-                _sidecar(src, results[-1], write_to=dst)
+            # A subagent's `.meta.json` beside its copy, as repair -o and fork -o put it
+            # (README, "What tt writes"), redacted as `tt export` redacts it: its
+            # description is the model's text of the call that started the subagent.
+            _sidecar(src, results[-1], write_to=dst)
         return results
     if in_place:
         results = [redact_in_place(f, backup=backup, force=force) for f in files]
-        for f, r in zip(files[1:], results[1:], strict=True):
+        for f, r in zip(files, results, strict=True):
             _sidecar(f, r, in_place=True, backup=backup)
         return results
     results = [scan_file(f) for f in files]
-    for f, r in zip(files[1:], results[1:], strict=True):
+    for f, r in zip(files, results, strict=True):
         _sidecar(f, r)
     return results
 
@@ -161,6 +160,8 @@ def _sidecar(
     from ..fork.files import sidecar
     from .core import redact_bytes
 
+    if not transcript.name.startswith("agent-"):
+        return  # a session's main file has none
     meta = sidecar(transcript)
     if not meta.is_file():
         return
@@ -183,6 +184,12 @@ def _outputs(files: list[Path], out: str, hint: str) -> list[Path]:
     for f, o in zip(files, outs, strict=True):
         if o.exists() and o.samefile(f):
             raise UsageError(f"{o}: that is the input itself", hint=hint)
+    taken = first_taken(files, outs)
+    if taken is not None:
+        raise WriteFailed(
+            f"{taken}: already exists; tt never overwrites (nothing was written)",
+            hint="choose another -o path",
+        )
     return outs
 
 

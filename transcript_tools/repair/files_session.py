@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..edge import claude_dir as store
-from ..edge.session_out import session_outputs
+from ..edge.session_out import first_taken, session_outputs
 from ..edge.writer import is_by_product
 from ..fork.files import copy_sidecar
 from ..model.errors import NotFound, UsageError, WriteFailed
@@ -81,6 +81,9 @@ def outputs(
             raise UsageError(
                 f"{out}: that is the input itself; tt repair never writes over its input", hint=hint
             )
+    taken = first_taken(paths, outs)
+    if taken is not None:
+        raise WriteFailed(f"{taken}: already exists; tt never overwrites (nothing was written)", hint=hint)
     for out in outs if main_parent else outs[1:]:
         try:
             out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

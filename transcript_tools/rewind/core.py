@@ -216,7 +216,9 @@ def _edits_between(session: Session, chain: list[int], a: int, b: int) -> bool:
     return False
 
 
-def choose_snapshot(session: Session, target: int) -> tuple[int, list[Snapshot], str | None]:
+def choose_snapshot(
+    session: Session, target: int, origin: str | None = None
+) -> tuple[int, list[Snapshot], str | None]:
     """The index (in the list) of the snapshot holding the files' state at node
     ``target``, every snapshot known in conversation order, and a note when the target
     is not a prompt."""
@@ -235,7 +237,7 @@ def choose_snapshot(session: Session, target: int) -> tuple[int, list[Snapshot],
     if not snaps:
         raise UsageError(
             "this session has no file checkpoints (no file-history-snapshot records on its conversation)",
-            hint=f"{no_checkpoints_hint(session)}; --conversation alone still forks",
+            hint=f"{no_checkpoints_hint(session, origin)}; --conversation alone still forks",
         )
     by_id = {s.message_id: k for k, s in enumerate(snaps)}
     uuid = session.nodes[target].record["uuid"]
@@ -285,10 +287,12 @@ def forked_from(session: Session) -> str | None:
     return None
 
 
-def no_checkpoints_hint(session: Session) -> str:
+def no_checkpoints_hint(session: Session, origin: str | None = None) -> str:
     """Why a session has no file checkpoints, and where to look (a new user rewound a fork
-    and was told only that Claude Code writes them in interactive sessions)."""
-    origin = forked_from(session)
+    and was told only that Claude Code writes them in interactive sessions). ``origin``:
+    the session up its fork chain that has them (`files.checkpoint_origin`), when known;
+    else the one it was forked from."""
+    origin = origin or forked_from(session)
     if origin is not None:
         return (
             f"it is a fork of session {origin}: a fork copies the messages, not the file checkpoints; "
@@ -364,10 +368,12 @@ def plan_rewind(
     current: Callable[[str], bytes | None],
     backup: Callable[[str], bytes | None],
     allow_outside: bool = False,
+    origin: str | None = None,
 ) -> RewindPlan:
     """What a rewind to node ``target`` changes. ``current(abs_path)`` reads a file now
-    (None: missing); ``backup(name)`` reads a backup (None: missing)."""
-    k, snaps, note = choose_snapshot(session, target)
+    (None: missing); ``backup(name)`` reads a backup (None: missing); ``origin``: as in
+    `no_checkpoints_hint`."""
+    k, snaps, note = choose_snapshot(session, target, origin)
     snap = snaps[k]
     tracked: dict[str, None] = {}
     for s in snaps:

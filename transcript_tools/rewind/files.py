@@ -64,10 +64,11 @@ def plan_files(
     (with ``hints``) when there is none or it is not on this machine."""
     root = cwd if cwd is not None else session.first_cwd()
     root_s = store.canonical_cwd(root) if root is not None else None
+    origin = checkpoint_origin(session)
     if root_s is None or not Path(root_s).is_dir():
         # A session with no file checkpoints at all says so first: naming its folder with
         # --cwd would only lead to that (a new user was sent there and back).
-        choose_snapshot(session, target)
+        choose_snapshot(session, target, origin)
     if root_s is None:
         raise UsageError(f"{path}: no cwd recorded in the session", hint=hints[0])
     if not Path(root_s).is_dir():
@@ -75,9 +76,48 @@ def plan_files(
     backups = backups_dir(path, sid)
     reader = FileReader(backups, root_s)
     plan = plan_rewind(
-        session, target, cwd=root_s, current=reader.current, backup=reader.backup, allow_outside=allow_outside
+        session,
+        target,
+        cwd=root_s,
+        current=reader.current,
+        backup=reader.backup,
+        allow_outside=allow_outside,
+        origin=origin,
     )
     return plan, backups
+
+
+#: How far up a chain of forks `checkpoint_origin` looks.
+MAX_FORK_HOPS = 16
+
+
+def checkpoint_origin(session: Any) -> str | None:
+    """The session up ``session``'s chain of forks (``forkedFrom``) whose file holds file
+    checkpoints, else the last one of the chain found here; None for a session that is no
+    fork. A fork of a fork named its own parent, which has none either (a new user's find)."""
+    from ..edge.reader import iter_lines
+    from .core import forked_from
+
+    sid = forked_from(session)
+    last = sid
+    for _ in range(MAX_FORK_HOPS):
+        if sid is None:
+            break
+        last = sid
+        try:
+            path = store.resolve(sid).path
+        except (NotFound, Unreadable, UsageError):
+            break
+        parent: str | None = None
+        for line in iter_lines(path):
+            for e in line.entries:
+                if e.record.get("type") == "file-history-snapshot":
+                    return sid
+                origin = e.record.get("forkedFrom")
+                if parent is None and isinstance(origin, dict) and isinstance(origin.get("sessionId"), str):
+                    parent = str(origin["sessionId"])
+        sid = None if parent == sid else parent
+    return last
 
 
 @dataclass(slots=True)

@@ -120,15 +120,31 @@ def require_session_file(path: Path, verb: str) -> None:
     listing reads it.)"""
     require_transcript(path)
     if Path(path).name.startswith("agent-"):
-        from ..edge.claude_dir import session_of_subagent
         from ..model.errors import UsageError
 
-        sid = session_of_subagent(Path(path))
+        sid = subagent_session(Path(path))
         of = f" of session {sid}" if sid else ""
+        rest = {"rename": " TITLE", "tag": " TAG"}.get(verb, "")
         raise UsageError(
             f"{path}: a subagent's transcript{of}; tt {verb} works on a session",
-            hint=f"tt {verb} {sid}" if sid else "name the session's own <id>.jsonl",
+            hint=f"tt {verb} {sid}{rest}" if sid else "name the session's own <id>.jsonl",
         )
+
+
+def subagent_session(path: Path) -> str | None:
+    """The session a subagent's transcript belongs to: the one whose folder holds it
+    (`claude_dir.session_of_subagent`), else the ``sessionId`` its records carry (a copy
+    outside a config dir: a new user was told to rename one to that id)."""
+    from ..edge.claude_dir import session_of_subagent
+    from ..model.ids import is_session_id
+    from ..model.titles import first_record_field
+
+    sid = session_of_subagent(path)
+    if sid is None:
+        head, _tail, _st = read_head_tail(path, LOOKS_LIKE_BYTES)
+        named = first_record_field(head, "sessionId")
+        sid = named if named and is_session_id(named) else None
+    return sid
 
 
 def settle_not_transcript(report: Report, path: Path) -> Report:
