@@ -506,11 +506,11 @@ def test_relocation_of_a_windows_root_maps_its_git_bash_wsl_and_cygwin_forms() -
     for other in ("/c/Users/anil1/proj2/a", "/x/c/Users/anil1/proj", "/d/Users/anil1/proj", "/c/Users/anil1"):
         assert r.text(other) == other
     # Onto another Windows root, each form becomes the same form of it (a review's find:
-    # `cd D:\work\app` in a Git Bash command loses its backslashes to the shell).
-    w = Relocation({"C:\\Users\\x\\proj": "D:\\work\\proj"})
-    assert w.text("cd /c/Users/x/proj/src && ls") == "cd /d/work/proj/src && ls"
-    assert w.text("/mnt/c/Users/x/proj/a") == "/mnt/d/work/proj/a"
-    assert w.text("C:\\Users\\x\\proj\\a.py") == "D:\\work\\proj\\a.py"
+    # `cd D:\dev\app` in a Git Bash command loses its backslashes to the shell).
+    w = Relocation({"C:\\Users\\x\\proj": "D:\\dev\\proj"})
+    assert w.text("cd /c/Users/x/proj/src && ls") == "cd /d/dev/proj/src && ls"
+    assert w.text("/mnt/c/Users/x/proj/a") == "/mnt/d/dev/proj/a"
+    assert w.text("C:\\Users\\x\\proj\\a.py") == "D:\\dev\\proj\\a.py"
     assert posix_forms("C:\\") == ["/c", "/mnt/c", "/cygdrive/c"]
     assert posix_forms("\\\\srv\\share") == [] and posix_forms("/home/x") == []
 

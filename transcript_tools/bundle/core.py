@@ -301,7 +301,7 @@ class Relocation:
         # A Windows drive root is also matched in the forms Git Bash, WSL and Cygwin give it
         # (`posix_forms`), as Windows compares paths (any case, either separator), and becomes
         # the new root in the same form when that is a drive too (a Git Bash command keeps
-        # `/d/work/app`, where `D:\work\app` would lose its backslashes to the shell).
+        # `/d/dev/app`, where `D:\dev\app` would lose its backslashes to the shell).
         for o, n, w, sep in list(roots):
             if not w:
                 continue

@@ -97,18 +97,24 @@ def sidecar(transcript: Path) -> Path:
     return transcript.with_name(transcript.name[: -len(".jsonl")] + ".meta.json")
 
 
+def read_sidecar(transcript: Path) -> bytes | None:
+    """The bytes of ``transcript``'s ``agent-<id>.meta.json``, or None when it has none."""
+    meta = sidecar(transcript)
+    if not meta.is_file():
+        return None
+    try:
+        return meta.read_bytes()
+    except OSError as e:
+        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+
+
 def copy_sidecar(src: Path, out: Path) -> None:
     """A subagent's ``agent-<id>.meta.json`` goes beside its copy ``out``, as beside ``src``
     (Claude Code reads the agent's type and description there; docs/format.md §6). Nothing
     when ``src`` has none; never overwrites."""
-    meta = sidecar(src)
-    if not meta.is_file():
-        return
-    try:
-        data = meta.read_bytes()
-    except OSError as e:
-        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
-    write_new(sidecar(out), [data], exclusive=True)
+    data = read_sidecar(src)
+    if data is not None:
+        write_new(sidecar(out), [data], exclusive=True)
 
 
 def copy_paths(path: Path, subagents: list[SubagentCopy]) -> list[Path]:

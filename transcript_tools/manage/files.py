@@ -75,13 +75,15 @@ def _legacy_agents(project: Path, sid: str) -> list[Found]:
 def _by_products(files: list[Path]) -> list[Found]:
     """tt's backups and quarantines of ``files`` beside them (`writer.by_product`'s names:
     ``<name>[.<stamp>].bak``, ``….quarantine.jsonl``, dot-led for an agent file)."""
+    listed: dict[Path, list[str]] = {}  # each folder read once (2.0.x agents share one)
     out: list[Found] = []
     for f in files:
-        try:
-            names = os.listdir(f.parent)
-        except OSError:
-            continue
-        for n in sorted(names):
+        if f.parent not in listed:
+            try:
+                listed[f.parent] = sorted(os.listdir(f.parent))
+            except OSError:
+                listed[f.parent] = []
+        for n in listed[f.parent]:
             if is_by_product_of(n, f.name):
                 found = _found(f.parent / n)
                 if found is not None:

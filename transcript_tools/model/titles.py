@@ -23,6 +23,8 @@ import json
 import re
 from collections.abc import Iterator
 
+from .lines import decode_line
+
 _SKIP_FIRST_PROMPT = re.compile(
     r"^(?:<local-command-stdout>|<session-start-hook>|<tick>|<goal>|"
     r"\[Request interrupted by user[^\]]*\]|"
@@ -102,8 +104,6 @@ def first_record_field(data: bytes, key: str) -> str | None:
     key is decoded as every reader of tt decodes it (`lines.decode_line`: a lone surrogate
     or a BOM too); a line it cannot decode, the head's torn end above all (a first line past
     64 KiB), is scanned for the key at its top level, outside strings (`_top_level_string`)."""
-    from .lines import decode_line
-
     k = key.encode()
     pattern = b'"%s"' % k
     at = 0

@@ -157,18 +157,15 @@ def _sidecar(
     redacts it (`redact.core.redact_bytes`): its findings join the subagent's ``result``
     (``where`` names the sidecar); written redacted beside ``write_to``, or replaced
     atomically ``in_place`` when it held any. A review found `-o` copying it as it was."""
-    from ..fork.files import sidecar
+    from ..fork.files import read_sidecar, sidecar
     from .core import redact_bytes
 
     if not transcript.name.startswith("agent-"):
         return  # a session's main file has none
-    meta = sidecar(transcript)
-    if not meta.is_file():
+    data = read_sidecar(transcript)
+    if data is None:
         return
-    try:
-        data = meta.read_bytes()
-    except OSError as e:
-        raise WriteFailed(f"{meta}: cannot read the subagent's sidecar ({e.strerror})") from e
+    meta = sidecar(transcript)
     new, kinds = redact_bytes(data)
     result.findings.extend(Finding(1, kind, f"({meta.name})") for kind in kinds)
     if write_to is not None:
